@@ -1,0 +1,69 @@
+# The two commands of the README are `make demo` and `make test`; both set everything up themselves.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := .make
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export AWS_DEFAULT_REGION ?= us-east-1
+# The local stack and the tests never reach AWS: a stray call fails on these fake credentials.
+LOCAL_AWS := AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_SESSION_TOKEN=testing
+
+.PHONY: help setup demo serve test test-unit test-integration test-infra lint synth bench lock clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
+
+$(STAMP)/python: requirements.txt requirements-cdk.txt requirements-dev.txt constraints.txt
+	@mkdir -p $(STAMP)
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -c constraints.txt
+	@# functions/ is the Lambda asset root: put it (and the repo root) on the venv's path, so that
+	@# `indexer.handler` imports the same way in tests, the local stack and Lambda.
+	$(PY) -c 'import pathlib, site; pathlib.Path(site.getsitepackages()[0], "s3_file_search.pth").write_text("$(CURDIR)/functions\n$(CURDIR)\n")'
+	@touch $@
+
+$(STAMP)/node: package.json package-lock.json
+	@mkdir -p $(STAMP)
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+setup: $(STAMP)/python $(STAMP)/node  ## create the venv and install pinned Python and Node deps
+
+demo: setup  ## run the local stack, upload, delete, search, print, stop
+	$(LOCAL_AWS) $(PY) -m local_stack.demo
+
+serve: setup  ## keep the local stack up (API_PORT, AWS_PORT); prints READY {json}
+	$(LOCAL_AWS) $(PY) -m local_stack.serve
+
+test: setup  ## unit, integration and infrastructure tests
+	$(LOCAL_AWS) $(PY) -m pytest -n 2 --dist loadgroup
+
+test-unit: setup
+	$(LOCAL_AWS) $(PY) -m pytest tests/unit
+
+test-integration: setup
+	$(LOCAL_AWS) $(PY) -m pytest -n 2 --dist loadgroup tests/integration
+
+test-infra: setup
+	$(PY) -m pytest tests/infra
+
+lint: setup  ## ruff and mypy
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+synth: setup  ## synthesize the CloudFormation template into cdk.out/
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx cdk synth --quiet
+
+bench: setup  ## print the benchmark table (figures, side by side)
+	$(LOCAL_AWS) $(PY) -m bench
+
+lock:  ## re-pin every transitive Python dependency into constraints.txt
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	{ echo "# Every transitive Python dependency, pinned: installs use -c constraints.txt. Regenerate with 'make lock'."; \
+	  $(PY) -m pip freeze --exclude-editable | sort -f; } > constraints.txt
+
+clean:  ## remove the venv, node_modules and build output
+	rm -rf $(VENV) node_modules cdk.out $(STAMP) .pytest_cache .mypy_cache .ruff_cache .hypothesis

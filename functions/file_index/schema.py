@@ -1,0 +1,92 @@
+"""The `FileMetaData` table: names, keys and attributes, defined once.
+
+The CDK stack, the local stack and every test build the table from these definitions, so a test table
+cannot drift from the deployed one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+AttributeType = Literal["S", "N"]
+
+TABLE_NAME = "FileMetaData"
+
+# Attributes of an indexed file (SPEC.md "The table").
+OBJECT_KEY = "objectKey"  # partition key: the S3 key, URL-decoded
+BUCKET_NAME = "bucketName"
+FILE_ID = "fileId"
+SIZE = "size"
+UPLOAD_USER = "uploadUser"
+UPLOAD_DATE = "uploadDate"  # ISO-8601 UTC timestamp of the event, e.g. 2017-08-20T09:15:02.113Z
+SEQUENCER = "sequencer"  # S3's sequencer of the event that wrote the item, as S3 sent it
+E_TAG = "eTag"
+VERSION_ID = "versionId"
+
+# Bookkeeping attributes.
+ORDER_KEY = "orderKey"  # the event's position in the key's history, comparable as a plain string
+DELETED = "deleted"  # true on a tombstone: the object is gone; never returned by a search
+EXPIRES_AT = "expiresAt"  # epoch seconds; DynamoDB TTL removes a tombstone after this
+
+TTL_ATTRIBUTE = EXPIRES_AT
+
+
+@dataclass(frozen=True)
+class KeyAttribute:
+    name: str
+    type: AttributeType
+
+
+@dataclass(frozen=True)
+class GlobalIndex:
+    name: str
+    partition_key: KeyAttribute
+    sort_key: KeyAttribute
+
+
+PARTITION_KEY = KeyAttribute(OBJECT_KEY, "S")
+
+USER_DATE_INDEX = GlobalIndex(
+    name="uploadUser-uploadDate-index",
+    partition_key=KeyAttribute(UPLOAD_USER, "S"),
+    sort_key=KeyAttribute(UPLOAD_DATE, "S"),
+)
+BUCKET_SIZE_INDEX = GlobalIndex(
+    name="bucketName-size-index",
+    partition_key=KeyAttribute(BUCKET_NAME, "S"),
+    sort_key=KeyAttribute(SIZE, "N"),
+)
+GLOBAL_INDEXES = (USER_DATE_INDEX, BUCKET_SIZE_INDEX)
+
+# A tombstone carries none of these, so it never appears in either index.
+GSI_KEY_ATTRIBUTES = frozenset(
+    attr.name for index in GLOBAL_INDEXES for attr in (index.partition_key, index.sort_key)
+)
+
+
+def create_table_request(table_name: str = TABLE_NAME) -> dict[str, Any]:
+    """Keyword arguments for boto3's `create_table`, on-demand, as the CDK stack deploys it."""
+    key_attributes = {PARTITION_KEY}
+    for index in GLOBAL_INDEXES:
+        key_attributes |= {index.partition_key, index.sort_key}
+    return {
+        "TableName": table_name,
+        "BillingMode": "PAY_PER_REQUEST",
+        "KeySchema": [{"AttributeName": PARTITION_KEY.name, "KeyType": "HASH"}],
+        "AttributeDefinitions": [
+            {"AttributeName": attr.name, "AttributeType": attr.type}
+            for attr in sorted(key_attributes, key=lambda a: a.name)
+        ],
+        "GlobalSecondaryIndexes": [
+            {
+                "IndexName": index.name,
+                "KeySchema": [
+                    {"AttributeName": index.partition_key.name, "KeyType": "HASH"},
+                    {"AttributeName": index.sort_key.name, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+            for index in GLOBAL_INDEXES
+        ],
+    }
