@@ -1,0 +1,1 @@
+"""Benchmarks: figures side by side, printed by `make bench`."""

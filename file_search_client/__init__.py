@@ -1,0 +1,1 @@
+"""A command-line client of the search API: search, get, download."""

@@ -1,0 +1,1 @@
+"""The indexer Lambda: S3 event notifications from SQS into FileMetaData."""

@@ -1,0 +1,1 @@
+"""The search Lambda behind API Gateway."""
