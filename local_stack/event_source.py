@@ -1,0 +1,229 @@
+"""A stand-in for the Lambda SQS event source mapping, with partial batch responses enabled.
+
+It does what AWS's poller does: long-polls the queue for up to ten messages with all their attributes,
+hands the function the exact SQS event Lambda builds, deletes the messages the function did not report in
+`batchItemFailures`, and leaves the reported ones (or the whole batch, when the function raises or answers
+something malformed) to become visible again after the visibility timeout. The queue's redrive policy then
+moves a message that keeps failing to the dead-letter queue, as in AWS.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+LambdaHandler = Callable[[dict[str, Any], Any], Any]
+
+MAX_BATCH_SIZE = 10  # SQS's ReceiveMessage limit, and the event source mapping's default batch size
+
+
+@dataclass
+class LocalLambdaContext:
+    """The parts of Lambda's context object Powertools and the handlers read."""
+
+    function_name: str
+    timeout_seconds: float = 30.0
+    memory_limit_in_mb: int = 256
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    region: str = "us-east-1"
+    account_id: str = "123456789012"
+    _deadline: float = field(default=0.0, repr=False)
+
+    def __post_init__(self) -> None:
+        self._deadline = time.monotonic() + self.timeout_seconds
+
+    @property
+    def invoked_function_arn(self) -> str:
+        return f"arn:aws:lambda:{self.region}:{self.account_id}:function:{self.function_name}"
+
+    @property
+    def log_group_name(self) -> str:
+        return f"/aws/lambda/{self.function_name}"
+
+    @property
+    def log_stream_name(self) -> str:
+        return f"local/{self.aws_request_id}"
+
+    @property
+    def function_version(self) -> str:
+        return "$LATEST"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+def to_lambda_record(message: dict[str, Any], *, queue_arn: str, region: str) -> dict[str, Any]:
+    """One SQS message as a record of the event Lambda hands the function (camelCase, strings)."""
+    return {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message.get("Body", ""),
+        "attributes": dict(message.get("Attributes") or {}),
+        "messageAttributes": {
+            name: _to_lambda_message_attribute(value)
+            for name, value in (message.get("MessageAttributes") or {}).items()
+        },
+        "md5OfBody": message.get("MD5OfBody", ""),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue_arn,
+        "awsRegion": region,
+    }
+
+
+def _to_lambda_message_attribute(value: dict[str, Any]) -> dict[str, Any]:
+    # The SQS API answers binary values as bytes; Lambda's event carries them base64-encoded.
+    attribute: dict[str, Any] = {
+        "stringListValues": list(value.get("StringListValues") or []),
+        "binaryListValues": [
+            base64.b64encode(item).decode("ascii") for item in value.get("BinaryListValues") or []
+        ],
+        "dataType": value.get("DataType", "String"),
+    }
+    if "StringValue" in value:
+        attribute["stringValue"] = value["StringValue"]
+    if "BinaryValue" in value:
+        attribute["binaryValue"] = base64.b64encode(value["BinaryValue"]).decode("ascii")
+    return attribute
+
+
+def failed_message_ids(response: Any, message_ids: set[str]) -> set[str]:
+    """The messages to leave on the queue, read from the function's answer as Lambda reads it.
+
+    An empty or null answer, or an empty `batchItemFailures`, is a complete success. An answer Lambda
+    cannot read (not an object, a failure without an identifier, an identifier not in the batch) fails
+    the whole batch.
+    """
+    if response is None:
+        return set()
+    if not isinstance(response, dict):
+        return set(message_ids)
+    failures = response.get("batchItemFailures")
+    if failures is None:
+        return set()
+    if not isinstance(failures, list):
+        return set(message_ids)
+    failed: set[str] = set()
+    for failure in failures:
+        identifier = failure.get("itemIdentifier") if isinstance(failure, dict) else None
+        if not isinstance(identifier, str) or identifier not in message_ids:
+            return set(message_ids)
+        failed.add(identifier)
+    return failed
+
+
+class SqsEventSourcePoller:
+    """Feeds one queue to one function on a background thread until `stop()`."""
+
+    def __init__(
+        self,
+        *,
+        sqs: Any,
+        queue_url: str,
+        queue_arn: str,
+        region: str,
+        handler: LambdaHandler,
+        function_name: str = "indexer",
+        batch_size: int = MAX_BATCH_SIZE,
+        wait_seconds: int = 1,
+    ) -> None:
+        if not 1 <= batch_size <= MAX_BATCH_SIZE:
+            raise ValueError(f"batch_size must be between 1 and {MAX_BATCH_SIZE}, not {batch_size}")
+        self._sqs = sqs
+        self._queue_url = queue_url
+        self._queue_arn = queue_arn
+        self._region = region
+        self._handler = handler
+        self._function_name = function_name
+        self._batch_size = batch_size
+        # AWS long-polls for 20 s; a shorter wait keeps shutdown prompt and changes nothing else.
+        self._wait_seconds = wait_seconds
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._in_flight = 0
+        self._thread = threading.Thread(target=self._run, name="sqs-event-source", daemon=True)
+
+    @property
+    def in_flight(self) -> int:
+        """Messages received and not yet deleted or given back to the queue."""
+        with self._lock:
+            return self._in_flight
+
+    def start(self) -> SqsEventSourcePoller:
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 30.0) -> None:
+        self._stopping.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                self.poll_once()
+            except Exception:  # a broken poll (e.g. the queue endpoint went away) must not kill the poller
+                logger.exception("polling %s failed; retrying", self._queue_url)
+                self._stopping.wait(1.0)
+
+    def poll_once(self) -> int:
+        """Receive one batch, invoke the function, settle the messages; returns how many were received."""
+        messages = self._sqs.receive_message(
+            QueueUrl=self._queue_url,
+            MaxNumberOfMessages=self._batch_size,
+            WaitTimeSeconds=self._wait_seconds,
+            MessageSystemAttributeNames=["All"],
+            MessageAttributeNames=["All"],
+        ).get("Messages", [])
+        if not messages:
+            return 0
+        # Until this count goes up, the queue itself counts the received messages as not visible; from
+        # here until they are settled, this count does.
+        with self._lock:
+            self._in_flight += len(messages)
+        try:
+            self._invoke(messages)
+        finally:
+            with self._lock:
+                self._in_flight -= len(messages)
+        return len(messages)
+
+    def _invoke(self, messages: list[dict[str, Any]]) -> None:
+        event = {
+            "Records": [
+                to_lambda_record(message, queue_arn=self._queue_arn, region=self._region)
+                for message in messages
+            ]
+        }
+        ids = {message["MessageId"] for message in messages}
+        try:
+            response = self._handler(event, LocalLambdaContext(self._function_name, region=self._region))
+        except Exception:
+            # Lambda returns the whole batch to the queue when the function raises.
+            logger.exception("%s raised; %d message(s) return to the queue", self._function_name, len(ids))
+            return
+        failed = failed_message_ids(response, ids)
+        done = [m for m in messages if m["MessageId"] not in failed]
+        for start in range(0, len(done), MAX_BATCH_SIZE):
+            chunk = done[start : start + MAX_BATCH_SIZE]
+            result = self._sqs.delete_message_batch(
+                QueueUrl=self._queue_url,
+                Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)],
+            )
+            for failure in result.get("Failed", []):
+                logger.warning("could not delete a processed message: %s", failure.get("Message"))
+        if failed:
+            logger.warning(
+                "%s reported %d of %d message(s) as failed; they return after the visibility timeout",
+                self._function_name,
+                len(failed),
+                len(ids),
+            )
+        logger.info("%s processed %d message(s)", self._function_name, len(done))

@@ -1,0 +1,407 @@
+"""The whole product on one machine: moto for S3, SQS, DynamoDB and Secrets Manager, the real handlers.
+
+`LocalFileSearch` starts moto's server on 127.0.0.1, creates what the CDK stack deploys (the upload
+bucket, the queue with its dead-letter queue, the bucket's notifications to the queue, the `FileMetaData`
+table from the same definitions, the cursor signing secret), points the in-process handlers at it through
+the environment variables of their contract, and runs the indexer behind a stand-in for the SQS event
+source mapping and the search handler behind a stand-in for API Gateway.
+
+Each stack imports the handlers afresh, as a new Lambda execution environment would, so configuration and
+clients cached at cold start never leak between two stacks started in one process (tests do that).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import errno
+import importlib
+import json
+import logging
+import os
+import secrets
+import socket
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from types import ModuleType, TracebackType
+from typing import Any
+from unittest import mock
+
+import boto3
+from botocore.config import Config
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+from werkzeug.serving import BaseWSGIServer, make_server
+
+from file_index import schema
+from local_stack.api_gateway import ApiGatewayServer
+from local_stack.event_source import LambdaHandler, LocalLambdaContext, SqsEventSourcePoller
+
+logger = logging.getLogger(__name__)
+
+HOST = "127.0.0.1"
+REGION = "us-east-1"
+DEFAULT_BUCKET = "fileupload.a"  # the guideline's bucket
+QUEUE_NAME = "file-events"
+DLQ_NAME = "file-events-dlq"
+SECRET_NAME = "s3-file-search/cursor-key"  # noqa: S105 (a name, not a secret)
+# moto accepts any credentials; these fake ones make sure nothing here can reach AWS.
+FAKE_CREDENTIAL = "testing"
+# Kept equal to the CDK stack's redrive policy: a message failing this many receives goes to the DLQ.
+MAX_RECEIVE_COUNT = 5
+# The events the CDK stack subscribes the queue to; lifecycle expirations are deletes too (SPEC.md).
+NOTIFICATION_EVENTS = ("s3:ObjectCreated:*", "s3:ObjectRemoved:*", "s3:LifecycleExpiration:*")
+
+INDEXER_HANDLER = "indexer.handler.lambda_handler"
+SEARCH_HANDLER = "search.handler.lambda_handler"
+_FUNCTION_PACKAGES = frozenset({"indexer", "search", "file_index"})
+
+# moto stamps each S3 event with its own clock, read through this function at the time of the request.
+_EVENT_CLOCK_TARGET = "moto.s3.notifications.iso_8601_datetime_with_milliseconds"
+
+
+class PortUnavailableError(RuntimeError):
+    """A port the stack was told to bind is already taken."""
+
+    def __init__(self, role: str, host: str, port: int) -> None:
+        super().__init__(f"{role} port {port} on {host} is already in use")
+        self.role = role
+        self.host = host
+        self.port = port
+
+
+class IndexingTimeoutError(TimeoutError):
+    """The indexer did not catch up with the queue in time."""
+
+
+class LocalFileSearch:
+    """The local stack as a context manager; `aws_port=0` / `api_port=0` pick free ports."""
+
+    def __init__(
+        self,
+        *,
+        aws_port: int = 5000,
+        api_port: int = 8000,
+        bucket: str = DEFAULT_BUCKET,
+        region: str = REGION,
+        key_layout: str = "default",
+        visibility_timeout: int = 30,
+        max_receive_count: int = MAX_RECEIVE_COUNT,
+        log_level: str = "INFO",
+        poll_wait_seconds: int = 1,
+    ) -> None:
+        self.bucket = bucket
+        self.region = region
+        self.table_name = schema.TABLE_NAME
+        self._aws_port = aws_port
+        self._api_port = api_port
+        self._key_layout = key_layout
+        self._visibility_timeout = visibility_timeout
+        self._max_receive_count = max_receive_count
+        self._log_level = log_level
+        self._poll_wait_seconds = poll_wait_seconds
+        self._resources = contextlib.ExitStack()
+        self._moto: BaseWSGIServer | None = None
+        self._api: ApiGatewayServer | None = None
+        self._poller: SqsEventSourcePoller | None = None
+        self.queue_url = ""
+        self.queue_arn = ""
+        self.dlq_url = ""
+        self.secret_arn = ""
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+
+    def __enter__(self) -> LocalFileSearch:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def start(self) -> LocalFileSearch:
+        """Bind both ports first (so a taken port fails before anything runs), then build and serve."""
+        # One log line per moto request drowns the stack's own progress lines.
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)
+        try:
+            self._moto = self._bind("AWS", lambda: _bind_moto(self._aws_port))
+            self._resources.callback(self._moto.server_close)
+            self._api = self._bind(
+                "API", lambda: ApiGatewayServer(_unset_handler, host=HOST, port=self._api_port)
+            )
+            self._resources.callback(self._api.server_close)
+            moto_thread = threading.Thread(target=self._moto.serve_forever, name="moto", daemon=True)
+            moto_thread.start()
+            self._resources.callback(moto_thread.join, 10)
+            self._resources.callback(self._moto.shutdown)
+            logger.info("moto serves S3, SQS, DynamoDB and Secrets Manager at %s", self.aws_endpoint)
+
+            self._reset_moto()
+            self._resources.enter_context(_handler_environment(self._handler_env_base()))
+            self._create_resources()
+            os.environ.update(self._handler_env())
+            self._resources.enter_context(_cold_start())
+
+            indexer = _load_handler(INDEXER_HANDLER, service="file-indexer")
+            search = _load_handler(SEARCH_HANDLER, service="file-search")
+            self._poller = SqsEventSourcePoller(
+                sqs=self.client("sqs"),
+                queue_url=self.queue_url,
+                queue_arn=self.queue_arn,
+                region=self.region,
+                handler=indexer,
+                function_name="indexer",
+                wait_seconds=self._poll_wait_seconds,
+            ).start()
+            self._resources.callback(self._poller.stop)
+            # API Gateway hands the function a context object; the stand-in server passes None.
+            self._api.lambda_handler = lambda event, _context: search(
+                event, LocalLambdaContext("search", region=self.region)
+            )
+            api_thread = threading.Thread(target=self._api.serve_forever, name="api-gateway", daemon=True)
+            api_thread.start()
+            self._resources.callback(api_thread.join, 10)
+            self._resources.callback(self._api.shutdown)
+            logger.info("the search API (API Gateway stand-in) serves at %s", self.api_url)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def close(self) -> None:
+        """Stop the poller, then the API server, then moto; restore the environment and modules."""
+        self._resources.close()
+
+    def _bind(self, role: str, bind: Callable[[], Any]) -> Any:
+        try:
+            return bind()
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                port = self._aws_port if role == "AWS" else self._api_port
+                raise PortUnavailableError(role, HOST, port) from error
+            raise
+
+    # -- what the stack offers -------------------------------------------------------------------------
+
+    @property
+    def aws_endpoint(self) -> str:
+        assert self._moto is not None, "start() first"
+        return f"http://{HOST}:{self._moto.server_address[1]}"
+
+    @property
+    def api_url(self) -> str:
+        assert self._api is not None, "start() first"
+        return self._api.url
+
+    def describe(self) -> dict[str, str]:
+        """What a client needs to talk to the stack (the object of serve's READY line)."""
+        return {
+            "apiUrl": self.api_url,
+            "awsEndpoint": self.aws_endpoint,
+            "region": self.region,
+            "bucket": self.bucket,
+            "queueUrl": self.queue_url,
+            "dlqUrl": self.dlq_url,
+            "table": self.table_name,
+            "secretArn": self.secret_arn,
+        }
+
+    def client(self, service: str) -> Any:
+        """A boto3 client for `service` on the stack's moto endpoint."""
+        return boto3.client(
+            service,
+            endpoint_url=self.aws_endpoint,
+            region_name=self.region,
+            aws_access_key_id=FAKE_CREDENTIAL,
+            aws_secret_access_key=FAKE_CREDENTIAL,
+            aws_session_token=FAKE_CREDENTIAL,
+            config=Config(retries={"mode": "standard"}),
+        )
+
+    def wait_until_indexed(self, timeout: float = 30.0) -> None:
+        """Block until every message sent so far is settled: none visible, none in flight.
+
+        A message the indexer keeps failing counts as in flight until the redrive policy moves it to the
+        dead-letter queue, as it would in AWS.
+        """
+        assert self._poller is not None, "start() first"
+        sqs = self.client("sqs")
+        deadline = time.monotonic() + timeout
+        while True:
+            counts = sqs.get_queue_attributes(
+                QueueUrl=self.queue_url,
+                AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+            )["Attributes"]
+            waiting = sum(int(value) for value in counts.values())
+            if waiting == 0 and self._poller.in_flight == 0:
+                return
+            if time.monotonic() > deadline:
+                raise IndexingTimeoutError(
+                    f"the indexer has not caught up after {timeout:.0f} s: "
+                    f"{waiting} message(s) on the queue, {self._poller.in_flight} in flight"
+                )
+            time.sleep(0.05)
+
+    @contextlib.contextmanager
+    def s3_event_clock(self, start: dt.datetime) -> Iterator[None]:
+        """Stamp the S3 events of requests made inside the block as if the clock read `start` on entry.
+
+        moto stamps every event with the wall clock, so files cannot be uploaded "yesterday"; this moves
+        moto's event clock (in this process, where its server runs) and lets it advance in real time.
+        """
+        if start.tzinfo is None:
+            raise ValueError("start must be timezone-aware")
+        offset = start.astimezone(dt.UTC) - dt.datetime.now(dt.UTC)
+
+        def shifted(value: dt.datetime | None = None) -> str:
+            moment = value or (dt.datetime.now(dt.UTC) + offset)
+            return moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+        with mock.patch(_EVENT_CLOCK_TARGET, shifted):
+            yield
+
+    # -- set-up ----------------------------------------------------------------------------------------
+
+    def _reset_moto(self) -> None:
+        # moto keeps its state per process: a stack started after another one starts empty.
+        request = urllib.request.Request(f"{self.aws_endpoint}/moto-api/reset", method="POST")  # noqa: S310
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 (moto's own endpoint)
+            response.read()
+
+    def _create_resources(self) -> None:
+        sqs = self.client("sqs")
+        self.dlq_url = sqs.create_queue(QueueName=DLQ_NAME)["QueueUrl"]
+        dlq_arn = _queue_arn(sqs, self.dlq_url)
+        self.queue_url = sqs.create_queue(
+            QueueName=QUEUE_NAME,
+            Attributes={
+                "VisibilityTimeout": str(self._visibility_timeout),
+                "RedrivePolicy": json.dumps(
+                    {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": self._max_receive_count}
+                ),
+            },
+        )["QueueUrl"]
+        self.queue_arn = _queue_arn(sqs, self.queue_url)
+
+        s3 = self.client("s3")
+        s3.create_bucket(Bucket=self.bucket)
+        s3.put_bucket_notification_configuration(
+            Bucket=self.bucket,
+            NotificationConfiguration={
+                "QueueConfigurations": [
+                    {"Id": "file-index", "QueueArn": self.queue_arn, "Events": list(NOTIFICATION_EVENTS)}
+                ]
+            },
+        )
+
+        dynamodb = self.client("dynamodb")
+        dynamodb.create_table(**schema.create_table_request(self.table_name))
+        dynamodb.get_waiter("table_exists").wait(TableName=self.table_name)
+        dynamodb.update_time_to_live(
+            TableName=self.table_name,
+            TimeToLiveSpecification={"Enabled": True, "AttributeName": schema.TTL_ATTRIBUTE},
+        )
+
+        self.secret_arn = self.client("secretsmanager").create_secret(
+            Name=SECRET_NAME, SecretString=secrets.token_urlsafe(32)
+        )["ARN"]
+        logger.info(
+            "created bucket %s, queue %s (DLQ after %d receives), table %s, cursor secret",
+            self.bucket,
+            QUEUE_NAME,
+            self._max_receive_count,
+            self.table_name,
+        )
+
+    def _handler_env_base(self) -> dict[str, str]:
+        # Fake credentials: whatever the caller's shell holds, nothing here may reach AWS.
+        return {
+            "AWS_ENDPOINT_URL": self.aws_endpoint,
+            "AWS_ACCESS_KEY_ID": FAKE_CREDENTIAL,
+            "AWS_SECRET_ACCESS_KEY": FAKE_CREDENTIAL,
+            "AWS_SESSION_TOKEN": FAKE_CREDENTIAL,
+            "AWS_DEFAULT_REGION": self.region,
+            "AWS_REGION": self.region,
+        }
+
+    def _handler_env(self) -> dict[str, str]:
+        env = {
+            "TABLE_NAME": self.table_name,
+            "BUCKET_NAME": self.bucket,
+            "CURSOR_SECRET_ARN": self.secret_arn,
+            "KEY_LAYOUT": self._key_layout,
+            "POWERTOOLS_LOG_LEVEL": self._log_level,
+            # No X-Ray daemon and no CloudWatch here: traces would fail, metrics would only be noise.
+            "POWERTOOLS_TRACE_DISABLED": "true",
+            "POWERTOOLS_METRICS_DISABLED": os.environ.get("POWERTOOLS_METRICS_DISABLED", "true"),
+            "POWERTOOLS_METRICS_NAMESPACE": os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "S3FileSearch"),
+        }
+        return env
+
+
+def _bind_moto(port: int) -> BaseWSGIServer:
+    # Werkzeug answers a taken port with sys.exit(1), and moto's ThreadedMotoServer binds on its own
+    # thread and then waits forever; binding the socket here turns that into an OSError for the caller.
+    listener = socket.create_server((HOST, port), backlog=128)
+    try:
+        app = DomainDispatcherApplication(create_backend_app)
+        return make_server(
+            HOST, port, app, threaded=True, request_handler=MotoRequestHandler, fd=listener.fileno()
+        )
+    finally:
+        listener.close()  # the server works on its own duplicate of the descriptor
+
+
+def _unset_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    raise RuntimeError("the search handler is not loaded yet")
+
+
+def _queue_arn(sqs: Any, queue_url: str) -> str:
+    attributes = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]
+    return str(attributes["QueueArn"])
+
+
+@contextlib.contextmanager
+def _handler_environment(values: dict[str, str]) -> Iterator[None]:
+    """Set the handlers' environment for the life of the stack; put the caller's back afterwards."""
+    saved = dict(os.environ)
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@contextlib.contextmanager
+def _cold_start() -> Iterator[None]:
+    """Let the handlers import with fresh module state; put back the modules the process had before."""
+    from aws_lambda_powertools.utilities import parameters
+
+    saved = {name: module for name, module in sys.modules.items() if _is_function_module(name)}
+    for name in saved:
+        del sys.modules[name]
+    # Powertools keeps its parameter providers (and their boto3 clients) per process.
+    parameters.clear_caches()
+    try:
+        yield
+    finally:
+        for name in [name for name in sys.modules if _is_function_module(name)]:
+            del sys.modules[name]
+        sys.modules.update(saved)
+        parameters.clear_caches()
+
+
+def _is_function_module(name: str) -> bool:
+    return name.partition(".")[0] in _FUNCTION_PACKAGES
+
+
+def _load_handler(path: str, *, service: str) -> LambdaHandler:
+    """Import `module.function` as Lambda does, with the function's own Powertools service name."""
+    module_name, _, function_name = path.rpartition(".")
+    os.environ["POWERTOOLS_SERVICE_NAME"] = service
+    module: ModuleType = importlib.import_module(module_name)
+    handler: LambdaHandler = getattr(module, function_name)
+    return handler
