@@ -1,0 +1,135 @@
+"""Indexes one SQS batch: parse every message, then write all its events concurrently.
+
+The events of different keys are independent (ordering lives in each write's condition), so they are
+written at once on a thread pool: a batch of 100 costs about one DynamoDB round trip of wall time. The
+events of one key are written one after another in delivery order, which is what gives events without a
+sequencer their "last delivered wins on a tie" rule (see `indexer.events`); it costs nothing for
+sequenced events, whose order the condition settles anyway.
+
+A message succeeds when all its records do. A malformed message fails alone, before anything is written;
+a record whose write fails (throttling or 5xx beyond the SDK's retries) fails its message only. Retrying
+a message is safe: every write is conditional and idempotent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from file_index.writer import Outcome
+from indexer.events import MalformedMessageError, ObjectEvent, parse_message
+from indexer.key_layout import KeyLayout
+
+ApplyEvent = Callable[[ObjectEvent], Outcome]
+
+
+@dataclass(frozen=True)
+class Message:
+    message_id: str
+    body: str
+
+
+@dataclass(frozen=True)
+class EventResult:
+    message_id: str
+    event: ObjectEvent
+    outcome: Outcome | None  # None when the write failed
+    error: Exception | None = None
+    applied_at: datetime | None = None
+
+    @property
+    def lag_ms(self) -> float | None:
+        """From the event's time in S3 to its write (or no-op) in the index."""
+        if self.applied_at is None:
+            return None
+        return (self.applied_at - self.event_time_utc).total_seconds() * 1000
+
+    @property
+    def event_time_utc(self) -> datetime:
+        return self.event.event_time.astimezone(UTC)
+
+
+@dataclass
+class MessageReport:
+    """What happened to one message; `error` set means it must be reported as a batch item failure."""
+
+    message_id: str
+    results: list[EventResult] = field(default_factory=list)
+    malformed: MalformedMessageError | None = None
+
+    @property
+    def failed_results(self) -> list[EventResult]:
+        return [result for result in self.results if result.error is not None]
+
+    @property
+    def error(self) -> Exception | None:
+        if self.malformed is not None:
+            return self.malformed
+        failed = self.failed_results
+        if failed:
+            return IndexWriteError(self.message_id, failed)
+        return None
+
+
+class IndexWriteError(RuntimeError):
+    """Some records of a message could not be written; the message is retried by SQS."""
+
+    def __init__(self, message_id: str, failed: Sequence[EventResult]) -> None:
+        first = failed[0]
+        super().__init__(
+            f"message {message_id}: {len(failed)} record(s) not written; "
+            f"first: {first.event.key!r}: {_describe(first.error)}"
+        )
+
+
+def index_batch(
+    messages: Iterable[Message],
+    *,
+    layout: KeyLayout,
+    apply: ApplyEvent,
+    executor: Executor,
+) -> list[MessageReport]:
+    """Parse and write a batch; one report per message, in delivery order."""
+    reports: list[MessageReport] = []
+    # Each key's events in delivery order; different keys' chains run concurrently.
+    chains: dict[str, list[tuple[str, ObjectEvent]]] = {}
+    for message in messages:
+        report = MessageReport(message.message_id)
+        reports.append(report)
+        try:
+            events = parse_message(message.body, layout)
+        except MalformedMessageError as error:
+            report.malformed = error
+            continue
+        for event in events:
+            chains.setdefault(event.key, []).append((message.message_id, event))
+
+    futures = [executor.submit(_apply_chain, chain, apply) for chain in chains.values()]
+    by_message = {report.message_id: report for report in reports}
+    for future in futures:
+        for result in future.result():
+            by_message[result.message_id].results.append(result)
+    return reports
+
+
+def _apply_chain(chain: Sequence[tuple[str, ObjectEvent]], apply: ApplyEvent) -> list[EventResult]:
+    results = []
+    for message_id, event in chain:
+        try:
+            outcome = apply(event)
+        except (ClientError, BotoCoreError) as error:
+            # Anything else is a bug and should surface, not be retried until the DLQ.
+            results.append(EventResult(message_id, event, None, error))
+            continue
+        results.append(EventResult(message_id, event, outcome, applied_at=datetime.now(UTC)))
+    return results
+
+
+def _describe(error: Exception | None) -> str:
+    if isinstance(error, ClientError):
+        return str(error.response.get("Error", {}).get("Code", "ClientError"))
+    return type(error).__name__ if error is not None else "unknown"

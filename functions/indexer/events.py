@@ -1,0 +1,205 @@
+"""S3 event notifications, as SQS delivers them, parsed into `ObjectEvent`s.
+
+One SQS message body is one S3 notification: `{"Records": [...]}` with one or more records, or the
+`s3:TestEvent` S3 sends when notifications are configured (acknowledged: no events). A body that is
+neither fails as a whole with `MalformedMessageError`, whose message is the reason for the log.
+
+Keys arrive URL-encoded (`my+file.txt` is `my file.txt`) and are decoded with `unquote_plus`.
+
+Ordering (SPEC.md "Indexing rules"): each event gets an `order_key`, a string whose plain comparison
+orders the events of one key.
+
+- With a sequencer (real S3): the sequencer upper-cased and right-padded with "0" to 64 characters.
+  Padding to one width makes string comparison equal to AWS's rule "right-pad the shorter with zeros,
+  then compare lexicographically". A sequencer that is not 1-64 hex digits makes the record malformed.
+- Without a sequencer (moto, some S3-compatible stores): `#` + the event time in UTC with microseconds.
+  The guarantee is weaker and time-based: the event with the later `eventTime` wins; events of one key
+  with the same `eventTime` go to the last one applied, and the indexer applies the events of one key in
+  one batch in delivery order. So a put and a delete delivered in order end deleted, even within one
+  millisecond, unless an older event is redelivered later. `#` sorts before every hex digit, so if a
+  key ever mixes both kinds, an event with a sequencer beats any event without one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import unquote_plus
+
+from indexer.key_layout import KeyLayout
+
+ORDER_KEY_WIDTH = 64
+# Below every hex digit: see the module docstring.
+UNSEQUENCED_PREFIX = "#"
+
+TEST_EVENT = "s3:TestEvent"
+_CREATE_PREFIXES = ("ObjectCreated:",)
+_REMOVE_PREFIXES = ("ObjectRemoved:", "LifecycleExpiration:")
+_SEQUENCER = re.compile(rf"[0-9A-Fa-f]{{1,{ORDER_KEY_WIDTH}}}")
+
+_DEFAULT_LAYOUT = KeyLayout.parse(None)
+
+
+class MalformedMessageError(ValueError):
+    """The message body is not an S3 notification this indexer can apply; the text says why."""
+
+
+def order_key_for_sequencer(sequencer: str) -> str:
+    """The comparable position of a sequencer: upper case, right-padded with "0" to a fixed width."""
+    if not _SEQUENCER.fullmatch(sequencer):
+        raise MalformedMessageError(f"sequencer {sequencer!r} is not 1-{ORDER_KEY_WIDTH} hex digits")
+    return sequencer.upper().ljust(ORDER_KEY_WIDTH, "0")
+
+
+def order_key_for_time(event_time: datetime) -> str:
+    """The comparable position of an event without a sequencer: its UTC time, microseconds, fixed width."""
+    return UNSEQUENCED_PREFIX + event_time.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def iso_utc_millis(moment: datetime) -> str:
+    """`2017-08-20T09:15:02.113Z`: the uploadDate format, sortable as a string."""
+    utc = moment.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+@dataclass(frozen=True)
+class ObjectEvent:
+    """One S3 record, decoded: a create or a removal of one object key."""
+
+    event_name: str  # without the "s3:" prefix, e.g. ObjectCreated:Put
+    bucket: str
+    key: str  # URL-decoded
+    event_time: datetime  # timezone-aware
+    sequencer: str | None
+    size: int | None  # required for creates, absent on removals
+    e_tag: str | None
+    version_id: str | None
+    upload_user: str | None  # None when the key does not fit the layout
+    file_id: str
+    no_user_reason: str | None = None  # why upload_user is None, for the log
+
+    @property
+    def is_removal(self) -> bool:
+        return self.event_name.startswith(_REMOVE_PREFIXES)
+
+    @property
+    def removes_one_version(self) -> bool:
+        """A permanent delete of one version: it hides the object only if that version is the indexed one.
+
+        A delete marker always hides the object, whatever version the index holds.
+        """
+        return (
+            self.is_removal and self.version_id is not None and "DeleteMarkerCreated" not in self.event_name
+        )
+
+    @property
+    def order_key(self) -> str:
+        if self.sequencer is not None:
+            return order_key_for_sequencer(self.sequencer)
+        return order_key_for_time(self.event_time)
+
+    @property
+    def upload_date(self) -> str:
+        return iso_utc_millis(self.event_time)
+
+
+def parse_message(body: str, layout: KeyLayout = _DEFAULT_LAYOUT) -> list[ObjectEvent]:
+    """The object events of one SQS message body; [] for a test event or records of other event types.
+
+    Raises `MalformedMessageError` if the body (or any of its records) cannot be applied: the whole
+    message then fails, which is safe to retry because every write is conditional.
+    """
+    try:
+        notification = json.loads(body)
+    except (TypeError, ValueError) as error:
+        raise MalformedMessageError(f"body is not JSON: {error}") from None
+    if not isinstance(notification, dict):
+        raise MalformedMessageError("body is not a JSON object")
+    if notification.get("Event") == TEST_EVENT:
+        return []
+    records = notification.get("Records")
+    if not isinstance(records, list) or not records:
+        raise MalformedMessageError("body has no S3 Records and is not an s3:TestEvent")
+    events = []
+    for position, record in enumerate(records):
+        try:
+            event = parse_record(record, layout)
+        except MalformedMessageError as error:
+            raise MalformedMessageError(f"record {position}: {error}") from None
+        if event is not None:
+            events.append(event)
+    return events
+
+
+def parse_record(record: Any, layout: KeyLayout = _DEFAULT_LAYOUT) -> ObjectEvent | None:
+    """One S3 record as an `ObjectEvent`; None for S3 events that do not change which objects exist."""
+    if not isinstance(record, dict):
+        raise MalformedMessageError("record is not a JSON object")
+    if record.get("eventSource") != "aws:s3":
+        raise MalformedMessageError(f"eventSource is {record.get('eventSource')!r}, not 'aws:s3'")
+    event_name = _text(record, "eventName").removeprefix("s3:")
+    if not event_name.startswith(_CREATE_PREFIXES + _REMOVE_PREFIXES):
+        # Restores, tagging, ACL and replication events leave the set of objects unchanged.
+        return None
+    s3 = record.get("s3")
+    if (
+        not isinstance(s3, dict)
+        or not isinstance(s3.get("bucket"), dict)
+        or not isinstance(s3.get("object"), dict)
+    ):
+        raise MalformedMessageError("record has no s3.bucket / s3.object")
+    bucket = _text(s3["bucket"], "name")
+    obj = s3["object"]
+    key = unquote_plus(_text(obj, "key"))
+    if not key:
+        raise MalformedMessageError("object key is empty after decoding")
+    event_time = _event_time(_text(record, "eventTime"))
+    sequencer = _optional_text(obj, "sequencer")
+    if sequencer is not None:
+        order_key_for_sequencer(sequencer)  # validates; raises MalformedMessageError
+    size = obj.get("size")
+    is_create = event_name.startswith(_CREATE_PREFIXES)
+    if is_create and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
+        raise MalformedMessageError(f"create has no valid object size: {size!r}")
+    parts = layout.split(key)
+    return ObjectEvent(
+        event_name=event_name,
+        bucket=bucket,
+        key=key,
+        event_time=event_time,
+        sequencer=sequencer,
+        size=size if is_create else None,
+        e_tag=_optional_text(obj, "eTag"),
+        version_id=_optional_text(obj, "versionId"),
+        upload_user=parts.upload_user,
+        file_id=parts.file_id,
+        no_user_reason=parts.mismatch_reason,
+    )
+
+
+def _text(container: dict[str, Any], name: str) -> str:
+    value = container.get(name)
+    if not isinstance(value, str) or not value:
+        raise MalformedMessageError(f"{name} is missing or not a string")
+    return value
+
+
+def _optional_text(container: dict[str, Any], name: str) -> str | None:
+    value = container.get(name)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise MalformedMessageError(f"{name} is not a string")
+    return value
+
+
+def _event_time(raw: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(raw)
+    except ValueError:
+        raise MalformedMessageError(f"eventTime {raw!r} is not an ISO-8601 timestamp") from None
+    # S3 always sends UTC with "Z"; a naive time from another store is taken as UTC too.
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -1,0 +1,135 @@
+"""Indexer Lambda: SQS batches of S3 event notifications into FileMetaData, with partial batch responses.
+
+Thin on purpose: `indexer.batch` parses and writes (concurrently), `file_index.writer` holds the rule;
+this module reads the configuration once, logs, emits metrics and turns per-message results into
+`batchItemFailures` with Powertools' batch processor.
+
+Metrics (EMF): IndexedFiles, DeletedFiles, StaleEvents (older or duplicate events that changed nothing),
+FailedRecords (records not written, malformed messages counted once) and IndexLagMs (event time to write).
+"""
+
+from __future__ import annotations
+
+import functools
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from file_index.writer import DynamoDBClient, Outcome, apply_event, dynamodb_client
+from indexer.batch import Message, MessageReport, index_batch
+from indexer.config import IndexerConfig
+from indexer.events import ObjectEvent
+
+logger = Logger()
+metrics = Metrics()
+# A batch in which every message failed still answers with its failures instead of raising: the outcome
+# for SQS is the same, and the log keeps one line per message instead of a stack trace.
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What a cold start builds once and every invocation reuses."""
+
+    config: IndexerConfig
+    dynamodb: DynamoDBClient
+    executor: ThreadPoolExecutor
+
+    def apply(self, event: ObjectEvent) -> Outcome:
+        return apply_event(
+            self.dynamodb,
+            self.config.table_name,
+            event,
+            tombstone_ttl_days=self.config.tombstone_ttl_days,
+        )
+
+
+@functools.cache
+def cold_start() -> Runtime:
+    """Configuration, client and thread pool, once per process; `cold_start.cache_clear()` starts afresh."""
+    config = IndexerConfig.from_env()
+    return Runtime(
+        config=config,
+        dynamodb=dynamodb_client(
+            max_attempts=config.dynamodb_max_attempts, max_connections=config.write_concurrency
+        ),
+        executor=ThreadPoolExecutor(max_workers=config.write_concurrency, thread_name_prefix="index-write"),
+    )
+
+
+@metrics.log_metrics(raise_on_empty_metrics=False)
+@logger.inject_lambda_context
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    runtime = cold_start()
+    records = event.get("Records") or []
+    reports = index_batch(
+        (Message(record["messageId"], record.get("body", "")) for record in records),
+        layout=runtime.config.key_layout,
+        apply=runtime.apply,
+        executor=runtime.executor,
+    )
+    _report(reports)
+    by_message = {report.message_id: report for report in reports}
+
+    def settle(record: SQSRecord) -> None:
+        error = by_message[record.message_id].error
+        if error is not None:
+            raise error
+
+    response = process_partial_response(event=event, record_handler=settle, processor=processor, context=context)
+    return dict(response)
+
+
+def _report(reports: list[MessageReport]) -> None:
+    counts = dict.fromkeys(Outcome, 0)
+    failed = 0
+    for report in reports:
+        if report.malformed is not None:
+            failed += 1
+            logger.error(
+                "Malformed message skipped",
+                extra={"messageId": report.message_id, "reason": str(report.malformed)},
+            )
+            continue
+        for result in report.results:
+            event = result.event
+            if result.outcome is None:
+                failed += 1
+                logger.error(
+                    "Record not written; its message will be retried",
+                    extra={
+                        "messageId": report.message_id,
+                        "objectKey": event.key,
+                        "reason": str(result.error),
+                    },
+                )
+                continue
+            counts[result.outcome] += 1
+            lag_ms = result.lag_ms
+            if lag_ms is not None:
+                metrics.add_metric(name="IndexLagMs", unit=MetricUnit.Milliseconds, value=max(lag_ms, 0.0))
+            if result.outcome is Outcome.WRITTEN and event.upload_user is None:
+                logger.info(
+                    "Indexed without a user",
+                    extra={"objectKey": event.key, "bucket": event.bucket, "reason": event.no_user_reason},
+                )
+    metrics.add_metric(name="IndexedFiles", unit=MetricUnit.Count, value=counts[Outcome.WRITTEN])
+    metrics.add_metric(name="DeletedFiles", unit=MetricUnit.Count, value=counts[Outcome.DELETED])
+    metrics.add_metric(name="StaleEvents", unit=MetricUnit.Count, value=counts[Outcome.STALE])
+    metrics.add_metric(name="FailedRecords", unit=MetricUnit.Count, value=failed)
+    logger.info(
+        "Batch indexed",
+        extra={
+            "messages": len(reports),
+            "indexed": counts[Outcome.WRITTEN],
+            "deleted": counts[Outcome.DELETED],
+            "stale": counts[Outcome.STALE],
+            "failed": failed,
+        },
+    )
