@@ -82,7 +82,9 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         if error is not None:
             raise error
 
-    response = process_partial_response(event=event, record_handler=settle, processor=processor, context=context)
+    response = process_partial_response(
+        event=event, record_handler=settle, processor=processor, context=context
+    )
     return dict(response)
 
 
