@@ -1,0 +1,118 @@
+"""A search API on moto: the FileMetaData table, the download bucket, the cursor secret, and the handler.
+
+`api.get(path)` sends a request through the real handler as API Gateway's REST proxy would
+(`local_stack.api_gateway.to_rest_event`); `put_file` / `put_tombstone` write items with the shapes the
+indexer writes (file_index.schema).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from file_index import schema
+from local_stack.api_gateway import to_rest_event
+from search import handler
+
+BUCKET = "fileupload.a"
+CURSOR_KEY = "cursor-signing-key-for-tests"
+
+
+@dataclass
+class ApiResponse:
+    status: int
+    headers: dict[str, str]
+    body: str
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class SearchApi:
+    table: Any
+    s3: Any
+    lambda_context: Any
+    calls: int = field(default=0)
+
+    def get(self, raw_path: str, headers: dict[str, str] | None = None) -> ApiResponse:
+        self.calls += 1
+        result = handler.lambda_handler(to_rest_event("GET", raw_path, headers=headers), self.lambda_context)
+        response_headers = dict(result.get("headers") or {})
+        for name, values in (result.get("multiValueHeaders") or {}).items():
+            response_headers.setdefault(name, ", ".join(values))
+        return ApiResponse(int(result["statusCode"]), response_headers, result.get("body") or "")
+
+    def put_file(
+        self,
+        key: str,
+        *,
+        user: str = "USER001",
+        date: str = "2017-08-20T09:15:02.113Z",
+        size: int = 12,
+        bucket: str = BUCKET,
+        sequencer: str = "00599E9964323435D9",
+        **extra: Any,
+    ) -> dict[str, Any]:
+        item: dict[str, Any] = {
+            schema.OBJECT_KEY: key,
+            schema.BUCKET_NAME: bucket,
+            schema.FILE_ID: key.split("_", 1)[-1],
+            schema.SIZE: Decimal(size),
+            schema.UPLOAD_USER: user,
+            schema.UPLOAD_DATE: date,
+            schema.SEQUENCER: sequencer,
+            schema.E_TAG: "d41d8cd98f00b204e9800998ecf8427e",
+            schema.ORDER_KEY: sequencer,
+            **extra,
+        }
+        self.table.put_item(Item=item)
+        return item
+
+    def put_tombstone(self, key: str, *, sequencer: str = "00599E9964323435FF") -> None:
+        self.table.put_item(
+            Item={
+                schema.OBJECT_KEY: key,
+                schema.SEQUENCER: sequencer,
+                schema.ORDER_KEY: sequencer,
+                schema.DELETED: True,
+                schema.EXPIRES_AT: Decimal(2_000_000_000),
+            }
+        )
+
+
+@pytest.fixture
+def aws() -> Iterator[None]:
+    with mock_aws():
+        yield
+
+
+@pytest.fixture
+def search_env(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    """Table, bucket and secret on moto, the handler's environment set, its cold-start state fresh."""
+    boto3.client("dynamodb").create_table(**schema.create_table_request())
+    boto3.client("s3").create_bucket(Bucket=BUCKET)
+    secret = boto3.client("secretsmanager").create_secret(Name="cursor-key", SecretString=CURSOR_KEY)
+    env = {"TABLE_NAME": schema.TABLE_NAME, "BUCKET_NAME": BUCKET, "CURSOR_SECRET_ARN": secret["ARN"]}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    handler.file_search.cache_clear()
+    yield env
+    handler.file_search.cache_clear()
+
+
+@pytest.fixture
+def api(search_env: dict[str, str], lambda_context: Any) -> SearchApi:
+    return SearchApi(
+        table=boto3.resource("dynamodb").Table(schema.TABLE_NAME),
+        s3=boto3.client("s3"),
+        lambda_context=lambda_context,
+    )
