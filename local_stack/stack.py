@@ -122,7 +122,13 @@ class LocalFileSearch:
         self.close()
 
     def start(self) -> LocalFileSearch:
-        """Bind both ports first (so a taken port fails before anything runs), then build and serve."""
+        """Bind both ports first (so a taken port fails before anything runs), then build and serve.
+
+        Starting a started stack does nothing. moto keeps one state per process, so only one stack may
+        run in a process at a time.
+        """
+        if self._moto is not None:
+            return self
         # One log line per moto request drowns the stack's own progress lines.
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
         try:
@@ -173,6 +179,8 @@ class LocalFileSearch:
     def close(self) -> None:
         """Stop the poller, then the API server, then moto; restore the environment and modules."""
         self._resources.close()
+        self._moto = self._api = None
+        self._poller = None
 
     def _bind(self, role: str, bind: Callable[[], Any]) -> Any:
         try:

@@ -1,0 +1,94 @@
+"""`python -m local_stack.serve` (`make serve`): the local stack in the foreground.
+
+Binds 127.0.0.1 only, on `API_PORT` (default 8000) and `AWS_PORT` (default 5000; 0 picks a free port).
+Once everything answers it prints exactly one line to stdout, `READY {json}`, naming the API URL, the AWS
+endpoint, the bucket, the queues, the table and the region; everything else (its own progress and the
+handlers' logs) goes to stderr, so a script can read stdout without filtering. SIGINT or SIGTERM stops it
+cleanly with exit status 0.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+from types import FrameType
+
+from local_stack.stack import LocalFileSearch, PortUnavailableError
+
+logger = logging.getLogger("local_stack.serve")
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+class InvalidPortError(ValueError):
+    """A port variable that is not a port number."""
+
+
+def port_from_env(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        port = int(raw)
+    except ValueError:
+        raise InvalidPortError(f"{name}={raw!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise InvalidPortError(f"{name}={port} is outside 0-65535")
+    return port
+
+
+def main() -> int:
+    # The READY line is the only thing on stdout; the handlers' Powertools loggers (created when the stack
+    # imports them) and anything else that prints go to stderr.
+    ready_stream = sys.stdout
+    sys.stdout = sys.stderr
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    logging.getLogger("local_stack").setLevel(logging.INFO)
+
+    try:
+        api_port = port_from_env("API_PORT", 8000)
+        aws_port = port_from_env("AWS_PORT", 5000)
+    except InvalidPortError as error:
+        print(f"serve: {error}", file=sys.stderr)
+        return EXIT_USAGE
+
+    stopping = threading.Event()
+
+    def request_stop(signum: int, _frame: FrameType | None) -> None:
+        logger.info("%s received, stopping", signal.Signals(signum).name)
+        stopping.set()
+
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+
+    try:
+        stack = LocalFileSearch(aws_port=aws_port, api_port=api_port).start()
+    except PortUnavailableError as error:
+        variable = "AWS_PORT" if error.role == "AWS" else "API_PORT"
+        print(
+            f"serve: {error}; stop what uses it or choose another port, e.g. {variable}=0 for a free one",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    with stack:
+        if stopping.is_set():  # a signal during start-up: never claim to be ready
+            return EXIT_OK
+        print(f"READY {json.dumps(stack.describe())}", file=ready_stream, flush=True)
+        logger.info("ready: API %s, AWS endpoint %s; Ctrl-C stops", stack.api_url, stack.aws_endpoint)
+        # A timed wait lets the main thread run the signal handlers promptly.
+        while not stopping.wait(0.5):
+            pass
+    logger.info("stopped")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
