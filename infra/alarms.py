@@ -1,0 +1,119 @@
+"""Alarms a user wants on day one, optionally sent to an e-mail address through an encrypted SNS topic."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+PERIOD = Duration.minutes(5)
+# An S3 event is indexed within seconds; 15 minutes of backlog means the indexer is failing or starved.
+MAX_MESSAGE_AGE = Duration.minutes(15)
+
+
+class Alarms(Construct):
+    """One alarm per failure a user would otherwise learn about from a missing search result."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        queue: sqs.IQueue,
+        dead_letter_queue: sqs.IQueue,
+        indexer: lambda_.IFunction,
+        api: apigw.RestApi,
+        alarm_email: str | None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.dead_letters = cloudwatch.Alarm(
+            self,
+            "DeadLetters",
+            alarm_description="S3 events reached the dead-letter queue: their files are not indexed",
+            metric=dead_letter_queue.metric_approximate_number_of_messages_visible(
+                period=Duration.minutes(1), statistic=cloudwatch.Stats.MAXIMUM
+            ),
+            threshold=0,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+        self.queue_age = cloudwatch.Alarm(
+            self,
+            "OldestEventAge",
+            alarm_description="S3 events wait in the queue: new files are not searchable yet",
+            metric=queue.metric_approximate_age_of_oldest_message(
+                period=PERIOD, statistic=cloudwatch.Stats.MAXIMUM
+            ),
+            threshold=MAX_MESSAGE_AGE.to_seconds(),
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+        self.indexer_errors = cloudwatch.Alarm(
+            self,
+            "IndexerErrors",
+            alarm_description="The indexer failed whole invocations (crash or timeout)",
+            metric=indexer.metric_errors(period=PERIOD, statistic=cloudwatch.Stats.SUM),
+            threshold=0,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+        self.indexer_throttles = cloudwatch.Alarm(
+            self,
+            "IndexerThrottles",
+            alarm_description="The indexer was throttled: the account's Lambda concurrency is exhausted",
+            metric=indexer.metric_throttles(period=PERIOD, statistic=cloudwatch.Stats.SUM),
+            threshold=0,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+        self.api_server_errors = cloudwatch.Alarm(
+            self,
+            "ApiServerErrors",
+            alarm_description="The search API answered 5xx: the API promises 4xx for every bad input",
+            metric=api.metric_server_error(period=PERIOD, statistic=cloudwatch.Stats.SUM),
+            threshold=0,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+        self.all = (
+            self.dead_letters,
+            self.queue_age,
+            self.indexer_errors,
+            self.indexer_throttles,
+            self.api_server_errors,
+        )
+
+        self.topic: sns.Topic | None = None
+        if alarm_email is not None:
+            self.topic = self._notify(alarm_email)
+
+    def _notify(self, alarm_email: str) -> sns.Topic:
+        # CloudWatch can publish to an encrypted topic only with a customer-managed key whose policy lets
+        # the CloudWatch service use it; the AWS-managed SNS key cannot be shared that way.
+        key = kms.Key(
+            self,
+            "AlarmTopicKey",
+            description="Encrypts the S3 File Search alarm topic",
+            enable_key_rotation=True,
+        )
+        key.grant(iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey")
+        topic = sns.Topic(self, "AlarmTopic", master_key=key, enforce_ssl=True)
+        topic.add_subscription(subscriptions.EmailSubscription(alarm_email))
+        action = cw_actions.SnsAction(topic)
+        for alarm in self.all:
+            alarm.add_alarm_action(action)
+            alarm.add_ok_action(action)
+        return topic

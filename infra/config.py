@@ -1,0 +1,172 @@
+"""Deployment settings from the CDK context (`cdk.json` or `cdk -c key=value`), validated once at synth.
+
+A bad value fails the synth with an error that names the context key and what it accepts, before any
+resource is built: a typo must not deploy a stack that silently uses a default.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from aws_cdk import RemovalPolicy
+
+from file_index import schema
+
+# The public Powertools layer version the functions run with. Version 27 of
+# AWSLambdaPowertoolsPythonV3-python311-arm64 is a published Powertools 3.x release; override it with the
+# `powertoolsLayerVersion` context key to follow newer releases without a code change.
+DEFAULT_POWERTOOLS_LAYER_VERSION = 27
+DEFAULT_TOMBSTONE_TTL_DAYS = 30
+DEFAULT_KEY_LAYOUT = "default"
+
+# Loose on purpose: SNS confirms the address by mail, this only catches obvious typos at synth.
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+# DynamoDB's own rule for table names.
+_TABLE_NAME = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
+
+_T = TypeVar("_T")
+
+
+class ConfigError(ValueError):
+    """A context value is missing its required form; the message names the key and the allowed values."""
+
+
+class RemovalChoice(StrEnum):
+    """What happens to the bucket and the table when the stack is deleted."""
+
+    RETAIN = "retain"
+    DESTROY = "destroy"  # throwaway dev stacks: also empties the bucket on deletion
+
+    @property
+    def policy(self) -> RemovalPolicy:
+        return RemovalPolicy.DESTROY if self is RemovalChoice.DESTROY else RemovalPolicy.RETAIN
+
+
+class ApiAuth(StrEnum):
+    """Authorization of every API method."""
+
+    IAM = "iam"  # SigV4-signed requests only (SPEC.md "The search API")
+    NONE = "none"  # open API, for short-lived dev stacks only
+
+
+class LogLevel(StrEnum):
+    """Values Powertools' Logger accepts in POWERTOOLS_LOG_LEVEL."""
+
+    DEBUG = "DEBUG"
+    INFO = "INFO"
+    WARNING = "WARNING"
+    ERROR = "ERROR"
+    CRITICAL = "CRITICAL"
+
+
+@dataclass(frozen=True, kw_only=True)
+class StackConfig:
+    """Everything a deployer may choose, typed. Build it with `StackConfig.from_context`."""
+
+    key_layout: str = DEFAULT_KEY_LAYOUT
+    table_name: str = schema.TABLE_NAME
+    removal: RemovalChoice = RemovalChoice.RETAIN
+    log_level: LogLevel = LogLevel.INFO
+    alarm_email: str | None = None
+    api_auth: ApiAuth = ApiAuth.IAM
+    tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS
+    powertools_layer_version: int = DEFAULT_POWERTOOLS_LAYER_VERSION
+
+    @classmethod
+    def from_context(cls, get: Callable[[str], Any]) -> StackConfig:
+        """Read and validate every key with `get` (e.g. `app.node.try_get_context`); None means unset."""
+        return cls(
+            key_layout=_optional(get, "keyLayout", _key_layout, DEFAULT_KEY_LAYOUT),
+            table_name=_optional(get, "tableName", _table_name, schema.TABLE_NAME),
+            removal=_optional(get, "removalPolicy", _choice(RemovalChoice), RemovalChoice.RETAIN),
+            log_level=_optional(get, "logLevel", _log_level, LogLevel.INFO),
+            alarm_email=_optional(get, "alarmEmail", _alarm_email, None),
+            api_auth=_optional(get, "apiAuth", _choice(ApiAuth), ApiAuth.IAM),
+            tombstone_ttl_days=_optional(
+                get, "tombstoneTtlDays", _positive_int(maximum=3650), DEFAULT_TOMBSTONE_TTL_DAYS
+            ),
+            powertools_layer_version=_optional(
+                get, "powertoolsLayerVersion", _positive_int(maximum=10_000), DEFAULT_POWERTOOLS_LAYER_VERSION
+            ),
+        )
+
+    @classmethod
+    def from_mapping(cls, context: Mapping[str, Any]) -> StackConfig:
+        """Validate a plain mapping of context keys (tests, scripts)."""
+        return cls.from_context(context.get)
+
+
+def _optional(get: Callable[[str], Any], key: str, parse: Callable[[str, Any], _T], default: _T) -> _T:
+    value = get(key)
+    # `cdk -c key=` and an empty string in cdk.json both mean "not set", like an absent key.
+    if value is None or value == "":
+        return default
+    return parse(key, value)
+
+
+def _choice(enum: type[StrEnum]) -> Callable[[str, Any], Any]:
+    allowed = ", ".join(member.value for member in enum)
+
+    def parse(key: str, value: Any) -> Any:
+        try:
+            return enum(str(value).lower())
+        except ValueError:
+            raise ConfigError(f"context {key}={value!r} is invalid; allowed: {allowed}") from None
+
+    return parse
+
+
+def _log_level(key: str, value: Any) -> LogLevel:
+    try:
+        return LogLevel(str(value).upper())
+    except ValueError:
+        allowed = ", ".join(level.value for level in LogLevel)
+        raise ConfigError(f"context {key}={value!r} is invalid; allowed: {allowed}") from None
+
+
+def _positive_int(*, maximum: int) -> Callable[[str, Any], int]:
+    def parse(key: str, value: Any) -> int:
+        # bool is an int subclass; `true` in cdk.json is not a number of days.
+        text = str(value).strip() if not isinstance(value, bool) else ""
+        if not text.isdigit() or not 1 <= int(text) <= maximum:
+            raise ConfigError(f"context {key}={value!r} is invalid; allowed: an integer from 1 to {maximum}")
+        return int(text)
+
+    return parse
+
+
+def _table_name(key: str, value: Any) -> str:
+    if not isinstance(value, str) or not _TABLE_NAME.fullmatch(value):
+        raise ConfigError(
+            f"context {key}={value!r} is invalid; allowed: 3-255 characters of A-Z a-z 0-9 _ . -"
+        )
+    return value
+
+
+def _alarm_email(key: str, value: Any) -> str:
+    if not isinstance(value, str) or not _EMAIL.fullmatch(value):
+        raise ConfigError(f"context {key}={value!r} is invalid; allowed: an e-mail address, or unset")
+    return value
+
+
+def _key_layout(key: str, value: Any) -> str:
+    """`default`, or a Python regex with the named groups the indexer reads: `user` and `file`."""
+    allowed = "'default' or a Python regex with named groups (?P<user>...) and (?P<file>...)"
+    if not isinstance(value, str):
+        raise ConfigError(f"context {key}={value!r} is invalid; allowed: {allowed}")
+    if value == DEFAULT_KEY_LAYOUT:
+        return value
+    try:
+        pattern = re.compile(value)
+    except re.error as error:
+        raise ConfigError(f"context {key}={value!r} is not a regex ({error}); allowed: {allowed}") from None
+    missing = {"user", "file"} - set(pattern.groupindex)
+    if missing:
+        raise ConfigError(
+            f"context {key}={value!r} lacks the group(s) {', '.join(sorted(missing))}; allowed: {allowed}"
+        )
+    return value

@@ -1,0 +1,55 @@
+"""cdk-nag's AwsSolutions pack on the app, and acknowledgements recorded next to what they excuse.
+
+cdk-nag 3.x runs as a CDK policy-validation plugin: `app.synth()` fails with `ValidationFailed` and writes
+`validation-report.json` into the cloud assembly when a finding is not acknowledged.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Acknowledgment, App, CfnElement, Stack, Validations
+from cdk_nag import AwsSolutionsChecks
+from constructs import IConstruct
+
+PACK = "AwsSolutions"
+# Every Lambda role CDK creates gets this AWS-managed policy.
+BASIC_EXECUTION_ROLE = "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
+
+
+def add_security_checks(app: App) -> None:
+    """Run the AwsSolutions rules on every stack of `app` at synth."""
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+
+
+def acknowledge(scope: IConstruct, rule: str, reason: str) -> None:
+    """Accept finding `rule` (`AwsSolutions-L1`, `AwsSolutions-IAM5[Resource::*]`) on `scope` and below."""
+    Validations.of(scope).acknowledge(Acknowledgment(id=f"{PACK}::{rule}", reason=reason))
+
+
+def arn_reference(resource: IConstruct) -> str:
+    """How a finding spells the ARN of `resource`: `<LogicalId.Arn>`."""
+    default_child = resource.node.default_child
+    if not isinstance(default_child, CfnElement):
+        raise TypeError(f"{resource.node.path} has no CloudFormation resource")
+    return f"<{Stack.of(resource).get_logical_id(default_child)}.Arn>"
+
+
+def acknowledge_lambda_basics(scope: IConstruct) -> None:
+    """The findings every traced Python function of this app raises by design."""
+    acknowledge(
+        scope,
+        f"AwsSolutions-IAM4[{BASIC_EXECUTION_ROLE}]",
+        "AWSLambdaBasicExecutionRole grants only logs:CreateLogGroup, CreateLogStream and PutLogEvents, "
+        "the minimum a function needs to write its own logs.",
+    )
+    acknowledge(
+        scope,
+        "AwsSolutions-IAM5[Resource::*]",
+        "Only xray:PutTraceSegments and xray:PutTelemetryRecords use Resource '*': X-Ray has no "
+        "resource-level permissions for them (added by Tracing.ACTIVE).",
+    )
+    acknowledge(
+        scope,
+        "AwsSolutions-L1",
+        "Pinned to Python 3.11 on purpose: the tests, the type checker and the local stack run 3.11, and the "
+        "Powertools layer name is per Python version; the runtime moves together with the toolchain.",
+    )

@@ -1,0 +1,89 @@
+"""The settings both Lambda functions share: runtime, architecture, code asset, Powertools layer, logs.
+
+The code asset is `functions/` as it is in the repository: handlers import `file_index`, `indexer` and
+`search` from the asset root, the same import path the tests use. Powertools (with pydantic and the X-Ray
+SDK) comes from AWS's public layer and boto3 from the runtime, so synth needs no Docker and no bundling.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_cdk import Aws, Duration
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from infra.config import LogLevel, RemovalChoice
+
+FUNCTIONS_DIR = Path(__file__).resolve().parent.parent / "functions"
+# Kept at the Python the project is developed and tested with (pyproject.toml: py311), so local runs
+# and Lambda execute the same interpreter; the layer name below must name the same version.
+RUNTIME = lambda_.Runtime.PYTHON_3_11
+ARCHITECTURE = lambda_.Architecture.ARM_64
+POWERTOOLS_LAYER_ACCOUNT = "017000801446"
+POWERTOOLS_LAYER_NAME = "AWSLambdaPowertoolsPythonV3-python311-arm64"
+# Function logs are operational, not audit records: a month covers incident follow-up.
+LOG_RETENTION = logs.RetentionDays.ONE_MONTH
+# Nothing in the asset that Lambda does not import.
+ASSET_EXCLUDES = ["**/__pycache__", "**/*.pyc", "**/tests", "**/.pytest_cache", "**/.mypy_cache"]
+
+
+def powertools_layer_arn(version: int) -> str:
+    """The public layer in the stack's own region (the layer is published in every commercial region)."""
+    layer = f"{POWERTOOLS_LAYER_NAME}:{version}"
+    return f"arn:{Aws.PARTITION}:lambda:{Aws.REGION}:{POWERTOOLS_LAYER_ACCOUNT}:layer:{layer}"
+
+
+def powertools_layer(scope: Construct, *, version: int) -> lambda_.ILayerVersion:
+    """A reference to the public layer; create it once per stack and pass it to every function."""
+    return lambda_.LayerVersion.from_layer_version_arn(
+        scope, "PowertoolsLayer", powertools_layer_arn(version)
+    )
+
+
+class PowertoolsFunction(Construct):
+    """A Python function from `functions/` with Powertools, X-Ray tracing and a retained-or-not log group."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        handler: str,
+        description: str,
+        service_name: str,
+        environment: dict[str, str],
+        timeout: Duration,
+        memory_size: int,
+        layer: lambda_.ILayerVersion,
+        log_level: LogLevel,
+        removal: RemovalChoice,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.log_group = logs.LogGroup(
+            self,
+            "LogGroup",
+            retention=LOG_RETENTION,
+            removal_policy=removal.policy,
+        )
+        self.function = lambda_.Function(
+            self,
+            "Function",
+            description=description,
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            handler=handler,
+            code=lambda_.Code.from_asset(str(FUNCTIONS_DIR), exclude=ASSET_EXCLUDES),
+            layers=[layer],
+            timeout=timeout,
+            memory_size=memory_size,
+            tracing=lambda_.Tracing.ACTIVE,
+            log_group=self.log_group,
+            environment={
+                **environment,
+                "POWERTOOLS_SERVICE_NAME": service_name,
+                "POWERTOOLS_METRICS_NAMESPACE": "S3FileSearch",
+                "POWERTOOLS_LOG_LEVEL": log_level.value,
+            },
+        )
