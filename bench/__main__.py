@@ -1,0 +1,128 @@
+"""`python -m bench`: every benchmark side by side in one run, printed as one table.
+
+    python -m bench            # the full run (about ten minutes on two cores)
+    python -m bench --quick    # tiny sizes, well under a minute: proves the code still runs
+
+Progress goes to stderr; stdout gets the aligned table, then the same rows as markdown for the README.
+Benchmarks print figures; they assert nothing about timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from bench.report import Row, markdown_table, progress, text_table
+from bench.runner import MEASURES, MeasureFailed, run_isolated
+
+
+@dataclass(frozen=True)
+class Settings:
+    stream_keys: int
+    latency_ms: float
+    batch_sizes: tuple[int, ...]
+    latency_repeats: int
+    cold_start_runs: int
+    table_sizes: tuple[int, ...]
+    s3_list_max: int
+    uploads: int
+    throughput_records: int
+
+    def kwargs(self, measure: str) -> dict[str, Any]:
+        by_measure: dict[str, dict[str, Any]] = {
+            "requests_per_event": {"keys": self.stream_keys},
+            "batch_latency": {
+                "latency_ms": self.latency_ms,
+                "batch_sizes": list(self.batch_sizes),
+                "repeats": self.latency_repeats,
+            },
+            "cold_start": {"runs": self.cold_start_runs},
+            "read_amplification": {"sizes": list(self.table_sizes), "s3_list_max": self.s3_list_max},
+            "freshness": {"uploads": self.uploads},
+            "throughput": {"records": self.throughput_records},
+        }
+        return by_measure[measure]
+
+
+FULL = Settings(
+    stream_keys=1000,
+    latency_ms=5.0,
+    batch_sizes=(10, 100),
+    latency_repeats=5,
+    cold_start_runs=11,
+    table_sizes=(1_000, 10_000, 100_000),
+    s3_list_max=10_000,
+    uploads=300,
+    throughput_records=5_000,
+)
+QUICK = Settings(
+    stream_keys=40,
+    latency_ms=5.0,
+    batch_sizes=(10, 100),
+    latency_repeats=1,
+    cold_start_runs=2,
+    table_sizes=(200, 1_000),
+    s3_list_max=1_000,
+    uploads=10,
+    throughput_records=300,
+)
+
+
+def parse_args(argv: list[str]) -> tuple[Settings, list[str]]:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: checks that the benchmarks run")
+    parser.add_argument("--only", action="append", choices=sorted(MEASURES), help="run only these measures")
+    parser.add_argument("--keys", type=int, help="keys in the event stream of measure 1")
+    parser.add_argument("--latency-ms", type=float, help="injected DynamoDB latency per call (measure 2)")
+    parser.add_argument(
+        "--sizes",
+        help="table sizes for measure 4, e.g. 1000,10000,100000 (the largest is slow)",
+    )
+    parser.add_argument("--s3-list-max", type=int, help="largest bucket uploaded to moto S3 (measure 4)")
+    parser.add_argument("--uploads", type=int, help="uploads timed for freshness (measure 5)")
+    parser.add_argument("--records", type=int, help="records processed for CPU throughput (measure 6)")
+    args = parser.parse_args(argv)
+    base = QUICK if args.quick else FULL
+    settings = Settings(
+        stream_keys=args.keys or base.stream_keys,
+        latency_ms=base.latency_ms if args.latency_ms is None else args.latency_ms,
+        batch_sizes=base.batch_sizes,
+        latency_repeats=base.latency_repeats,
+        cold_start_runs=base.cold_start_runs,
+        table_sizes=tuple(int(size) for size in args.sizes.split(",")) if args.sizes else base.table_sizes,
+        s3_list_max=base.s3_list_max if args.s3_list_max is None else args.s3_list_max,
+        uploads=args.uploads or base.uploads,
+        throughput_records=args.records or base.throughput_records,
+    )
+    return settings, args.only or list(MEASURES)
+
+
+def main(argv: list[str]) -> int:
+    settings, measures = parse_args(argv)
+    rows: list[Row] = []
+    failed: list[str] = []
+    started = time.perf_counter()
+    for name in measures:
+        progress(f"--- {name}")
+        began = time.perf_counter()
+        try:
+            rows.extend(run_isolated(name, settings.kwargs(name), timeout=1800))
+        except MeasureFailed as error:
+            failed.append(name)
+            rows.append(Row(f"{name}: FAILED", "", None, None, "", None, str(error)))
+        progress(f"--- {name} took {time.perf_counter() - began:.1f} s")
+    progress(f"all measures took {time.perf_counter() - started:.1f} s")
+    print(text_table(rows))
+    print()
+    print(markdown_table(rows))
+    if failed:
+        progress(f"failed measures: {', '.join(failed)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

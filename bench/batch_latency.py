@@ -1,0 +1,112 @@
+"""Measure 2: wall time of one indexer batch when every DynamoDB call costs a fixed round trip.
+
+A remote DynamoDB spends its time on the network and on AWS's side, not on the Lambda's CPU. To model
+that, DynamoDB answers from a stub (`instrument.instant_dynamodb`) after an injected sleep per call
+(`instrument.dynamodb_latency`); an in-process emulator would instead burn this machine's CPU under the
+GIL and hide the effect being measured. Three writers index the same kind of batch (all new keys):
+
+- ours: the real `indexer.handler.lambda_handler`, which writes a batch's keys concurrently;
+- sequential: the same parser and writer (`indexer.events.parse_message`, `file_index.writer.apply_event`)
+  called one event after the other;
+- the guideline's listener, one message at a time (a read and a write per event).
+
+The floor is one round trip: no writer that calls DynamoDB at all can finish a batch faster.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+from bench import aws, events, instrument
+from bench.report import Row, progress
+from file_index import schema
+
+
+class _Counter:
+    """Hands out disjoint key ranges, so every write of every run is a real write."""
+
+    def __init__(self) -> None:
+        self.next = 0
+
+    def take(self, count: int) -> list[events.S3Event]:
+        batch = events.creates(count, first=self.next)
+        self.next += count
+        return batch
+
+
+def _median_ms(run_once: Callable[[], None], repeats: int) -> float:
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run_once()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def run(*, latency_ms: float, batch_sizes: list[int], repeats: int) -> list[Row]:
+    import boto3
+
+    from bench.guideline_listener import GuidelineListener
+    from file_index.writer import apply_event, dynamodb_client
+    from indexer.events import parse_message
+    from indexer.handler import cold_start, lambda_handler
+    from indexer.key_layout import KeyLayout
+
+    rows: list[Row] = []
+    keys = _Counter()
+    context = aws.BenchLambdaContext()
+    with (
+        aws.fake_credentials(),
+        aws.environment({"TABLE_NAME": schema.TABLE_NAME}),
+        instrument.instant_dynamodb(),
+    ):
+        layout = KeyLayout.parse(None)
+        writer_client = dynamodb_client()
+        guideline = GuidelineListener(boto3.resource("dynamodb").Table("FileMetaDataGuideline"))
+        lambda_handler(events.sqs_event(keys.take(10)), context)  # cold start outside the timings
+        concurrency = cold_start().config.write_concurrency
+
+        with instrument.dynamodb_latency(latency_ms / 1000):
+            for size in batch_sizes:
+                progress(
+                    f"batch latency: {size} records, {latency_ms:g} ms per DynamoDB call, {repeats} runs"
+                )
+
+                def ours(size: int = size) -> None:
+                    lambda_handler(events.sqs_event(keys.take(size)), context)
+
+                def sequential(size: int = size) -> None:
+                    for event in keys.take(size):
+                        for parsed in parse_message(event.message_body(), layout):
+                            apply_event(writer_client, schema.TABLE_NAME, parsed)
+
+                def listener(size: int = size) -> None:
+                    guideline.process(event.message_body() for event in keys.take(size))
+
+                ours_ms = _median_ms(ours, repeats)
+                sequential_ms = _median_ms(sequential, repeats)
+                guideline_ms = _median_ms(listener, repeats)
+                floor = f"floor {latency_ms:g} ms (one round trip); {concurrency} writes in flight at most"
+                rows.append(
+                    Row.versus(
+                        f"2. indexer batch of {size}, {latency_ms:g} ms/call",
+                        "ms",
+                        ours_ms,
+                        sequential_ms,
+                        "sequential, same writer",
+                        note=f"sequential ÷ ours; {floor}; median of {repeats}",
+                    )
+                )
+                rows.append(
+                    Row.versus(
+                        f"2. indexer batch of {size}, {latency_ms:g} ms/call",
+                        "ms",
+                        ours_ms,
+                        guideline_ms,
+                        "guideline listener",
+                        note="guideline ÷ ours; read + write per event, concurrency 1",
+                    )
+                )
+    return rows

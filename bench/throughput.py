@@ -1,0 +1,67 @@
+"""Measure 6: the indexer's own CPU cost, in records per second per core.
+
+DynamoDB answers every call at once from a stub (`instrument.instant_dynamodb`), so what remains is our
+code: parsing, Powertools' batch processing, logging and metrics, request serialisation and signing,
+response parsing, the thread pool. `time.process_time` counts the CPU of all the process's threads, so
+records ÷ CPU seconds is records per second per core whatever the concurrency. Batches have the deployed
+size (`infra/ingest.py` BATCH_SIZE); the Powertools settings are the deployed ones
+(INFO logs, metrics on), written to /dev/null.
+
+The guideline's listener runs under the same stub for comparison (its GetItem finds nothing, so each
+record is a GetItem and a PutItem).
+"""
+
+from __future__ import annotations
+
+import time
+
+from bench import aws, events, instrument
+from bench.report import Row, progress
+from file_index import schema
+
+DEPLOYED_BATCH_SIZE = 50  # infra/ingest.py BATCH_SIZE
+
+
+def run(*, records: int) -> list[Row]:
+    import boto3
+
+    from bench.guideline_listener import GuidelineListener
+    from indexer.handler import lambda_handler
+
+    stream = events.creates(records)
+    sqs_events = [events.sqs_event(batch) for batch in events.batches(stream, DEPLOYED_BATCH_SIZE)]
+    bodies = [event.message_body() for event in stream]
+    context = aws.BenchLambdaContext()
+    # The process runs with the deployed Powertools settings (`aws.PROCESS_ENVIRONMENT`): INFO logs, metrics.
+    with (
+        aws.fake_credentials(),
+        aws.environment({"TABLE_NAME": schema.TABLE_NAME}),
+        instrument.instant_dynamodb(),
+    ):
+        lambda_handler(events.sqs_event(events.creates(10, first=records)), context)  # cold start
+        progress(f"throughput: {records} records in batches of {DEPLOYED_BATCH_SIZE}, DynamoDB stubbed")
+        cpu = time.process_time()
+        for sqs_event in sqs_events:
+            lambda_handler(sqs_event, context)
+        ours_cpu = time.process_time() - cpu
+
+        guideline = GuidelineListener(boto3.resource("dynamodb").Table("FileMetaDataGuideline"))
+        guideline.receive(bodies[0])  # its client's first call builds the endpoint; keep it out
+        cpu = time.process_time()
+        guideline.process(bodies)
+        guideline_cpu = time.process_time() - cpu
+
+    ours_rate = records / ours_cpu if ours_cpu else None
+    guideline_rate = records / guideline_cpu if guideline_cpu else None
+    return [
+        Row(
+            "6. indexer CPU throughput, DynamoDB stubbed",
+            "records/s/core",
+            ours_rate,
+            guideline_rate,
+            "guideline listener, same stub",
+            ours_rate / guideline_rate if ours_rate and guideline_rate else None,
+            f"ours ÷ guideline (higher is better); {records} records; ours "
+            f"{ours_cpu / records * 1e6:.0f} µs CPU/record incl. Powertools logging and metrics",
+        )
+    ]
