@@ -47,9 +47,8 @@ class DynamoDBLocal:
 def _jar_dir() -> Path:
     candidates = sorted(path.parent for path in DYNAMODB_LOCAL_LIB.glob("*/DynamoDBLocal.jar"))
     if not candidates:
-        raise RuntimeError(
-            f"DynamoDB Local is not installed under {DYNAMODB_LOCAL_LIB.relative_to(REPO_ROOT)}: run `make setup`"
-        )
+        where = DYNAMODB_LOCAL_LIB.relative_to(REPO_ROOT)
+        raise RuntimeError(f"DynamoDB Local is not installed under {where}: run `make setup`")
     return candidates[-1]
 
 
@@ -75,7 +74,7 @@ def _wait_ready(process: subprocess.Popen[bytes], engine: DynamoDBLocal) -> None
         try:
             client.list_tables()
             return
-        except Exception:  # noqa: BLE001 - anything short of an answer means "not up yet"
+        except Exception:  # anything short of an answer means "not up yet"
             time.sleep(0.1)
     raise RuntimeError(f"DynamoDB Local not ready on {engine.endpoint_url} after {READY_TIMEOUT_S} s")
 
