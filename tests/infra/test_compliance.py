@@ -1,0 +1,65 @@
+"""cdk-nag's AwsSolutions pack and cfn-lint on the synthesized templates: nothing unexplained, no errors."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from cfnlint.api import lint  # type: ignore[import-untyped]
+
+from tests.infra.conftest import Synth
+
+pytestmark = pytest.mark.xdist_group("infra")
+
+# Rules acknowledged by design; a new one must be reviewed and added here on purpose.
+EXPECTED_ACKNOWLEDGED_RULES = {
+    "AwsSolutions-APIG3",
+    "AwsSolutions-COG4",
+    "AwsSolutions-IAM4",
+    "AwsSolutions-IAM5",
+    "AwsSolutions-L1",
+    "AwsSolutions-SMG4",
+}
+
+
+def nag_report(synth: Synth) -> dict[str, Any]:
+    (report,) = [r for r in synth.validation_report["pluginReports"] if r["pluginName"] == "AwsSolutions"]
+    return report
+
+
+def test_cdk_nag_finds_nothing_unacknowledged(any_synth: Synth) -> None:
+    report = nag_report(any_synth)
+
+    findings = [
+        (v["ruleName"], [c["constructPath"] for c in v["violatingConstructs"]]) for v in report["violations"]
+    ]
+    assert findings == []
+    assert report["conclusion"] == "success"
+    assert any_synth.synth_error is None
+
+
+def test_cdk_nag_ran_and_every_acknowledgement_has_a_reason(any_synth: Synth) -> None:
+    suppressed = nag_report(any_synth)["suppressedViolations"]
+    # The pack really ran: the findings accepted by design were raised and matched an acknowledgement.
+    assert {v["ruleName"].split("[")[0] for v in suppressed} >= EXPECTED_ACKNOWLEDGED_RULES
+    for violation in suppressed:
+        reason = violation["reason"]
+        assert len(reason) >= 60, f"{violation['ruleName']} is acknowledged without a real reason: {reason!r}"
+
+
+def test_dev_stack_acknowledges_the_open_api_explicitly(dev_synth: Synth) -> None:
+    suppressed = {v["ruleName"] for v in nag_report(dev_synth)["suppressedViolations"]}
+
+    assert "AwsSolutions-APIG4" in suppressed
+
+
+def test_cfn_lint_finds_no_errors(any_synth: Synth) -> None:
+    matches = lint(json.dumps(any_synth.template_json), regions=["us-east-1", "eu-west-1"])
+
+    errors = [
+        f"{m.rule.id} {m.message} ({'/'.join(map(str, m.path))})" for m in matches if m.rule.id[0] == "E"
+    ]
+    assert errors == []
+    # CDK's own templates raise W3005 (redundant DependsOn) only; anything else deserves a look.
+    assert {m.rule.id for m in matches} <= {"W3005"}

@@ -1,0 +1,134 @@
+"""Context validation: every key of cdk.json parses, every bad value fails naming the key and the choices."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from file_index import schema
+from infra.config import ApiAuth, ConfigError, LogLevel, RemovalChoice, StackConfig
+from tests.infra.conftest import REPO_ROOT, cdk_json_context
+
+pytestmark = pytest.mark.xdist_group("infra")
+
+
+def test_cdk_json_context_gives_the_secure_defaults() -> None:
+    config = StackConfig.from_mapping(cdk_json_context())
+
+    assert config == StackConfig()
+    assert config.table_name == schema.TABLE_NAME
+    assert config.removal is RemovalChoice.RETAIN
+    assert config.api_auth is ApiAuth.IAM
+    assert config.alarm_email is None
+    assert config.key_layout == "default"
+
+
+def test_every_documented_key_is_in_cdk_json() -> None:
+    context = cdk_json_context()
+
+    for key in (
+        "keyLayout",
+        "tableName",
+        "removalPolicy",
+        "logLevel",
+        "alarmEmail",
+        "apiAuth",
+        "tombstoneTtlDays",
+        "powertoolsLayerVersion",
+    ):
+        assert key in context
+
+
+def test_an_empty_context_gives_the_defaults() -> None:
+    assert StackConfig.from_mapping({}) == StackConfig()
+
+
+def test_good_values_parse_into_types() -> None:
+    config = StackConfig.from_mapping(
+        {
+            "keyLayout": r"^uploads/(?P<user>[^/]+)/(?P<file>.+)$",
+            "tableName": "FileMetaData-dev",
+            "removalPolicy": "DESTROY",
+            "logLevel": "debug",
+            "alarmEmail": "ops@example.com",
+            "apiAuth": "none",
+            # `cdk -c tombstoneTtlDays=7` passes strings
+            "tombstoneTtlDays": "7",
+            "powertoolsLayerVersion": 30,
+        }
+    )
+
+    assert config == StackConfig(
+        key_layout=r"^uploads/(?P<user>[^/]+)/(?P<file>.+)$",
+        table_name="FileMetaData-dev",
+        removal=RemovalChoice.DESTROY,
+        log_level=LogLevel.DEBUG,
+        alarm_email="ops@example.com",
+        api_auth=ApiAuth.NONE,
+        tombstone_ttl_days=7,
+        powertools_layer_version=30,
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "allowed"),
+    [
+        ("removalPolicy", "keep", "retain, destroy"),
+        ("apiAuth", "cognito", "iam, none"),
+        ("logLevel", "verbose", "DEBUG, INFO, WARNING, ERROR, CRITICAL"),
+        ("tombstoneTtlDays", "0", "an integer from 1 to 3650"),
+        ("tombstoneTtlDays", "thirty", "an integer from 1 to 3650"),
+        ("tombstoneTtlDays", -5, "an integer from 1 to 3650"),
+        ("tombstoneTtlDays", True, "an integer from 1 to 3650"),
+        ("tombstoneTtlDays", 1.5, "an integer from 1 to 3650"),
+        ("powertoolsLayerVersion", "latest", "an integer from 1 to 10000"),
+        ("tableName", "ab", "3-255 characters"),
+        ("tableName", "File Meta Data", "3-255 characters"),
+        ("alarmEmail", "ops-at-example.com", "an e-mail address, or unset"),
+        ("keyLayout", "(?P<user>[^_]+", "'default' or a Python regex"),
+        ("keyLayout", r"(?P<user>[^_]+)_(.+)", "'default' or a Python regex"),
+        ("keyLayout", 42, "'default' or a Python regex"),
+    ],
+)
+def test_a_bad_value_names_its_key_and_the_allowed_values(key: str, value: Any, allowed: str) -> None:
+    context = {**cdk_json_context(), key: value}
+
+    with pytest.raises(ConfigError) as raised:
+        StackConfig.from_mapping(context)
+
+    message = str(raised.value)
+    assert f"context {key}=" in message
+    assert repr(value) in message
+    assert allowed in message
+
+
+def test_a_key_layout_without_the_file_group_says_which_group_is_missing() -> None:
+    with pytest.raises(ConfigError, match=re.escape("lacks the group(s) file")):
+        StackConfig.from_mapping({"keyLayout": r"(?P<user>[^_]+)_.+"})
+
+
+def test_unset_values_fall_back_to_defaults() -> None:
+    # `cdk -c alarmEmail=` and cdk.json's "" both mean "no e-mail".
+    assert StackConfig.from_mapping({"alarmEmail": "", "logLevel": None}) == StackConfig()
+
+
+def test_app_py_refuses_a_bad_value_before_building_anything() -> None:
+    """The CDK CLI hands context to app.py in CDK_CONTEXT_JSON; a bad value must stop `cdk synth`."""
+    env = {
+        **os.environ,
+        "CDK_CONTEXT_JSON": json.dumps({**cdk_json_context(), "removalPolicy": "keep"}),
+        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+    }
+
+    result = subprocess.run(
+        [sys.executable, "app.py"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+    assert result.returncode != 0
+    assert "ConfigError: context removalPolicy='keep' is invalid; allowed: retain, destroy" in result.stderr

@@ -1,0 +1,560 @@
+"""The synthesized template, point by point against issue 5 and SPEC.md "The shape"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Match
+
+from file_index import schema
+from infra import ingest, search_api
+from infra.powertools_function import POWERTOOLS_LAYER_NAME
+from tests.infra.conftest import Synth
+
+pytestmark = pytest.mark.xdist_group("infra")
+
+INDEXER_HANDLER = "indexer.handler.lambda_handler"
+SEARCH_HANDLER = "search.handler.lambda_handler"
+
+
+def function(synth: Synth, handler: str) -> tuple[str, dict[str, Any]]:
+    matches = [
+        (logical_id, resource["Properties"])
+        for logical_id, resource in synth.resources("AWS::Lambda::Function").items()
+        if resource["Properties"].get("Handler") == handler
+    ]
+    assert len(matches) == 1, f"expected one function with handler {handler}"
+    return matches[0]
+
+
+def role_statements(synth: Synth, handler: str) -> list[dict[str, Any]]:
+    """Every statement of the policies attached to the role of the function with `handler`."""
+    _, props = function(synth, handler)
+    role_id = props["Role"]["Fn::GetAtt"][0]
+    statements = []
+    for policy in synth.resources("AWS::IAM::Policy").values():
+        if {"Ref": role_id} in policy["Properties"]["Roles"]:
+            statements += policy["Properties"]["PolicyDocument"]["Statement"]
+    return statements
+
+
+def actions(statement: dict[str, Any]) -> list[str]:
+    action = statement["Action"]
+    return [action] if isinstance(action, str) else list(action)
+
+
+def actions_of(statements: list[dict[str, Any]], service: str) -> set[str]:
+    return {a for s in statements for a in actions(s) if a.startswith(f"{service}:")}
+
+
+def get_att(logical_id: str) -> dict[str, Any]:
+    return {"Fn::GetAtt": [logical_id, "Arn"]}
+
+
+# --- storage ------------------------------------------------------------------------------------------
+
+
+def test_table_keys_and_indexes_are_the_schema_ones(default_synth: Synth) -> None:
+    """The deployed table equals what the tests build with boto3 from `create_table_request()`."""
+    request = schema.create_table_request()
+    (table,) = default_synth.resources("AWS::DynamoDB::Table").values()
+    props = table["Properties"]
+
+    assert props["TableName"] == schema.TABLE_NAME
+    assert props["KeySchema"] == request["KeySchema"]
+    assert sorted(props["AttributeDefinitions"], key=lambda a: a["AttributeName"]) == sorted(
+        request["AttributeDefinitions"], key=lambda a: a["AttributeName"]
+    )
+    assert sorted(props["GlobalSecondaryIndexes"], key=lambda i: i["IndexName"]) == sorted(
+        request["GlobalSecondaryIndexes"], key=lambda i: i["IndexName"]
+    )
+    assert {index["IndexName"] for index in props["GlobalSecondaryIndexes"]} == {
+        "uploadUser-uploadDate-index",
+        "bucketName-size-index",
+    }
+
+
+def test_table_is_on_demand_recoverable_expiring_and_retained(default_synth: Synth) -> None:
+    default_synth.template.has_resource(
+        "AWS::DynamoDB::Table",
+        {
+            "Properties": Match.object_like(
+                {
+                    "BillingMode": "PAY_PER_REQUEST",
+                    "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+                    "TimeToLiveSpecification": {"AttributeName": schema.EXPIRES_AT, "Enabled": True},
+                    "SSESpecification": {"SSEEnabled": True},
+                    "DeletionProtectionEnabled": True,
+                }
+            ),
+            "DeletionPolicy": "Retain",
+            "UpdateReplacePolicy": "Retain",
+        },
+    )
+
+
+def test_table_name_comes_from_context(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Built without synth: reading the construct tree is enough and costs no template validation."""
+    import aws_cdk as cdk
+
+    from infra.config import StackConfig
+    from infra.stack import FileSearchStack
+    from tests.infra.conftest import cdk_json_context
+
+    app = cdk.App(context={**cdk_json_context(), "tableName": "FileMetaData-dev"})
+    stack = FileSearchStack(app, "Named", config=StackConfig.from_context(app.node.try_get_context))
+    table = stack.storage.table.node.default_child
+
+    assert stack.resolve(table.table_name) == "FileMetaData-dev"  # type: ignore[union-attr]
+
+
+def test_upload_bucket_is_private_encrypted_ssl_only_logged_and_retained(default_synth: Synth) -> None:
+    bucket_id = default_synth.logical_id(default_synth.stack.storage.bucket)
+    log_bucket_id = default_synth.logical_id(default_synth.stack.storage.access_log_bucket)
+    bucket = default_synth.template_json["Resources"][bucket_id]
+
+    assert bucket["DeletionPolicy"] == "Retain"
+    props = bucket["Properties"]
+    assert props["PublicAccessBlockConfiguration"] == {
+        "BlockPublicAcls": True,
+        "BlockPublicPolicy": True,
+        "IgnorePublicAcls": True,
+        "RestrictPublicBuckets": True,
+    }
+    assert props["BucketEncryption"]["ServerSideEncryptionConfiguration"] == [
+        {"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}
+    ]
+    assert props["LoggingConfiguration"]["DestinationBucketName"] == {"Ref": log_bucket_id}
+    assert "AutoDeleteObjects" not in str(default_synth.resources("Custom::S3AutoDeleteObjects"))
+    assert_denies_insecure_transport(default_synth, bucket_id)
+    assert_denies_insecure_transport(default_synth, log_bucket_id)
+
+
+def assert_denies_insecure_transport(synth: Synth, bucket_id: str) -> None:
+    policies = [
+        p["Properties"]["PolicyDocument"]["Statement"]
+        for p in synth.resources("AWS::S3::BucketPolicy").values()
+        if p["Properties"]["Bucket"] == {"Ref": bucket_id}
+    ]
+    assert any(
+        s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+        for statements in policies
+        for s in statements
+    ), f"bucket {bucket_id} does not deny plain HTTP"
+
+
+def test_access_log_bucket_is_private_encrypted_and_expires_logs(default_synth: Synth) -> None:
+    log_bucket_id = default_synth.logical_id(default_synth.stack.storage.access_log_bucket)
+    props = default_synth.template_json["Resources"][log_bucket_id]["Properties"]
+
+    assert props["PublicAccessBlockConfiguration"]["BlockPublicAcls"] is True
+    assert props["BucketEncryption"]["ServerSideEncryptionConfiguration"][0][
+        "ServerSideEncryptionByDefault"
+    ] == {"SSEAlgorithm": "AES256"}
+    assert props["LifecycleConfiguration"]["Rules"][0]["ExpirationInDays"] == 365
+
+
+def test_dev_stack_destroys_its_data(dev_synth: Synth) -> None:
+    bucket_id = dev_synth.logical_id(dev_synth.stack.storage.bucket)
+    table_id = dev_synth.logical_id(dev_synth.stack.storage.table)
+    resources = dev_synth.template_json["Resources"]
+
+    assert resources[bucket_id]["DeletionPolicy"] == "Delete"
+    assert resources[table_id]["DeletionPolicy"] == "Delete"
+    assert resources[table_id]["Properties"]["DeletionProtectionEnabled"] is False
+    auto_delete = dev_synth.resources("Custom::S3AutoDeleteObjects")
+    emptied = {resource["Properties"]["BucketName"]["Ref"] for resource in auto_delete.values()}
+    assert bucket_id in emptied
+
+
+# --- ingest -------------------------------------------------------------------------------------------
+
+
+def queues(synth: Synth) -> tuple[str, dict[str, Any], str, dict[str, Any]]:
+    queue_id = synth.logical_id(synth.stack.ingest.queue)
+    dlq_id = synth.logical_id(synth.stack.ingest.dead_letter_queue)
+    resources = synth.template_json["Resources"]
+    return queue_id, resources[queue_id]["Properties"], dlq_id, resources[dlq_id]["Properties"]
+
+
+def test_queue_is_encrypted_sized_for_s3_events_and_redrives_to_the_dlq(default_synth: Synth) -> None:
+    _, queue, dlq_id, dlq = queues(default_synth)
+    _, indexer = function(default_synth, INDEXER_HANDLER)
+
+    assert queue["SqsManagedSseEnabled"] is True
+    assert dlq["SqsManagedSseEnabled"] is True
+    assert queue["VisibilityTimeout"] >= 6 * indexer["Timeout"]
+    assert queue["MaximumMessageSize"] >= 64 * 1024
+    assert queue["MessageRetentionPeriod"] == dlq["MessageRetentionPeriod"] == 14 * 24 * 3600
+    assert queue["RedrivePolicy"] == {"deadLetterTargetArn": get_att(dlq_id), "maxReceiveCount": 5}
+
+
+def test_both_queues_refuse_plain_http(default_synth: Synth) -> None:
+    queue_id, _, dlq_id, _ = queues(default_synth)
+
+    for logical_id in (queue_id, dlq_id):
+        default_synth.template.has_resource_properties(
+            "AWS::SQS::QueuePolicy",
+            {
+                "Queues": [{"Ref": logical_id}],
+                "PolicyDocument": {
+                    "Statement": Match.array_with(
+                        [
+                            Match.object_like(
+                                {
+                                    "Effect": "Deny",
+                                    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                                    "Resource": get_att(logical_id),
+                                }
+                            )
+                        ]
+                    )
+                },
+            },
+        )
+
+
+def test_bucket_sends_created_removed_and_lifecycle_events_to_the_queue(default_synth: Synth) -> None:
+    queue_id, _, _, _ = queues(default_synth)
+    bucket_id = default_synth.logical_id(default_synth.stack.storage.bucket)
+    (notifications,) = default_synth.resources("Custom::S3BucketNotifications").values()
+    props = notifications["Properties"]
+
+    assert props["BucketName"] == {"Ref": bucket_id}
+    configurations = props["NotificationConfiguration"]["QueueConfigurations"]
+    assert {event for c in configurations for event in c["Events"]} == {
+        "s3:ObjectCreated:*",
+        "s3:ObjectRemoved:*",
+        "s3:LifecycleExpiration:*",
+    }
+    assert all(c["QueueArn"] == get_att(queue_id) and "Filter" not in c for c in configurations)
+    assert "TopicConfigurations" not in props["NotificationConfiguration"]
+    # ...and the queue lets exactly this bucket send to it.
+    default_synth.template.has_resource_properties(
+        "AWS::SQS::QueuePolicy",
+        {
+            "Queues": [{"Ref": queue_id}],
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [
+                        Match.object_like(
+                            {
+                                "Effect": "Allow",
+                                "Principal": {"Service": "s3.amazonaws.com"},
+                                "Action": Match.array_with(["sqs:SendMessage"]),
+                                "Condition": {"ArnLike": {"aws:SourceArn": get_att(bucket_id)}},
+                            }
+                        )
+                    ]
+                )
+            },
+        },
+    )
+
+
+def test_indexer_drains_the_queue_with_partial_batch_responses(default_synth: Synth) -> None:
+    queue_id, _, _, _ = queues(default_synth)
+    indexer_id, _ = function(default_synth, INDEXER_HANDLER)
+    (mapping,) = default_synth.resources("AWS::Lambda::EventSourceMapping").values()
+
+    assert mapping["Properties"] == {
+        "EventSourceArn": get_att(queue_id),
+        "FunctionName": {"Ref": indexer_id},
+        "FunctionResponseTypes": ["ReportBatchItemFailures"],
+        "BatchSize": ingest.BATCH_SIZE,
+        "MaximumBatchingWindowInSeconds": ingest.MAX_BATCHING_WINDOW.to_seconds(),
+        "ScalingConfig": {"MaximumConcurrency": ingest.MAX_CONCURRENCY},
+    }
+    # SQS accepts batches above 10 only with a batching window.
+    assert ingest.BATCH_SIZE <= 10 or ingest.MAX_BATCHING_WINDOW.to_seconds() >= 1
+    assert 2 <= ingest.MAX_CONCURRENCY <= 1000
+
+
+# --- functions ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("handler", [INDEXER_HANDLER, SEARCH_HANDLER])
+def test_functions_are_python_arm64_traced_with_the_powertools_layer(
+    default_synth: Synth, handler: str
+) -> None:
+    _, props = function(default_synth, handler)
+
+    assert props["Runtime"] == "python3.11"
+    assert props["Architectures"] == ["arm64"]
+    assert props["TracingConfig"] == {"Mode": "Active"}
+    (layer,) = props["Layers"]
+    layer_arn = "".join(part if isinstance(part, str) else "{}" for part in layer["Fn::Join"][1])
+    assert layer_arn.endswith(f":017000801446:layer:{POWERTOOLS_LAYER_NAME}:27")
+    assert POWERTOOLS_LAYER_NAME == "AWSLambdaPowertoolsPythonV3-python311-arm64"
+    assert "LogGroup" in props["LoggingConfig"]
+
+
+def test_function_code_is_the_functions_directory_without_caches(default_synth: Synth) -> None:
+    _, indexer = function(default_synth, INDEXER_HANDLER)
+    _, search = function(default_synth, SEARCH_HANDLER)
+    asset_hash = indexer["Code"]["S3Key"].removesuffix(".zip")
+    asset_dir = default_synth.outdir / f"asset.{asset_hash}"
+
+    assert search["Code"]["S3Key"] == indexer["Code"]["S3Key"]
+    assert (asset_dir / "file_index" / "schema.py").is_file()
+    assert (asset_dir / "indexer" / "__init__.py").is_file()
+    assert (asset_dir / "search" / "__init__.py").is_file()
+    assert not list(asset_dir.rglob("__pycache__"))
+    assert not list(asset_dir.rglob("*.pyc"))
+
+
+def test_indexer_environment_is_the_contract(default_synth: Synth) -> None:
+    _, props = function(default_synth, INDEXER_HANDLER)
+    table_id = default_synth.logical_id(default_synth.stack.storage.table)
+
+    assert props["Environment"]["Variables"] == {
+        "TABLE_NAME": {"Ref": table_id},
+        "KEY_LAYOUT": "default",
+        "TOMBSTONE_TTL_DAYS": "30",
+        "POWERTOOLS_SERVICE_NAME": "indexer",
+        "POWERTOOLS_METRICS_NAMESPACE": "S3FileSearch",
+        "POWERTOOLS_LOG_LEVEL": "INFO",
+    }
+
+
+def test_search_environment_is_the_contract(default_synth: Synth) -> None:
+    _, props = function(default_synth, SEARCH_HANDLER)
+    storage = default_synth.stack.storage
+
+    assert props["Environment"]["Variables"] == {
+        "TABLE_NAME": {"Ref": default_synth.logical_id(storage.table)},
+        "BUCKET_NAME": {"Ref": default_synth.logical_id(storage.bucket)},
+        "CURSOR_SECRET_ARN": {"Ref": default_synth.logical_id(default_synth.stack.search_api.cursor_secret)},
+        "DOWNLOAD_URL_EXPIRY_SECONDS": str(search_api.DOWNLOAD_URL_EXPIRY_SECONDS),
+        "POWERTOOLS_SERVICE_NAME": "search",
+        "POWERTOOLS_METRICS_NAMESPACE": "S3FileSearch",
+        "POWERTOOLS_LOG_LEVEL": "INFO",
+    }
+
+
+def test_context_reaches_the_indexer_environment(dev_synth: Synth) -> None:
+    # The dev overrides change no indexer setting: the defaults of cdk.json flow through unchanged.
+    _, props = function(dev_synth, INDEXER_HANDLER)
+
+    assert props["Environment"]["Variables"]["KEY_LAYOUT"] == "default"
+    assert props["Environment"]["Variables"]["TOMBSTONE_TTL_DAYS"] == "30"
+
+
+def test_cursor_secret_is_a_generated_key(default_synth: Synth) -> None:
+    default_synth.template.has_resource_properties(
+        "AWS::SecretsManager::Secret",
+        {"GenerateSecretString": {"PasswordLength": 64, "ExcludePunctuation": True}},
+    )
+
+
+# --- permissions --------------------------------------------------------------------------------------
+
+
+def test_no_policy_allows_a_wildcard_action(any_synth: Synth) -> None:
+    for logical_id, policy in any_synth.resources("AWS::IAM::Policy").items():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            if statement["Effect"] == "Allow":
+                wildcards = [a for a in actions(statement) if "*" in a]
+                assert not wildcards, f"{logical_id} allows {wildcards}"
+
+
+def test_indexer_may_write_the_table_and_read_nothing(default_synth: Synth) -> None:
+    statements = role_statements(default_synth, INDEXER_HANDLER)
+    table_id = default_synth.logical_id(default_synth.stack.storage.table)
+
+    assert actions_of(statements, "dynamodb") == {
+        "dynamodb:BatchWriteItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:DescribeTable",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+    }
+    assert not actions_of(statements, "s3"), "enrichment is off: the indexer does not read the bucket"
+    assert not actions_of(statements, "secretsmanager")
+    dynamodb_resources = [s["Resource"] for s in statements if actions(s)[0].startswith("dynamodb:")]
+    assert all(get_att(table_id) in (r if isinstance(r, list) else [r]) for r in dynamodb_resources)
+    queue_id = default_synth.logical_id(default_synth.stack.ingest.queue)
+    assert actions_of(statements, "sqs") == {
+        "sqs:ChangeMessageVisibility",
+        "sqs:DeleteMessage",
+        "sqs:GetQueueAttributes",
+        "sqs:GetQueueUrl",
+        "sqs:ReceiveMessage",
+    }
+    assert all(s["Resource"] == get_att(queue_id) for s in statements if actions(s)[0].startswith("sqs:"))
+
+
+def test_search_may_read_the_table_presign_objects_and_read_its_secret(default_synth: Synth) -> None:
+    statements = role_statements(default_synth, SEARCH_HANDLER)
+    storage = default_synth.stack.storage
+    bucket_id = default_synth.logical_id(storage.bucket)
+    secret_id = default_synth.logical_id(default_synth.stack.search_api.cursor_secret)
+
+    dynamodb_actions = actions_of(statements, "dynamodb")
+    assert {"dynamodb:GetItem", "dynamodb:Query"} <= dynamodb_actions
+    assert not dynamodb_actions & {
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:BatchWriteItem",
+    }
+    s3_statements = [s for s in statements if actions(s)[0].startswith("s3:")]
+    assert s3_statements == [
+        {
+            "Action": ["s3:GetObject", "s3:GetObjectVersion"],
+            "Effect": "Allow",
+            "Resource": {"Fn::Join": ["", [get_att(bucket_id), "/*"]]},
+        }
+    ]
+    secret_statements = [s for s in statements if actions(s)[0].startswith("secretsmanager:")]
+    assert secret_statements == [
+        {
+            "Action": ["secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"],
+            "Effect": "Allow",
+            "Resource": {"Ref": secret_id},
+        }
+    ]
+    assert not actions_of(statements, "sqs")
+
+
+@pytest.mark.parametrize("handler", [INDEXER_HANDLER, SEARCH_HANDLER])
+def test_only_xray_uses_a_wildcard_resource(default_synth: Synth, handler: str) -> None:
+    for statement in role_statements(default_synth, handler):
+        if statement["Resource"] == "*":
+            assert set(actions(statement)) == {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+
+
+# --- search API ---------------------------------------------------------------------------------------
+
+
+def test_every_method_is_a_get_with_iam_authorization(default_synth: Synth) -> None:
+    methods = default_synth.resources("AWS::ApiGateway::Method").values()
+    search_id, _ = function(default_synth, SEARCH_HANDLER)
+
+    assert len(methods) == 2  # `/` and `/{proxy+}`
+    for method in methods:
+        props = method["Properties"]
+        assert props["HttpMethod"] == "GET"
+        assert props["AuthorizationType"] == "AWS_IAM"
+        assert props["Integration"]["Type"] == "AWS_PROXY"
+        assert get_att(search_id) in props["Integration"]["Uri"]["Fn::Join"][1]
+        assert "RequestValidatorId" in props
+    default_synth.template.has_resource_properties("AWS::ApiGateway::Resource", {"PathPart": "{proxy+}"})
+
+
+def test_dev_stack_may_open_the_api(dev_synth: Synth) -> None:
+    for method in dev_synth.resources("AWS::ApiGateway::Method").values():
+        assert method["Properties"]["AuthorizationType"] == "NONE"
+
+
+def test_stage_throttles_logs_traces_and_measures(default_synth: Synth) -> None:
+    access_logs_id = default_synth.logical_id(default_synth.stack.search_api.access_log_group)
+    (stage,) = default_synth.resources("AWS::ApiGateway::Stage").values()
+    props = stage["Properties"]
+
+    assert props["TracingEnabled"] is True
+    (settings,) = props["MethodSettings"]
+    assert settings["ThrottlingRateLimit"] == search_api.THROTTLING_RATE_LIMIT
+    assert settings["ThrottlingBurstLimit"] == search_api.THROTTLING_BURST_LIMIT
+    assert settings["MetricsEnabled"] is True
+    assert settings["LoggingLevel"] == "ERROR"
+    assert settings["DataTraceEnabled"] is False
+    assert {"Ref": access_logs_id} in props["AccessLogSetting"]["DestinationArn"]["Fn::Join"][1]
+    assert "$context.requestId" in props["AccessLogSetting"]["Format"]
+    # Logging needs the account's API Gateway CloudWatch role.
+    default_synth.template.resource_count_is("AWS::ApiGateway::Account", 1)
+
+
+def test_api_is_regional(default_synth: Synth) -> None:
+    default_synth.template.has_resource_properties(
+        "AWS::ApiGateway::RestApi", {"EndpointConfiguration": {"Types": ["REGIONAL"]}}
+    )
+
+
+def test_outputs_name_the_api_url_bucket_table_and_queues(default_synth: Synth) -> None:
+    outputs = default_synth.template_json["Outputs"]
+    storage, ingest_ = default_synth.stack.storage, default_synth.stack.ingest
+
+    assert set(outputs) == {"ApiUrl", "BucketName", "TableName", "QueueUrl", "DeadLetterQueueUrl"}
+    assert outputs["BucketName"]["Value"] == {"Ref": default_synth.logical_id(storage.bucket)}
+    assert outputs["TableName"]["Value"] == {"Ref": default_synth.logical_id(storage.table)}
+    assert outputs["QueueUrl"]["Value"] == {"Ref": default_synth.logical_id(ingest_.queue)}
+    assert outputs["DeadLetterQueueUrl"]["Value"] == {
+        "Ref": default_synth.logical_id(ingest_.dead_letter_queue)
+    }
+    url_parts = outputs["ApiUrl"]["Value"]["Fn::Join"][1]
+    assert url_parts[0] == "https://"
+    assert {"Ref": default_synth.logical_id(default_synth.stack.search_api.api)} in url_parts
+
+
+# --- alarms -------------------------------------------------------------------------------------------
+
+
+def alarm_dimensions(synth: Synth) -> dict[tuple[str, str], dict[str, Any]]:
+    alarms = synth.resources("AWS::CloudWatch::Alarm").values()
+    return {(a["Properties"]["Namespace"], a["Properties"]["MetricName"]): a["Properties"] for a in alarms}
+
+
+def test_day_one_alarms_watch_the_right_resources(default_synth: Synth) -> None:
+    alarms = alarm_dimensions(default_synth)
+    queue_id, _, dlq_id, _ = queues(default_synth)
+    indexer_id, _ = function(default_synth, INDEXER_HANDLER)
+
+    assert set(alarms) == {
+        ("AWS/SQS", "ApproximateNumberOfMessagesVisible"),
+        ("AWS/SQS", "ApproximateAgeOfOldestMessage"),
+        ("AWS/Lambda", "Errors"),
+        ("AWS/Lambda", "Throttles"),
+        ("AWS/ApiGateway", "5XXError"),
+    }
+    dlq = alarms[("AWS/SQS", "ApproximateNumberOfMessagesVisible")]
+    assert dlq["Dimensions"] == [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dlq_id, "QueueName"]}}]
+    assert (dlq["Threshold"], dlq["ComparisonOperator"]) == (0, "GreaterThanThreshold")
+    age = alarms[("AWS/SQS", "ApproximateAgeOfOldestMessage")]
+    assert age["Dimensions"] == [{"Name": "QueueName", "Value": {"Fn::GetAtt": [queue_id, "QueueName"]}}]
+    assert age["Threshold"] == 900
+    for metric in ("Errors", "Throttles"):
+        lambda_alarm = alarms[("AWS/Lambda", metric)]
+        assert lambda_alarm["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": indexer_id}}]
+        assert (lambda_alarm["Threshold"], lambda_alarm["Statistic"]) == (0, "Sum")
+    api_alarm = alarms[("AWS/ApiGateway", "5XXError")]
+    assert {d["Name"] for d in api_alarm["Dimensions"]} == {"ApiName"}
+    assert all("TreatMissingData" in a and a["TreatMissingData"] == "notBreaching" for a in alarms.values())
+
+
+def test_without_an_alarm_email_there_is_no_topic(default_synth: Synth) -> None:
+    default_synth.template.resource_count_is("AWS::SNS::Topic", 0)
+    for alarm in default_synth.resources("AWS::CloudWatch::Alarm").values():
+        assert "AlarmActions" not in alarm["Properties"]
+
+
+def test_an_alarm_email_subscribes_to_an_encrypted_ssl_only_topic(dev_synth: Synth) -> None:
+    (topic_id, topic), *_ = dev_synth.resources("AWS::SNS::Topic").items()
+    key_id = next(iter(dev_synth.resources("AWS::KMS::Key")))
+
+    assert topic["Properties"]["KmsMasterKeyId"] == get_att(key_id)
+    dev_synth.template.has_resource_properties(
+        "AWS::SNS::Subscription",
+        {"Protocol": "email", "Endpoint": "ops@example.com", "TopicArn": {"Ref": topic_id}},
+    )
+    dev_synth.template.has_resource_properties(
+        "AWS::SNS::TopicPolicy",
+        {
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [
+                        Match.object_like(
+                            {"Effect": "Deny", "Condition": {"Bool": {"aws:SecureTransport": "false"}}}
+                        )
+                    ]
+                )
+            }
+        },
+    )
+    dev_synth.template.has_resource_properties("AWS::KMS::Key", {"EnableKeyRotation": True})
+    alarms = dev_synth.resources("AWS::CloudWatch::Alarm").values()
+    assert len(alarms) == 5
+    for alarm in alarms:
+        assert alarm["Properties"]["AlarmActions"] == [{"Ref": topic_id}]
+        assert alarm["Properties"]["OKActions"] == [{"Ref": topic_id}]
