@@ -146,6 +146,9 @@ class SqsEventSourcePoller:
         # AWS long-polls for 20 s; a shorter wait keeps shutdown prompt and changes nothing else.
         self._wait_seconds = wait_seconds
         self._stopping = threading.Event()
+        self._enabled = threading.Event()
+        self._enabled.set()
+        self._polling = threading.Lock()  # held for each receive-invoke-settle round
         self._lock = threading.Lock()
         self._in_flight = 0
         self._thread = threading.Thread(target=self._run, name="sqs-event-source", daemon=True)
@@ -165,10 +168,24 @@ class SqsEventSourcePoller:
         if self._thread.is_alive():
             self._thread.join(timeout)
 
+    def disable(self) -> None:
+        """Stop receiving, as disabling the event source mapping does; returns once no batch is running."""
+        self._enabled.clear()
+        with self._polling:
+            pass
+
+    def enable(self) -> None:
+        self._enabled.set()
+
     def _run(self) -> None:
         while not self._stopping.is_set():
+            if not self._enabled.is_set():
+                self._stopping.wait(0.05)
+                continue
             try:
-                self.poll_once()
+                with self._polling:
+                    if self._enabled.is_set():
+                        self.poll_once()
             except Exception:  # a broken poll (e.g. the queue endpoint went away) must not kill the poller
                 logger.exception("polling %s failed; retrying", self._queue_url)
                 self._stopping.wait(1.0)

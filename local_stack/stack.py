@@ -253,6 +253,16 @@ class LocalFileSearch:
             time.sleep(0.05)
 
     @contextlib.contextmanager
+    def event_source_disabled(self) -> Iterator[None]:
+        """Let messages pile up in the queue inside the block, as a disabled event source mapping does."""
+        assert self._poller is not None, "start() first"
+        self._poller.disable()
+        try:
+            yield
+        finally:
+            self._poller.enable()
+
+    @contextlib.contextmanager
     def s3_event_clock(self, start: dt.datetime) -> Iterator[None]:
         """Stamp the S3 events of requests made inside the block as if the clock read `start` on entry.
 

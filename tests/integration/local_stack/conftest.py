@@ -1,0 +1,117 @@
+"""Fixtures of the local stack tests: an in-process stack, and `python -m local_stack.serve` as a process.
+
+The in-process stack is function-scoped because the shared autouse fixture resets the AWS environment
+variables for every test, and the stack's handlers read theirs at cold start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from local_stack.stack import LocalFileSearch
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+READY_TIMEOUT_S = 60.0
+# Short enough that a failing message reaches the dead-letter queue within seconds.
+VISIBILITY_TIMEOUT_S = 1
+MAX_RECEIVE_COUNT = 3
+
+
+@pytest.fixture
+def local_stack() -> Iterator[LocalFileSearch]:
+    with LocalFileSearch(
+        aws_port=0,
+        api_port=0,
+        visibility_timeout=VISIBILITY_TIMEOUT_S,
+        max_receive_count=MAX_RECEIVE_COUNT,
+        log_level="WARNING",
+    ) as stack:
+        stack.wait_until_indexed()  # the s3:TestEvent sent when the notifications were configured
+        yield stack
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class ServeProcess:
+    """`python -m local_stack.serve` with its stdout read line by line and its stderr kept in a file."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        # A file, not a pipe: serve logs freely to stderr and nothing has to drain it while a test waits.
+        self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "local_stack.serve"],
+            cwd=REPO_ROOT,
+            env={**os.environ, **env},
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+        )
+        assert self.process.stdout is not None
+        self._stdout = self.process.stdout
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._stdout, selectors.EVENT_READ)
+
+    def read_line(self, timeout: float) -> str | None:
+        """The next stdout line, or None at end of output; fails after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._selector.select(timeout=0.2):
+                line = self._stdout.readline()
+                return line.decode() if line else None
+        pytest.fail(f"no output from serve within {timeout:.0f} s; stderr:\n{self.stderr()}")
+
+    def wait_ready(self) -> dict[str, Any]:
+        line = self.read_line(READY_TIMEOUT_S)
+        if line is None:
+            pytest.fail(f"serve exited ({self.process.wait(10)}) before READY; stderr:\n{self.stderr()}")
+        assert line.startswith("READY "), f"first stdout line is not READY: {line!r}"
+        ready: dict[str, Any] = json.loads(line.removeprefix("READY "))
+        return ready
+
+    def stop(self, signum: int = signal.SIGTERM, timeout: float = 30.0) -> tuple[int, str]:
+        """Send `signum`, wait for the exit; returns the exit status and the rest of stdout."""
+        self.process.send_signal(signum)
+        status = self.process.wait(timeout)  # stdout holds at most the READY line: no pipe can fill up
+        return status, self._stdout.read().decode()
+
+    def stderr(self) -> str:
+        self._stderr.seek(0)
+        return self._stderr.read().decode(errors="replace")
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+        self._selector.close()
+        self._stdout.close()
+        self._stderr.close()
+
+
+@pytest.fixture
+def start_serve() -> Iterator[Any]:
+    started: list[ServeProcess] = []
+
+    def start(**env: str) -> ServeProcess:
+        serve = ServeProcess(env)
+        started.append(serve)
+        return serve
+
+    yield start
+    for serve in started:
+        serve.close()

@@ -1,0 +1,85 @@
+"""`python -m local_stack.serve` as a black box: READY, upload through its S3, find through its API, stop."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import boto3
+import pytest
+
+from tests.integration.local_stack.conftest import free_port
+
+READY_KEYS = {"apiUrl", "awsEndpoint", "bucket", "queueUrl", "dlqUrl", "table", "region"}
+
+
+def get_json(url: str) -> tuple[int, Any]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 (the local stack)
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
+
+
+def test_serve_indexes_an_upload_and_finds_it_over_http(start_serve):
+    api_port, aws_port = free_port(), free_port()
+    serve = start_serve(API_PORT=str(api_port), AWS_PORT=str(aws_port))
+    ready = serve.wait_ready()
+
+    assert ready.keys() >= READY_KEYS
+    assert urlsplit(ready["apiUrl"])[1] == f"127.0.0.1:{api_port}"
+    assert urlsplit(ready["awsEndpoint"])[1] == f"127.0.0.1:{aws_port}"
+    s3 = boto3.client("s3", endpoint_url=ready["awsEndpoint"], region_name=ready["region"])
+    key = "USER042/black box/report 1.txt"
+    s3.put_object(Bucket=ready["bucket"], Key=key, Body=b"found through the API")
+
+    deadline = time.monotonic() + 30
+    while (answer := get_json(f"{ready['apiUrl']}/files/{quote(key, safe='')}"))[0] == 404:
+        assert time.monotonic() < deadline, "the upload was not indexed within 30 s"
+        time.sleep(0.1)
+    status, item = answer
+    assert status == 200
+    assert item["objectKey"] == key
+    assert item["bucketName"] == ready["bucket"]
+    assert item["uploadUser"] == "USER042"
+    assert item["size"] == len(b"found through the API")
+    assert get_json(f"{ready['apiUrl']}/files?user=USER042")[1]["items"] == [item]
+
+    exit_status, rest_of_stdout = serve.stop(signal.SIGTERM)
+    assert exit_status == 0, serve.stderr()
+    assert rest_of_stdout == "", "READY must be the only line on stdout"
+
+
+def test_serve_stops_cleanly_on_sigint(start_serve):
+    serve = start_serve(API_PORT="0", AWS_PORT="0")
+    serve.wait_ready()
+    exit_status, _ = serve.stop(signal.SIGINT)
+    assert exit_status == 0, serve.stderr()
+
+
+@pytest.mark.parametrize("variable", ["AWS_PORT", "API_PORT"])
+def test_serve_fails_clearly_when_a_port_is_taken(start_serve, variable):
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        other = "API_PORT" if variable == "AWS_PORT" else "AWS_PORT"
+        serve = start_serve(**{variable: str(port), other: "0"})
+        exit_status = serve.process.wait(60)
+        assert serve.read_line(5) is None, "serve must not claim READY"
+
+    assert exit_status != 0
+    message = serve.stderr()
+    assert f"port {port} on 127.0.0.1 is already in use" in message
+    assert f"{variable}=0" in message
+    assert "Traceback" not in message
+
+
+def test_serve_rejects_a_port_that_is_not_a_number(start_serve):
+    serve = start_serve(API_PORT="eighty", AWS_PORT="0")
+    assert serve.process.wait(60) == 2
+    assert "API_PORT='eighty' is not a port number" in serve.stderr()
