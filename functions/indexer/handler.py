@@ -11,6 +11,7 @@ FailedRecords (records not written, malformed messages counted once) and IndexLa
 from __future__ import annotations
 
 import functools
+import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,8 @@ from file_index.writer import DynamoDBClient, Outcome, apply_event, dynamodb_cli
 from indexer.batch import Message, MessageReport, index_batch
 from indexer.config import IndexerConfig
 from indexer.events import ObjectEvent
+
+DEFAULT_METRICS_NAMESPACE = "S3FileSearch"
 
 logger = Logger()
 metrics = Metrics()
@@ -54,6 +57,7 @@ class Runtime:
 def cold_start() -> Runtime:
     """Configuration, client and thread pool, once per process; `cold_start.cache_clear()` starts afresh."""
     config = IndexerConfig.from_env()
+    _observability_from_env()
     return Runtime(
         config=config,
         dynamodb=dynamodb_client(
@@ -61,6 +65,22 @@ def cold_start() -> Runtime:
         ),
         executor=ThreadPoolExecutor(max_workers=config.write_concurrency, thread_name_prefix="index-write"),
     )
+
+
+def _observability_from_env() -> None:
+    # Logger and Metrics read POWERTOOLS_* when this module is imported, which may be before the
+    # environment is set (tests, the local stack); read them again now. Without a namespace, Powertools
+    # would fail every invocation after its writes, so a missing one falls back to the product's.
+    metrics.namespace = (
+        os.getenv("POWERTOOLS_METRICS_NAMESPACE") or metrics.namespace or DEFAULT_METRICS_NAMESPACE
+    )
+    service = os.getenv("POWERTOOLS_SERVICE_NAME")
+    if service:
+        metrics.service = service
+        logger.append_keys(service=service)
+    level = os.getenv("POWERTOOLS_LOG_LEVEL")
+    if level:
+        logger.setLevel(level.upper())
 
 
 @metrics.log_metrics(raise_on_empty_metrics=False)
