@@ -21,6 +21,7 @@ from file_index import schema
 from local_stack.api_gateway import to_rest_event
 from search import handler
 
+REGION = "us-east-1"
 BUCKET = "fileupload.a"
 CURSOR_KEY = "cursor-signing-key-for-tests"
 
@@ -89,30 +90,48 @@ class SearchApi:
         )
 
 
-@pytest.fixture
-def aws() -> Iterator[None]:
+@dataclass(frozen=True)
+class MotoStack:
+    env: dict[str, str]
+    table: Any
+    s3: Any
+
+
+@pytest.fixture(scope="module")
+def moto_stack() -> Iterator[MotoStack]:
+    """Table, bucket and secret on moto, made once per module: client creation dominates test time."""
     with mock_aws():
-        yield
+        dynamodb = boto3.resource("dynamodb", region_name=REGION)
+        dynamodb.create_table(**schema.create_table_request())
+        s3 = boto3.client("s3", region_name=REGION)
+        s3.create_bucket(Bucket=BUCKET)
+        secrets = boto3.client("secretsmanager", region_name=REGION)
+        secret = secrets.create_secret(Name="cursor-key", SecretString=CURSOR_KEY)
+        env = {"TABLE_NAME": schema.TABLE_NAME, "BUCKET_NAME": BUCKET, "CURSOR_SECRET_ARN": secret["ARN"]}
+        handler.file_search.cache_clear()
+        yield MotoStack(env=env, table=dynamodb.Table(schema.TABLE_NAME), s3=s3)
+        handler.file_search.cache_clear()
 
 
 @pytest.fixture
-def search_env(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
-    """Table, bucket and secret on moto, the handler's environment set, its cold-start state fresh."""
-    boto3.client("dynamodb").create_table(**schema.create_table_request())
-    boto3.client("s3").create_bucket(Bucket=BUCKET)
-    secret = boto3.client("secretsmanager").create_secret(Name="cursor-key", SecretString=CURSOR_KEY)
-    env = {"TABLE_NAME": schema.TABLE_NAME, "BUCKET_NAME": BUCKET, "CURSOR_SECRET_ARN": secret["ARN"]}
-    for name, value in env.items():
+def search_env(moto_stack: MotoStack, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The handler's environment, and an empty table.
+
+    The handler's cold-start state is kept between tests of a module (same table, bucket and secret);
+    a test that changes the environment clears it with `handler.file_search.cache_clear()`.
+    """
+    for name, value in moto_stack.env.items():
         monkeypatch.setenv(name, value)
-    handler.file_search.cache_clear()
-    yield env
-    handler.file_search.cache_clear()
+    monkeypatch.delenv("DOWNLOAD_URL_EXPIRY_SECONDS", raising=False)
+    with moto_stack.table.batch_writer() as batch:
+        for page in moto_stack.table.meta.client.get_paginator("scan").paginate(
+            TableName=schema.TABLE_NAME, ProjectionExpression=schema.OBJECT_KEY
+        ):
+            for item in page["Items"]:
+                batch.delete_item(Key={schema.OBJECT_KEY: item[schema.OBJECT_KEY]})
+    return moto_stack.env
 
 
 @pytest.fixture
-def api(search_env: dict[str, str], lambda_context: Any) -> SearchApi:
-    return SearchApi(
-        table=boto3.resource("dynamodb").Table(schema.TABLE_NAME),
-        s3=boto3.client("s3"),
-        lambda_context=lambda_context,
-    )
+def api(moto_stack: MotoStack, search_env: dict[str, str], lambda_context: Any) -> SearchApi:
+    return SearchApi(table=moto_stack.table, s3=moto_stack.s3, lambda_context=lambda_context)

@@ -1,0 +1,201 @@
+"""Paging with cursors: every item exactly once across pages; a cursor works only for its own query."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from urllib.parse import quote
+
+import pytest
+
+from file_index.reader import BucketQuery
+from search.cursor import fingerprint
+from tests.integration.search.conftest import BUCKET, CURSOR_KEY, SearchApi
+
+ITEMS = 60
+
+
+def _fill(api: SearchApi) -> None:
+    with api.table.batch_writer() as batch:
+        for n in range(ITEMS):
+            # Many items share a sort key value (same second, same size): paging must still be exact.
+            item = {
+                "objectKey": f"USER001/file-{n:03d}.txt",
+                "bucketName": BUCKET,
+                "fileId": f"file-{n:03d}.txt",
+                "size": n % 7,
+                "uploadUser": "USER001",
+                "uploadDate": f"2017-08-20T09:15:{n % 5:02d}.000Z",
+                "sequencer": f"{n:018X}",
+                "orderKey": f"{n:018X}",
+            }
+            batch.put_item(Item=item)
+
+
+def _all_pages(api: SearchApi, path: str) -> tuple[list[dict], int]:
+    items: list[dict] = []
+    pages = 0
+    cursor = None
+    while True:
+        response = api.get(path + (f"&cursor={quote(cursor)}" if cursor else ""))
+        assert response.status == 200, response.body
+        pages += 1
+        items.extend(response.json["items"])
+        cursor = response.json["nextCursor"]
+        if cursor is None:
+            return items, pages
+        assert pages <= ITEMS + 1, "paging does not end"
+
+
+@pytest.mark.parametrize(
+    ("path", "sort_key", "descending"),
+    [
+        ("/files?user=USER001&limit=7", "uploadDate", False),
+        ("/files?user=USER001&limit=7&order=desc", "uploadDate", True),
+        ("/files?user=USER001&date=2017-08-20&limit=1", "uploadDate", False),
+        (f"/files?bucket={BUCKET}&limit=9", "size", True),
+        (f"/files?bucket={BUCKET}&limit=9&order=asc", "size", False),
+        (f"/files?bucket={BUCKET}&limit=10&minSize=0&maxSize=6", "size", True),
+    ],
+)
+def test_paging_returns_every_item_exactly_once_in_order(
+    api: SearchApi, path: str, sort_key: str, descending: bool
+) -> None:
+    _fill(api)
+    one_page = api.get(path.split("&limit=")[0] + "&limit=1000").json
+
+    items, pages = _all_pages(api, path)
+
+    limit = int(path.split("limit=")[1].split("&")[0])
+    assert len(items) == ITEMS
+    assert len({item["objectKey"] for item in items}) == ITEMS
+    # DynamoDB leaves the order of equal sort keys open, so compare sets, and the sort key's order.
+    assert {item["objectKey"] for item in items} == {item["objectKey"] for item in one_page["items"]}
+    values = [item[sort_key] for item in items]
+    assert values == sorted(values, reverse=descending)
+    assert pages in (-(-ITEMS // limit), -(-ITEMS // limit) + 1)  # a last, empty page is allowed
+    assert one_page["nextCursor"] is None
+
+
+def test_default_limit_is_100(api: SearchApi) -> None:
+    with api.table.batch_writer() as batch:
+        for n in range(101):
+            batch.put_item(
+                Item={"objectKey": f"K{n:03d}", "bucketName": BUCKET, "size": n, "uploadUser": "U"}
+                | {"uploadDate": "2017-08-20T09:15:02.113Z"}
+            )
+    first = api.get(f"/files?bucket={BUCKET}").json
+    assert len(first["items"]) == 100
+    second = api.get(f"/files?bucket={BUCKET}&cursor={quote(first['nextCursor'])}").json
+    assert [item["size"] for item in second["items"]] == [0]
+    assert second["nextCursor"] is None
+
+
+def test_a_cursor_works_with_another_limit(api: SearchApi) -> None:
+    _fill(api)
+    first = api.get("/files?user=USER001&limit=5").json
+    rest = api.get(f"/files?user=USER001&limit=1000&cursor={quote(first['nextCursor'])}")
+    assert rest.status == 200
+    assert len(first["items"]) + len(rest.json["items"]) == ITEMS
+
+
+def _cursor(api: SearchApi, path: str) -> str:
+    _fill(api)
+    cursor = api.get(path).json["nextCursor"]
+    assert cursor
+    return cursor
+
+
+@pytest.mark.parametrize(
+    "other_query",
+    [
+        "/files?user=USER002&limit=5",
+        "/files?user=USER001&limit=5&order=desc",
+        "/files?user=USER001&limit=5&date=2017-08-20",
+        "/files?user=USER001&limit=5&from=2017-08-20",
+        "/files?user=USER001&limit=5&to=2017-08-21",
+        f"/files?bucket={BUCKET}&limit=5",
+    ],
+)
+def test_a_cursor_replayed_against_another_query_is_400(api: SearchApi, other_query: str) -> None:
+    cursor = _cursor(api, "/files?user=USER001&limit=5")
+    response = api.get(f"{other_query}&cursor={quote(cursor)}")
+    assert response.status == 400
+    assert "cursor is not valid for this query" in response.json["message"]
+
+
+def _flip(text: str, position: int) -> str:
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    replacement = alphabet[(alphabet.index(text[position]) + 1) % len(alphabet)]
+    return text[:position] + replacement + text[position + 1 :]
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda c: _flip(c, 10),  # payload changed
+        lambda c: _flip(c, len(c) - 3),  # signature changed
+        lambda c: c[:-4],  # truncated
+        lambda c: c.replace(".", ""),  # no signature
+        lambda c: c + ".x",  # extra part
+        lambda c: "not a cursor",
+        lambda c: "é.é",
+        lambda c: "",
+        lambda c: "." * 10,
+        lambda c: base64.urlsafe_b64encode(b'{"v":1}').decode() + "." + c.split(".")[1],
+    ],
+)
+def test_a_tampered_or_corrupted_cursor_is_400(api: SearchApi, tamper) -> None:
+    path = f"/files?bucket={BUCKET}&limit=5"
+    cursor = _cursor(api, path)
+    response = api.get(f"{path}&cursor={quote(tamper(cursor))}")
+    assert response.status == 400
+    assert "cursor" in response.json["message"]
+
+
+def _sign(payload: dict) -> str:
+    raw = json.dumps(payload).encode()
+    signature = hmac.new(CURSOR_KEY.encode(), raw, hashlib.sha256).digest()
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    return f"{b64(raw)}.{b64(signature)}"
+
+
+@pytest.mark.parametrize(
+    "start_key",
+    [
+        # Another bucket's partition: a signed cursor still cannot leave its query.
+        {"objectKey": {"S": "x"}, "bucketName": {"S": "fileupload.b"}, "size": {"N": "3"}},
+        # Outside the size range of the query.
+        {"objectKey": {"S": "x"}, "bucketName": {"S": BUCKET}, "size": {"N": "1000"}},
+        # The table's key only, or keys of the other index.
+        {"objectKey": {"S": "x"}},
+        {"objectKey": {"S": "x"}, "uploadUser": {"S": "USER001"}, "uploadDate": {"S": "2017"}},
+        # Wrong types and malformed values.
+        {"objectKey": {"S": "x"}, "bucketName": {"S": BUCKET}, "size": {"S": "3"}},
+        {"objectKey": {"S": "x"}, "bucketName": {"S": BUCKET}, "size": {"N": "NaN"}},
+        {"objectKey": {"S": "x"}, "bucketName": {"S": BUCKET}, "size": {"N": "zz"}},
+        {"objectKey": {"N": "1"}, "bucketName": {"S": BUCKET}, "size": {"N": "3"}},
+        {"objectKey": "x", "bucketName": BUCKET, "size": 3},
+    ],
+)
+def test_a_signed_cursor_outside_its_query_is_400(api: SearchApi, start_key: dict) -> None:
+    query = BucketQuery(bucket=BUCKET, min_size=0, max_size=6)
+    cursor = _sign({"v": 1, "q": fingerprint(query), "k": start_key})
+    response = api.get(f"/files?bucket={BUCKET}&minSize=0&maxSize=6&cursor={quote(cursor)}")
+    assert response.status == 400, response.body
+    assert "cursor is not valid for this query" in response.json["message"]
+
+
+def test_a_cursor_signed_with_another_key_is_400(api: SearchApi) -> None:
+    query = BucketQuery(bucket=BUCKET)
+    start = {"objectKey": {"S": "x"}, "bucketName": {"S": BUCKET}, "size": {"N": "3"}}
+    genuine = _sign({"v": 1, "q": fingerprint(query), "k": start})
+    assert api.get(f"/files?bucket={BUCKET}&cursor={quote(genuine)}").status == 200
+    payload = genuine.split(".")[0]
+    forged = payload + "." + base64.urlsafe_b64encode(b"\0" * 32).rstrip(b"=").decode()
+    assert api.get(f"/files?bucket={BUCKET}&cursor={quote(forged)}").status == 400
