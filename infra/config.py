@@ -15,13 +15,15 @@ from typing import Any, TypeVar
 from aws_cdk import RemovalPolicy
 
 from file_index import schema
+from indexer.key_layout import DEFAULT_LAYOUT, InvalidKeyLayoutError, KeyLayout
 
-# The public Powertools layer version the functions run with. Version 27 of
-# AWSLambdaPowertoolsPythonV3-python311-arm64 is a published Powertools 3.x release; override it with the
-# `powertoolsLayerVersion` context key to follow newer releases without a code change.
+# The public Powertools layer version the functions run with: version 27 of
+# AWSLambdaPowertoolsPythonV3-python311-arm64 is Powertools 3.23.0 (the number counts layer releases, it
+# is not the package version). Set the `powertoolsLayerVersion` context key to the layer of the
+# Powertools pinned in requirements.txt before a deployment that needs a newer feature.
 DEFAULT_POWERTOOLS_LAYER_VERSION = 27
 DEFAULT_TOMBSTONE_TTL_DAYS = 30
-DEFAULT_KEY_LAYOUT = "default"
+DEFAULT_KEY_LAYOUT = DEFAULT_LAYOUT
 
 # Loose on purpose: SNS confirms the address by mail, this only catches obvious typos at synth.
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -154,19 +156,12 @@ def _alarm_email(key: str, value: Any) -> str:
 
 
 def _key_layout(key: str, value: Any) -> str:
-    """`default`, or a Python regex with the named groups the indexer reads: `user` and `file`."""
+    """Accept exactly what the indexer accepts at cold start, so a layout it would reject never deploys."""
     allowed = "'default' or a Python regex with named groups (?P<user>...) and (?P<file>...)"
     if not isinstance(value, str):
         raise ConfigError(f"context {key}={value!r} is invalid; allowed: {allowed}")
-    if value == DEFAULT_KEY_LAYOUT:
-        return value
     try:
-        pattern = re.compile(value)
-    except re.error as error:
-        raise ConfigError(f"context {key}={value!r} is not a regex ({error}); allowed: {allowed}") from None
-    missing = {"user", "file"} - set(pattern.groupindex)
-    if missing:
-        raise ConfigError(
-            f"context {key}={value!r} lacks the group(s) {', '.join(sorted(missing))}; allowed: {allowed}"
-        )
+        KeyLayout.parse(value)
+    except InvalidKeyLayoutError as error:
+        raise ConfigError(f"context {key}={value!r} is invalid ({error}); allowed: {allowed}") from None
     return value

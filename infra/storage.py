@@ -65,6 +65,7 @@ class Storage(Construct):
             ),
             # Tombstones carry an expiry: DynamoDB TTL removes them at no write cost.
             time_to_live_attribute=schema.TTL_ATTRIBUTE,
+            # The AWS-managed key (not the invisible AWS-owned one) puts every use of it in CloudTrail.
             encryption=dynamodb.TableEncryption.AWS_MANAGED,
             # A retained table also refuses a delete from the console or an SDK call.
             deletion_protection=not destroy,

@@ -109,7 +109,7 @@ def test_a_bad_value_names_its_key_and_the_allowed_values(key: str, value: Any, 
 
 
 def test_a_key_layout_without_the_file_group_says_which_group_is_missing() -> None:
-    with pytest.raises(ConfigError, match=re.escape("lacks the group(s) file")):
+    with pytest.raises(ConfigError, match=re.escape("missing ['file']")):
         StackConfig.from_mapping({"keyLayout": r"(?P<user>[^_]+)_.+"})
 
 
