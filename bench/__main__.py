@@ -64,8 +64,8 @@ QUICK = Settings(
     batch_sizes=(10, 100),
     latency_repeats=1,
     cold_start_runs=2,
-    table_sizes=(200, 1_000),
-    s3_list_max=1_000,
+    table_sizes=(100, 500),
+    s3_list_max=500,
     uploads=10,
     throughput_records=300,
 )
@@ -84,14 +84,16 @@ def parse_args(argv: list[str]) -> tuple[Settings, list[str]]:
     parser.add_argument("--s3-list-max", type=int, help="largest bucket uploaded to moto S3 (measure 4)")
     parser.add_argument("--uploads", type=int, help="uploads timed for freshness (measure 5)")
     parser.add_argument("--records", type=int, help="records processed for CPU throughput (measure 6)")
+    parser.add_argument("--repeats", type=int, help="runs per batch size, median taken (measure 2)")
+    parser.add_argument("--cold-start-runs", type=int, help="fresh interpreters per module (measure 3)")
     args = parser.parse_args(argv)
     base = QUICK if args.quick else FULL
     settings = Settings(
         stream_keys=args.keys or base.stream_keys,
         latency_ms=base.latency_ms if args.latency_ms is None else args.latency_ms,
         batch_sizes=base.batch_sizes,
-        latency_repeats=base.latency_repeats,
-        cold_start_runs=base.cold_start_runs,
+        latency_repeats=args.repeats or base.latency_repeats,
+        cold_start_runs=args.cold_start_runs or base.cold_start_runs,
         table_sizes=tuple(int(size) for size in args.sizes.split(",")) if args.sizes else base.table_sizes,
         s3_list_max=base.s3_list_max if args.s3_list_max is None else args.s3_list_max,
         uploads=args.uploads or base.uploads,

@@ -40,8 +40,9 @@ def import_seconds(module: str) -> float:
 
 def median_import_seconds(modules: Sequence[str], runs: int) -> dict[str, float]:
     samples: dict[str, list[float]] = {module: [] for module in modules}
-    for module in modules:  # one unmeasured run compiles the bytecode
-        import_seconds(module)
+    if runs > 1:  # one unmeasured run compiles any stale bytecode; a smoke run skips it
+        for module in modules:
+            import_seconds(module)
     for _ in range(runs):
         for module in modules:
             samples[module].append(import_seconds(module))

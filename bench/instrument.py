@@ -32,7 +32,7 @@ _lock = threading.Lock()
 _logs: list[CallLog] = []
 _latency_seconds = 0.0
 _instant_dynamodb = False
-_installed = False
+_original_create_client: Any = None
 
 
 @dataclass
@@ -54,11 +54,11 @@ class CallLog:
 
 def install() -> None:
     """Attach the hooks to every botocore client created from now on (idempotent)."""
-    global _installed
+    global _original_create_client
     with _lock:
-        if _installed:
+        if _original_create_client is not None:
             return
-        original = botocore.session.Session.create_client
+        original = _original_create_client = botocore.session.Session.create_client
 
         def create_client(self: botocore.session.Session, *args: Any, **kwargs: Any) -> Any:
             client = original(self, *args, **kwargs)
@@ -69,7 +69,15 @@ def install() -> None:
             return client
 
         botocore.session.Session.create_client = create_client
-        _installed = True
+
+
+def uninstall() -> None:
+    """Give botocore its own client factory back; clients created meanwhile keep their (idle) hooks."""
+    global _original_create_client
+    with _lock:
+        if _original_create_client is not None:
+            botocore.session.Session.create_client = _original_create_client
+            _original_create_client = None
 
 
 @contextmanager
