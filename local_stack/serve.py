@@ -1,6 +1,8 @@
 """`python -m local_stack.serve` (`make serve`): the local stack in the foreground.
 
 Binds 127.0.0.1 only, on `API_PORT` (default 8000) and `AWS_PORT` (default 5000; 0 picks a free port).
+`KEY_LAYOUT`, `TOMBSTONE_TTL_DAYS`, `DOWNLOAD_URL_EXPIRY_SECONDS` and `POWERTOOLS_LOG_LEVEL` reach the
+handlers as they would in Lambda.
 Once everything answers it prints exactly one line to stdout, `READY {json}`, naming the API URL, the AWS
 endpoint, the bucket, the queues, the table and the region; everything else (its own progress and the
 handlers' logs) goes to stderr, so a script can read stdout without filtering. SIGINT or SIGTERM stops it
@@ -70,7 +72,13 @@ def main() -> int:
     signal.signal(signal.SIGTERM, request_stop)
 
     try:
-        stack = LocalFileSearch(aws_port=aws_port, api_port=api_port).start()
+        stack = LocalFileSearch(
+            aws_port=aws_port,
+            api_port=api_port,
+            # The handlers' own settings pass through, as a deployer would set them on the functions.
+            key_layout=os.environ.get("KEY_LAYOUT", "default"),
+            log_level=os.environ.get("POWERTOOLS_LOG_LEVEL", "INFO"),
+        ).start()
     except PortUnavailableError as error:
         variable = "AWS_PORT" if error.role == "AWS" else "API_PORT"
         print(

@@ -5,7 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
+from local_stack import demo
 from tests.integration.local_stack.conftest import REPO_ROOT
+
+FILE1, FILE2, FILE3 = demo.SAMPLES[:3]
 
 
 def test_the_demo_verifies_the_four_searches_and_exits_0():
@@ -29,3 +34,35 @@ def test_the_demo_verifies_the_four_searches_and_exits_0():
     assert "GET /files/USER001_FILE003.txt -> 404" in result.stdout
     assert "identical to what was uploaded" in result.stdout
     assert "Demo passed" in result.stdout
+
+
+def item_of(sample: demo.SampleFile, **changes: object) -> dict[str, object]:
+    item: dict[str, object] = {
+        "objectKey": sample.key,
+        "bucketName": "fileupload.a",
+        "uploadUser": sample.user,
+        "fileId": sample.file_id,
+        "size": sample.size,
+        "uploadDate": f"{sample.day:%Y-%m-%d}T09:15:00.123Z",
+    }
+    return {**item, **changes}
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        pytest.param([item_of(FILE2), item_of(FILE1)], id="wrong order"),
+        pytest.param([item_of(FILE1)], id="missing item"),
+        pytest.param([item_of(FILE1), item_of(FILE2), item_of(FILE3)], id="deleted file listed"),
+        pytest.param([item_of(FILE1), item_of(FILE2, size=1)], id="wrong size"),
+        pytest.param([item_of(FILE1, uploadUser="USER002"), item_of(FILE2)], id="wrong user"),
+        pytest.param([item_of(FILE1), item_of(FILE2, uploadDate="2017-08-21T00:00:00.000Z")], id="wrong day"),
+    ],
+)
+def test_the_demo_rejects_an_answer_that_differs_from_the_uploads(answer):
+    with pytest.raises(demo.DemoCheckFailed):
+        demo.expect_items("user and day", answer, [FILE1, FILE2], "fileupload.a")
+
+
+def test_the_demo_accepts_the_right_answer():
+    demo.expect_items("user and day", [item_of(FILE1), item_of(FILE2)], [FILE1, FILE2], "fileupload.a")
