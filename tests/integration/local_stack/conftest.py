@@ -31,7 +31,7 @@ MAX_RECEIVE_COUNT = 3
 
 
 @pytest.fixture
-def local_stack() -> Iterator[LocalFileSearch]:
+def running_stack() -> Iterator[LocalFileSearch]:
     with LocalFileSearch(
         aws_port=0,
         api_port=0,

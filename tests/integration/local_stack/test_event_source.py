@@ -65,8 +65,8 @@ def visible_and_in_flight(sqs: Any, url: str) -> int:
     return sum(int(value) for value in attributes.values())
 
 
-def test_the_function_gets_the_event_lambda_builds(local_stack):
-    sqs, url, arn = make_queue(local_stack, "shape")
+def test_the_function_gets_the_event_lambda_builds(running_stack):
+    sqs, url, arn = make_queue(running_stack, "shape")
     sqs.send_message(
         QueueUrl=url,
         MessageBody='{"hello": "world"}',
@@ -104,8 +104,8 @@ def test_the_function_gets_the_event_lambda_builds(local_stack):
     assert visible_and_in_flight(sqs, url) == 0
 
 
-def test_a_raising_function_leaves_the_whole_batch_for_redelivery(local_stack):
-    sqs, url, arn = make_queue(local_stack, "raising")
+def test_a_raising_function_leaves_the_whole_batch_for_redelivery(running_stack):
+    sqs, url, arn = make_queue(running_stack, "raising")
     sqs.send_message_batch(
         QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": f"message {i}"} for i in range(3)]
     )
@@ -130,8 +130,8 @@ def test_a_raising_function_leaves_the_whole_batch_for_redelivery(local_stack):
     assert {r["attributes"]["ApproximateReceiveCount"] for r in redelivered} == {"2"}
 
 
-def test_reported_failures_stay_and_the_rest_is_deleted(local_stack):
-    sqs, url, arn = make_queue(local_stack, "partial")
+def test_reported_failures_stay_and_the_rest_is_deleted(running_stack):
+    sqs, url, arn = make_queue(running_stack, "partial")
     sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": f"m{i}"} for i in range(4)])
 
     def fail_m1(event: dict[str, Any]) -> dict[str, Any]:
@@ -179,26 +179,26 @@ def get_status(url: str) -> int:
         return error.code
 
 
-def test_a_malformed_message_ends_in_the_dlq_and_its_batch_is_indexed(local_stack, caplog):
+def test_a_malformed_message_ends_in_the_dlq_and_its_batch_is_indexed(running_stack, caplog):
     """The real indexer behind the poller: one bad message never costs the good ones of its batch."""
     caplog.set_level(logging.INFO, logger="local_stack.event_source")
-    sqs = local_stack.client("sqs")
-    s3 = local_stack.client("s3")
+    sqs = running_stack.client("sqs")
+    s3 = running_stack.client("s3")
     keys = ["USER001_good one.txt", "USER002/good two.txt"]
     malformed = "this is not an S3 event notification"
-    with local_stack.event_source_disabled():  # so that all three arrive in one batch
+    with running_stack.event_source_disabled():  # so that all three arrive in one batch
         for key in keys:
-            s3.put_object(Bucket=local_stack.bucket, Key=key, Body=b"fine")
-        sqs.send_message(QueueUrl=local_stack.queue_url, MessageBody=malformed)
+            s3.put_object(Bucket=running_stack.bucket, Key=key, Body=b"fine")
+        sqs.send_message(QueueUrl=running_stack.queue_url, MessageBody=malformed)
 
     deadline = time.monotonic() + 30
     dead: list[dict[str, Any]] = []
     while not dead:
         assert time.monotonic() < deadline, "the malformed message never reached the dead-letter queue"
         dead = sqs.receive_message(
-            QueueUrl=local_stack.dlq_url, WaitTimeSeconds=1, MessageSystemAttributeNames=["All"]
+            QueueUrl=running_stack.dlq_url, WaitTimeSeconds=1, MessageSystemAttributeNames=["All"]
         ).get("Messages", [])
-    local_stack.wait_until_indexed(timeout=10)
+    running_stack.wait_until_indexed(timeout=10)
 
     assert [message["Body"] for message in dead] == [malformed]
     # One batch of three with one failure, then the malformed message alone until the redrive policy.
@@ -206,17 +206,16 @@ def test_a_malformed_message_ends_in_the_dlq_and_its_batch_is_indexed(local_stac
     assert reports[0].startswith("indexer reported 1 of 3 message(s) as failed")
     assert len(reports) == MAX_RECEIVE_COUNT
     for key in keys:
-        assert get_status(f"{local_stack.api_url}/files/{quote(key, safe='')}") == 200
+        assert get_status(f"{running_stack.api_url}/files/{quote(key, safe='')}") == 200
     # Nothing else went to the dead-letter queue.
-    time.sleep(VISIBILITY_TIMEOUT_S)
-    assert visible_and_in_flight(sqs, local_stack.dlq_url) == 1
+    assert visible_and_in_flight(sqs, running_stack.dlq_url) == 1
 
 
-def test_wait_until_indexed_counts_messages_the_indexer_keeps_failing(local_stack):
-    sqs = local_stack.client("sqs")
-    sqs.send_message(QueueUrl=local_stack.queue_url, MessageBody="{}")  # no Records: not an S3 event
+def test_wait_until_indexed_counts_messages_the_indexer_keeps_failing(running_stack):
+    sqs = running_stack.client("sqs")
+    sqs.send_message(QueueUrl=running_stack.queue_url, MessageBody="not JSON at all")
     started = time.monotonic()
-    local_stack.wait_until_indexed(timeout=30)
+    running_stack.wait_until_indexed(timeout=30)
     # Caught up only once the redrive policy moved it: MAX_RECEIVE_COUNT visibility timeouts later.
     assert time.monotonic() - started >= (MAX_RECEIVE_COUNT - 1) * VISIBILITY_TIMEOUT_S
-    assert visible_and_in_flight(sqs, local_stack.dlq_url) == 1
+    assert visible_and_in_flight(sqs, running_stack.dlq_url) == 1
