@@ -1,0 +1,61 @@
+"""Key layouts: the default `{user}_{file}` / `{user}/{file}`, and a deployer's regex."""
+
+from __future__ import annotations
+
+import pytest
+
+from indexer.key_layout import InvalidKeyLayoutError, KeyLayout, KeyParts
+
+DEFAULT = KeyLayout.parse("default")
+
+
+@pytest.mark.parametrize(
+    ("key", "user", "file_id"),
+    [
+        ("USER001_FILE001.txt", "USER001", "FILE001.txt"),
+        ("USER001/FILE001.txt", "USER001", "FILE001.txt"),
+        ("USER001_dir/FILE_001.txt", "USER001", "dir/FILE_001.txt"),  # the first separator wins
+        ("team/USER_x.txt", "team", "USER_x.txt"),
+        ("日本_ファイル.txt", "日本", "ファイル.txt"),
+    ],
+)
+def test_default_layout(key: str, user: str, file_id: str) -> None:
+    assert DEFAULT.split(key) == KeyParts(user, file_id)
+
+
+@pytest.mark.parametrize(
+    ("key", "file_id"),
+    [
+        ("FILE001.txt", "FILE001.txt"),  # no separator
+        ("_FILE001.txt", "_FILE001.txt"),  # empty user
+        ("/a/b.txt", "b.txt"),
+        ("USER001_", "USER001_"),  # empty file id
+        ("folder/", "folder/"),
+    ],
+)
+def test_keys_outside_the_default_layout(key: str, file_id: str) -> None:
+    parts = DEFAULT.split(key)
+    assert parts.upload_user is None
+    assert parts.file_id == file_id
+    assert parts.mismatch_reason
+
+
+def test_unset_and_empty_mean_default() -> None:
+    assert KeyLayout.parse(None) == DEFAULT
+    assert KeyLayout.parse("  ") == DEFAULT
+
+
+def test_a_custom_regex_must_match_the_whole_key() -> None:
+    layout = KeyLayout.parse(r"uploads/(?P<user>[^/]+)/(?P<file>.+)")
+    assert layout.split("uploads/alice/2024/report.pdf") == KeyParts("alice", "2024/report.pdf")
+    outside = layout.split("tmp/uploads/alice/x")
+    assert outside.upload_user is None
+    assert outside.file_id == "x"
+
+
+@pytest.mark.parametrize(
+    ("layout", "reason"), [("(?P<user>[a-z", "not a regular expression"), (r"(?P<user>\w+)_.*", "file")]
+)
+def test_invalid_layouts(layout: str, reason: str) -> None:
+    with pytest.raises(InvalidKeyLayoutError, match=reason):
+        KeyLayout.parse(layout)
