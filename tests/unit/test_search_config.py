@@ -29,11 +29,3 @@ def test_a_missing_variable_is_named(name: str, value: str | None) -> None:
 def test_a_bad_expiry_is_named(value: str) -> None:
     with pytest.raises(ConfigError, match="DOWNLOAD_URL_EXPIRY_SECONDS"):
         load_config({**COMPLETE, "DOWNLOAD_URL_EXPIRY_SECONDS": value})
-
-
-def test_the_handler_imports_without_environment() -> None:
-    import importlib
-
-    import search.handler
-
-    importlib.reload(search.handler)
