@@ -150,7 +150,7 @@ def test_a_key_outside_the_layout_has_no_user_and_says_why() -> None:
         (body(record(sequencer="0" * 65)), "sequencer"),
         (body(record(size=-1)), "size"),
         (body(record(size="12")), "size"),
-        (body(record(), "not a record"), "record 1"),
+        (json.dumps({"Records": [record(), "not a record"]}), "record 1"),
     ],
 )
 def test_malformed_messages_fail_with_a_reason(raw: str, reason: str) -> None:
