@@ -1,0 +1,159 @@
+"""The `python -m file_search_client` command line: search, get, download.
+
+The API's URL comes from `--api-url` or `FILE_SEARCH_API_URL`. Requests to a deployed API (https on an
+AWS host, or `--sigv4`) are signed with the caller's AWS credentials; the local stack takes plain HTTP.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from file_search_client.http import ApiError, SearchApiClient, fetch, key_path
+
+COLUMNS = (("objectKey", "KEY"), ("size", "SIZE"), ("uploadUser", "USER"), ("uploadDate", "UPLOADED"))
+FIELDS = (
+    "objectKey",
+    "bucketName",
+    "fileId",
+    "size",
+    "uploadUser",
+    "uploadDate",
+    "sequencer",
+    "eTag",
+    "versionId",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="file_search_client", description=__doc__)
+    parser.add_argument("--api-url", default=os.environ.get("FILE_SEARCH_API_URL"), help="the API's URL")
+    parser.add_argument("--sigv4", action="store_true", default=None, help="sign requests even if not https")
+    parser.add_argument("--region", help="the API's region for signing (default: from the URL or profile)")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    search = commands.add_parser("search", help="list a user's or a bucket's files")
+    who = search.add_mutually_exclusive_group(required=True)
+    who.add_argument("--user", help="a user's files, in upload order")
+    who.add_argument("--bucket", help="a bucket's files, largest first")
+    search.add_argument("--date", help="one UTC day, YYYY-MM-DD (with --user)")
+    search.add_argument("--from", dest="from_", metavar="FROM", help="earliest upload, a day or a timestamp")
+    search.add_argument("--to", help="latest upload, a day or a timestamp (inclusive)")
+    search.add_argument("--min-size", type=int, help="smallest size in bytes (with --bucket)")
+    search.add_argument("--max-size", type=int, help="largest size in bytes (with --bucket)")
+    search.add_argument("--order", choices=("asc", "desc"))
+    search.add_argument("--limit", type=int, help="items per page (API default 100, at most 1000)")
+    search.add_argument("--cursor", help="continue from a page's nextCursor")
+    search.add_argument("--all", action="store_true", help="follow nextCursor through every page")
+    search.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    get = commands.add_parser("get", help="one file's metadata by its exact key")
+    get.add_argument("key")
+    get.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    download = commands.add_parser("download", help="download a file through a presigned URL")
+    download.add_argument("key")
+    download.add_argument("-o", "--output", help="file to write, '-' for stdout (default: the key's name)")
+    return parser
+
+
+def format_table(items: Sequence[dict[str, Any]]) -> str:
+    """A plain text table of list items, sizes right-aligned."""
+    rows = [[str(item.get(name, "")) for name, _ in COLUMNS] for item in items]
+    headers = [title for _, title in COLUMNS]
+    widths = [max([len(headers[i]), *(len(row[i]) for row in rows)]) for i in range(len(COLUMNS))]
+
+    def line(cells: Sequence[str]) -> str:
+        parts = [
+            cell.rjust(width) if name == "size" else cell.ljust(width)
+            for cell, width, (name, _) in zip(cells, widths, COLUMNS, strict=True)
+        ]
+        return "  ".join(parts).rstrip()
+
+    return "\n".join([line(headers), *(line(row) for row in rows)])
+
+
+def format_item(item: dict[str, Any]) -> str:
+    names = [name for name in FIELDS if name in item]
+    width = max(len(name) for name in names)
+    return "\n".join(f"{name.ljust(width)}  {item[name]}" for name in names)
+
+
+def _search(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> None:
+    params = {
+        "user": args.user,
+        "bucket": args.bucket,
+        "date": args.date,
+        "from": args.from_,
+        "to": args.to,
+        "minSize": args.min_size,
+        "maxSize": args.max_size,
+        "order": args.order,
+        "limit": args.limit,
+        "cursor": args.cursor,
+    }
+    items: list[dict[str, Any]] = []
+    while True:
+        page = client.get_json("/files", params)
+        items.extend(page["items"])
+        next_cursor = page.get("nextCursor")
+        if not (args.all and next_cursor):
+            break
+        params["cursor"] = next_cursor
+    if args.json:
+        json.dump({"items": items, "nextCursor": next_cursor}, out, indent=2, ensure_ascii=False)
+        out.write("\n")
+        return
+    out.write(format_table(items) + "\n")
+    if next_cursor:
+        out.write(f"(more: --cursor {next_cursor} or --all)\n")
+
+
+def _get(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> None:
+    item = client.get_json(key_path("files", args.key))
+    if args.json:
+        json.dump(item, out, indent=2, ensure_ascii=False)
+        out.write("\n")
+    else:
+        out.write(format_item(item) + "\n")
+
+
+def _download(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> None:
+    response = client.get(key_path("download", args.key))
+    location = response.headers.get("Location") or response.headers.get("location")
+    if response.status not in (301, 302, 303, 307) or not location:
+        raise ApiError(response.status, f"{response.status}: expected a redirect to the file")
+    data = fetch(location)
+    if args.output == "-":
+        sys.stdout.buffer.write(data)
+        return
+    # Never write outside the current directory by default: keys may hold "../" or absolute paths.
+    target = Path(args.output) if args.output else Path(Path(args.key).name or "download")
+    target.write_bytes(data)
+    out.write(f"{target} ({len(data)} bytes)\n")
+
+
+COMMANDS = {"search": _search, "get": _get, "download": _download}
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    stream = out or sys.stdout
+    if not args.api_url:
+        parser.error("give --api-url or set FILE_SEARCH_API_URL")
+    try:
+        client = SearchApiClient(args.api_url, sign=args.sigv4, region=args.region)
+        COMMANDS[args.command](client, args, stream)
+    except ApiError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(f"error: cannot reach {args.api_url}: {error}", file=sys.stderr)
+        return 1
+    return 0

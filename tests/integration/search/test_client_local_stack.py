@@ -1,0 +1,197 @@
+"""The command-line client against a local stack: moto's server, and the search handler behind the
+API Gateway stand-in, both on 127.0.0.1 ports chosen by the OS.
+
+A header-capturing wrapper around the handler shows what the client sends: plain requests to
+http://127.0.0.1, SigV4-signed ones with --sigv4.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from moto.server import ThreadedMotoServer
+
+from file_index import schema
+from file_search_client.cli import main
+from local_stack.api_gateway import ApiGatewayServer
+from search import handler
+
+BUCKET = "fileupload.a"
+
+
+@dataclass
+class LocalStack:
+    api_url: str
+    headers: list[dict[str, str]]
+
+
+@pytest.fixture(scope="module")
+def moto_server() -> Iterator[str]:
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def local_stack(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalStack]:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
+    requests_session = boto3.session.Session()
+    dynamodb = requests_session.resource("dynamodb")
+    table_name = f"FileMetaData-{id(monkeypatch)}"  # one table per test on the shared server
+    table = dynamodb.create_table(**schema.create_table_request(table_name))
+    s3 = requests_session.client("s3")
+    s3.create_bucket(Bucket=BUCKET)
+    secret = requests_session.client("secretsmanager").create_secret(
+        Name=f"cursor-{id(monkeypatch)}", SecretString="k" * 32
+    )
+    monkeypatch.setenv("TABLE_NAME", table_name)
+    monkeypatch.setenv("BUCKET_NAME", BUCKET)
+    monkeypatch.setenv("CURSOR_SECRET_ARN", secret["ARN"])
+    for n, (key, size) in enumerate(
+        [("USER001_FILE001.txt", 12), ("USER001/dir/a b+c%.txt", 5), ("USER002_x", 7)]
+    ):
+        table.put_item(
+            Item={
+                "objectKey": key,
+                "bucketName": BUCKET,
+                "fileId": key.split("_")[-1],
+                "size": Decimal(size),
+                "uploadUser": key[:7],
+                "uploadDate": f"2017-08-20T09:15:0{n}.000Z",
+                "sequencer": f"0{n}",
+            }
+        )
+    s3.put_object(Bucket=BUCKET, Key="USER001/dir/a b+c%.txt", Body=b"hello")
+
+    captured: list[dict[str, str]] = []
+
+    def capturing_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        captured.append(dict(event["headers"] or {}))
+        return handler.lambda_handler(event, context)
+
+    handler.file_search.cache_clear()
+    gateway = ApiGatewayServer(capturing_handler).start()
+    yield LocalStack(api_url=gateway.url, headers=captured)
+    gateway.close()
+    handler.file_search.cache_clear()
+
+
+def run(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(list(argv), out=out)
+    return code, out.getvalue()
+
+
+def test_search_prints_a_table_by_default(local_stack: LocalStack) -> None:
+    code, output = run("--api-url", local_stack.api_url, "search", "--user", "USER001")
+    assert code == 0
+    lines = output.splitlines()
+    assert lines[0].split() == ["KEY", "SIZE", "USER", "UPLOADED"]
+    assert lines[1].startswith("USER001_FILE001.txt")
+    assert "2017-08-20T09:15:00.000Z" in lines[1]
+    assert lines[2].startswith("USER001/dir/a b+c%.txt")
+    # Plain HTTP to the local stack: nothing signed.
+    assert all("Authorization" not in headers for headers in local_stack.headers)
+
+
+def test_search_all_pages_as_json(local_stack: LocalStack) -> None:
+    code, output = run(
+        "--api-url", local_stack.api_url, "search", "--bucket", BUCKET, "--limit", "1", "--all", "--json"
+    )
+    assert code == 0
+    result = json.loads(output)
+    assert [item["size"] for item in result["items"]] == [12, 7, 5]
+    assert result["nextCursor"] is None
+    assert len(local_stack.headers) >= 3  # one request per page
+
+
+def test_get_a_tricky_key(local_stack: LocalStack) -> None:
+    code, output = run("--api-url", local_stack.api_url, "get", "USER001/dir/a b+c%.txt", "--json")
+    assert code == 0
+    assert json.loads(output)["objectKey"] == "USER001/dir/a b+c%.txt"
+    code, output = run("--api-url", local_stack.api_url, "get", "USER001_FILE001.txt")
+    assert code == 0
+    assert re.search(r"^size\s+12$", output, re.MULTILINE)
+
+
+def test_download_follows_the_presigned_redirect(
+    local_stack: LocalStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, output = run("--api-url", local_stack.api_url, "download", "USER001/dir/a b+c%.txt")
+    assert code == 0, output
+    assert (tmp_path / "a b+c%.txt").read_bytes() == b"hello"
+    target = tmp_path / "out.bin"
+    assert (
+        run("--api-url", local_stack.api_url, "download", "USER001/dir/a b+c%.txt", "-o", str(target))[0] == 0
+    )
+    assert target.read_bytes() == b"hello"
+
+
+def test_errors_exit_1_with_the_api_message(
+    local_stack: LocalStack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _ = run("--api-url", local_stack.api_url, "get", "USER001_nothing")
+    assert code == 1
+    assert "404: no indexed file with key 'USER001_nothing'" in capsys.readouterr().err
+    code, _ = run("--api-url", local_stack.api_url, "search", "--user", "U", "--limit", "5000")
+    assert code == 1
+    assert "400: query parameter limit" in capsys.readouterr().err
+
+
+def test_api_url_from_the_environment(local_stack: LocalStack, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FILE_SEARCH_API_URL", local_stack.api_url)
+    code, output = run("search", "--user", "USER002", "--json")
+    assert code == 0
+    assert [item["objectKey"] for item in json.loads(output)["items"]] == ["USER002_x"]
+
+
+AUTHORIZATION = re.compile(
+    r"^AWS4-HMAC-SHA256 "
+    r"Credential=(?P<key>[A-Z0-9]+)/(?P<day>\d{8})/(?P<region>[a-z0-9-]+)/execute-api/aws4_request, "
+    r"SignedHeaders=(?P<signed>[a-z0-9;-]+), "
+    r"Signature=(?P<signature>[0-9a-f]{64})$"
+)
+
+
+@pytest.mark.parametrize("session_token", ["token-from-sts", None])
+def test_sigv4_headers_are_present_and_well_formed(
+    local_stack: LocalStack, monkeypatch: pytest.MonkeyPatch, session_token: str | None
+) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAEXAMPLEKEY")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    if session_token:
+        monkeypatch.setenv("AWS_SESSION_TOKEN", session_token)
+    else:
+        monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+
+    code, output = run(
+        "--api-url", local_stack.api_url, "--sigv4", "--region", "eu-west-1", "get", "USER001/dir/a b+c%.txt"
+    )
+
+    assert code == 0, output
+    headers = {name.lower(): value for name, value in local_stack.headers[-1].items()}
+    match = AUTHORIZATION.match(headers["authorization"])
+    assert match, headers["authorization"]
+    assert match["key"] == "AKIAEXAMPLEKEY"
+    assert match["region"] == "eu-west-1"
+    assert re.fullmatch(r"\d{8}T\d{6}Z", headers["x-amz-date"])
+    assert headers["x-amz-date"].startswith(match["day"])
+    signed = match["signed"].split(";")
+    assert {"host", "x-amz-date"} <= set(signed)
+    if session_token:
+        assert headers["x-amz-security-token"] == session_token
+        assert "x-amz-security-token" in signed
+    else:
+        assert "x-amz-security-token" not in headers

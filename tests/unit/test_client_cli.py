@@ -1,0 +1,98 @@
+"""The client's pure parts: when to sign, the region, key paths, table output, argument checks."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from file_search_client.cli import build_parser, format_item, format_table, main
+from file_search_client.http import SearchApiClient, key_path, needs_signing, region_of
+
+DEPLOYED = "https://abc123.execute-api.eu-central-1.amazonaws.com/prod"
+
+
+@pytest.mark.parametrize(
+    ("url", "signed"),
+    [
+        (DEPLOYED, True),
+        ("http://127.0.0.1:8000", False),
+        ("http://abc123.execute-api.eu-central-1.amazonaws.com/prod", False),
+        ("https://search.example.com", False),
+    ],
+)
+def test_deployed_apis_are_signed_local_ones_are_not(url: str, signed: bool) -> None:
+    assert needs_signing(url) is signed
+
+
+def test_the_region_comes_from_an_execute_api_host() -> None:
+    assert region_of(DEPLOYED) == "eu-central-1"
+    assert region_of("http://127.0.0.1:8000") is None
+
+
+@pytest.mark.parametrize(
+    ("key", "path"),
+    [
+        ("USER001_FILE001.txt", "/files/USER001_FILE001.txt"),
+        ("USER001/a b+c%.txt", "/files/USER001%2Fa%20b%2Bc%25.txt"),
+        ("日本", "/files/%E6%97%A5%E6%9C%AC"),
+        ("a?b#c", "/files/a%3Fb%23c"),
+    ],
+)
+def test_keys_are_percent_encoded_into_one_path_segment(key: str, path: str) -> None:
+    assert key_path("files", key) == path
+
+
+def test_signed_headers_carry_sigv4_for_execute_api() -> None:
+    client = SearchApiClient(DEPLOYED)
+    headers = client.signed_headers(DEPLOYED + "/files?user=U")
+    assert headers["Authorization"].startswith("AWS4-HMAC-SHA256 Credential=testing/")
+    assert "/eu-central-1/execute-api/aws4_request," in headers["Authorization"]
+    assert headers["X-Amz-Security-Token"] == "testing"
+    assert "X-Amz-Date" in headers
+
+
+def test_plain_headers_for_the_local_stack() -> None:
+    headers = SearchApiClient("http://127.0.0.1:8000").signed_headers("http://127.0.0.1:8000/files")
+    assert "Authorization" not in headers
+
+
+def test_table_aligns_columns_and_right_aligns_sizes() -> None:
+    table = format_table(
+        [
+            {"objectKey": "a", "size": 5, "uploadUser": "U", "uploadDate": "2017-08-20T09:15:02.113Z"},
+            {"objectKey": "long/key.txt", "size": 12345, "uploadUser": "U", "uploadDate": "2017"},
+        ]
+    ).splitlines()
+    assert table[0] == "KEY            SIZE  USER  UPLOADED"
+    assert table[1] == "a                 5  U     2017-08-20T09:15:02.113Z"
+    assert table[2] == "long/key.txt  12345  U     2017"
+
+
+def test_an_empty_list_is_just_the_header() -> None:
+    assert format_table([]) == "KEY  SIZE  USER  UPLOADED"
+
+
+def test_one_item_is_shown_field_by_field() -> None:
+    assert format_item({"size": 3, "objectKey": "k"}) == "objectKey  k\nsize       3"
+
+
+def test_user_and_bucket_exclude_each_other() -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["search", "--user", "U", "--bucket", "B"])
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["search"])
+
+
+def test_an_api_url_is_required(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("FILE_SEARCH_API_URL", raising=False)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["search", "--user", "U"], out=io.StringIO())
+    assert exit_info.value.code == 2
+    assert "FILE_SEARCH_API_URL" in capsys.readouterr().err
+
+
+def test_an_unreachable_api_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    # Port 9 (discard) on localhost: refused at once, no network involved.
+    assert main(["--api-url", "http://127.0.0.1:9", "get", "k"], out=io.StringIO()) == 1
+    assert "cannot reach" in capsys.readouterr().err
