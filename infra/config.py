@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Any, TypeVar
 
 from aws_cdk import RemovalPolicy
@@ -17,11 +18,18 @@ from aws_cdk import RemovalPolicy
 from file_index import schema
 from indexer.key_layout import DEFAULT_LAYOUT, InvalidKeyLayoutError, KeyLayout
 
-# The public Powertools layer version the functions run with: version 27 of
-# AWSLambdaPowertoolsPythonV3-python311-arm64 is Powertools 3.23.0 (the number counts layer releases, it
-# is not the package version). Set the `powertoolsLayerVersion` context key to the layer of the
-# Powertools pinned in requirements.txt before a deployment that needs a newer feature.
-DEFAULT_POWERTOOLS_LAYER_VERSION = 27
+REQUIREMENTS = Path(__file__).resolve().parent.parent / "requirements.txt"
+_SEMVER = re.compile(r"^\d+\.\d+\.\d+$")
+
+
+def pinned_powertools_version(requirements: Path = REQUIREMENTS) -> str:
+    """The Powertools release the tests run with (requirements.txt), so Lambda runs the same one."""
+    pin = re.search(r"^aws-lambda-powertools(?:\[[^\]]*\])?==(\S+)$", requirements.read_text(), re.MULTILINE)
+    if pin is None:
+        raise ConfigError(f"{requirements.name} does not pin aws-lambda-powertools with ==")
+    return pin.group(1)
+
+
 DEFAULT_TOMBSTONE_TTL_DAYS = 30
 DEFAULT_KEY_LAYOUT = DEFAULT_LAYOUT
 
@@ -76,7 +84,8 @@ class StackConfig:
     alarm_email: str | None = None
     api_auth: ApiAuth = ApiAuth.IAM
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS
-    powertools_layer_version: int = DEFAULT_POWERTOOLS_LAYER_VERSION
+    # The layer is found at deploy time from AWS's public SSM parameter for this exact release.
+    powertools_version: str = field(default_factory=pinned_powertools_version)
 
     @classmethod
     def from_context(cls, get: Callable[[str], Any]) -> StackConfig:
@@ -91,8 +100,8 @@ class StackConfig:
             tombstone_ttl_days=_optional(
                 get, "tombstoneTtlDays", _positive_int(maximum=3650), DEFAULT_TOMBSTONE_TTL_DAYS
             ),
-            powertools_layer_version=_optional(
-                get, "powertoolsLayerVersion", _positive_int(maximum=10_000), DEFAULT_POWERTOOLS_LAYER_VERSION
+            powertools_version=_optional(
+                get, "powertoolsVersion", _powertools_version, pinned_powertools_version()
             ),
         )
 
@@ -164,4 +173,10 @@ def _key_layout(key: str, value: Any) -> str:
         KeyLayout.parse(value)
     except InvalidKeyLayoutError as error:
         raise ConfigError(f"context {key}={value!r} is invalid ({error}); allowed: {allowed}") from None
+    return value
+
+
+def _powertools_version(key: str, value: Any) -> str:
+    if not isinstance(value, str) or not _SEMVER.fullmatch(value):
+        raise ConfigError(f"context {key}={value!r} is invalid; allowed: a Powertools release such as 3.37.0")
     return value

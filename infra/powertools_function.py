@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import Aws, Duration
+from aws_cdk import Duration
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from infra.config import LogLevel, RemovalChoice
@@ -21,25 +22,21 @@ FUNCTIONS_DIR = Path(__file__).resolve().parent.parent / "functions"
 # and Lambda execute the same interpreter; the layer name below must name the same version.
 RUNTIME = lambda_.Runtime.PYTHON_3_11
 ARCHITECTURE = lambda_.Architecture.ARM_64
-POWERTOOLS_LAYER_ACCOUNT = "017000801446"
-POWERTOOLS_LAYER_NAME = "AWSLambdaPowertoolsPythonV3-python311-arm64"
+# AWS publishes the ARN of each Powertools release's layer as a public SSM parameter; resolving it at
+# deploy time pins the layer to the release the tests ran with, with no account lookup at synth.
+POWERTOOLS_LAYER_PARAMETER = "/aws/service/powertools/python/arm64/python3.11/{version}"
 # Function logs are operational, not audit records: a month covers incident follow-up.
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
 # Nothing in the asset that Lambda does not import.
 ASSET_EXCLUDES = ["**/__pycache__", "**/*.pyc", "**/tests", "**/.pytest_cache", "**/.mypy_cache"]
 
 
-def powertools_layer_arn(version: int) -> str:
-    """The public layer in the stack's own region (the layer is published in every commercial region)."""
-    layer = f"{POWERTOOLS_LAYER_NAME}:{version}"
-    return f"arn:{Aws.PARTITION}:lambda:{Aws.REGION}:{POWERTOOLS_LAYER_ACCOUNT}:layer:{layer}"
-
-
-def powertools_layer(scope: Construct, *, version: int) -> lambda_.ILayerVersion:
-    """A reference to the public layer; create it once per stack and pass it to every function."""
-    return lambda_.LayerVersion.from_layer_version_arn(
-        scope, "PowertoolsLayer", powertools_layer_arn(version)
+def powertools_layer(scope: Construct, *, version: str) -> lambda_.ILayerVersion:
+    """The public layer of Powertools `version` in the stack's region; create it once per stack."""
+    arn = ssm.StringParameter.value_for_string_parameter(
+        scope, POWERTOOLS_LAYER_PARAMETER.format(version=version)
     )
+    return lambda_.LayerVersion.from_layer_version_arn(scope, "PowertoolsLayer", arn)
 
 
 class PowertoolsFunction(Construct):

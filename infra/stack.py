@@ -21,7 +21,7 @@ class FileSearchStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, config: StackConfig, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.config = config
-        layer = powertools_layer(self, version=config.powertools_layer_version)
+        layer = powertools_layer(self, version=config.powertools_version)
 
         self.storage = Storage(self, "Storage", table_name=config.table_name, removal=config.removal)
         self.ingest = Ingest(

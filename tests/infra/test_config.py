@@ -40,7 +40,6 @@ def test_every_documented_key_is_in_cdk_json() -> None:
         "alarmEmail",
         "apiAuth",
         "tombstoneTtlDays",
-        "powertoolsLayerVersion",
     ):
         assert key in context
 
@@ -60,7 +59,7 @@ def test_good_values_parse_into_types() -> None:
             "apiAuth": "none",
             # `cdk -c tombstoneTtlDays=7` passes strings
             "tombstoneTtlDays": "7",
-            "powertoolsLayerVersion": 30,
+            "powertoolsVersion": "3.40.1",
         }
     )
 
@@ -72,7 +71,7 @@ def test_good_values_parse_into_types() -> None:
         alarm_email="ops@example.com",
         api_auth=ApiAuth.NONE,
         tombstone_ttl_days=7,
-        powertools_layer_version=30,
+        powertools_version="3.40.1",
     )
 
 
@@ -87,7 +86,8 @@ def test_good_values_parse_into_types() -> None:
         ("tombstoneTtlDays", -5, "an integer from 1 to 3650"),
         ("tombstoneTtlDays", True, "an integer from 1 to 3650"),
         ("tombstoneTtlDays", 1.5, "an integer from 1 to 3650"),
-        ("powertoolsLayerVersion", "latest", "an integer from 1 to 10000"),
+        ("powertoolsVersion", "latest", "a Powertools release such as 3.37.0"),
+        ("powertoolsVersion", 27, "a Powertools release such as 3.37.0"),
         ("tableName", "ab", "3-255 characters"),
         ("tableName", "File Meta Data", "3-255 characters"),
         ("alarmEmail", "ops-at-example.com", "an e-mail address, or unset"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib.metadata import version
 from typing import Any
 
 import pytest
@@ -9,7 +10,6 @@ from aws_cdk.assertions import Match
 
 from file_index import schema
 from infra import ingest, search_api
-from infra.powertools_function import POWERTOOLS_LAYER_NAME
 from tests.infra.conftest import Synth
 
 pytestmark = pytest.mark.xdist_group("infra")
@@ -284,9 +284,12 @@ def test_functions_are_python_arm64_traced_with_the_powertools_layer(
     assert props["Architectures"] == ["arm64"]
     assert props["TracingConfig"] == {"Mode": "Active"}
     (layer,) = props["Layers"]
-    layer_arn = "".join(part if isinstance(part, str) else "{}" for part in layer["Fn::Join"][1])
-    assert layer_arn.endswith(f":017000801446:layer:{POWERTOOLS_LAYER_NAME}:27")
-    assert POWERTOOLS_LAYER_NAME == "AWSLambdaPowertoolsPythonV3-python311-arm64"
+    # The layer ARN is AWS's public SSM parameter for the exact Powertools release the tests ran with.
+    parameter = default_synth.template_json["Parameters"][layer["Ref"]]
+    assert parameter["Type"] == "AWS::SSM::Parameter::Value<String>"
+    assert parameter["Default"] == (
+        f"/aws/service/powertools/python/arm64/python3.11/{version('aws-lambda-powertools')}"
+    )
     assert "LogGroup" in props["LoggingConfig"]
 
 
