@@ -246,8 +246,9 @@ class LocalFileSearch:
             waiting = sum(int(value) for value in counts.values())
             idle = waiting == 0 and self._poller.in_flight == 0
             idle_checks = idle_checks + 1 if idle else 0
-            # Twice in a row: moto moves a message to the dead-letter queue in two steps, and between
-            # them it is on neither queue.
+            # Twice in a row, because a message can briefly be counted nowhere: moto moves it to the
+            # dead-letter queue in two steps, and counts visible and not visible messages one after the
+            # other, while its visibility timeout may run out in between.
             if idle_checks == 2:
                 return
             if time.monotonic() > deadline:
