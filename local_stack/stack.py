@@ -425,7 +425,16 @@ def _is_function_module(name: str) -> bool:
 def _load_handler(path: str, *, service: str) -> LambdaHandler:
     """Import `module.function` as Lambda does, with the function's own Powertools service name."""
     module_name, _, function_name = path.rpartition(".")
+    # Both functions share this process's environment, and in Lambda each has its own service name: set
+    # it only while the module imports (when Powertools reads it), so neither sees the other's later.
+    previous = os.environ.get("POWERTOOLS_SERVICE_NAME")
     os.environ["POWERTOOLS_SERVICE_NAME"] = service
-    module: ModuleType = importlib.import_module(module_name)
+    try:
+        module: ModuleType = importlib.import_module(module_name)
+    finally:
+        if previous is None:
+            del os.environ["POWERTOOLS_SERVICE_NAME"]
+        else:
+            os.environ["POWERTOOLS_SERVICE_NAME"] = previous
     handler: LambdaHandler = getattr(module, function_name)
     return handler
