@@ -84,9 +84,12 @@ def run(*, uploads: int) -> list[Row]:
             _status(url(f"USER{index % 20:03d}_fresh {index:05d}.txt"))
             found.append((time.perf_counter() - start) * 1000)
     floor_ms = statistics.median(found)
+    first_try = sum(1 for requests in polls if requests == 1) / len(polls)
+    # A file found by the first GET was indexed before that request finished: such samples are upper
+    # bounds, dominated by one request made while the indexer runs beside it.
     note = (
-        f"{uploads} uploads one at a time, polled every {POLL_INTERVAL_SECONDS * 1000:g} ms "
-        f"(median {statistics.median(polls):g} requests); ours ÷ one GET (floor 1×)"
+        f"{uploads} uploads one at a time, polled every {POLL_INTERVAL_SECONDS * 1000:g} ms, "
+        f"{first_try:.0%} found by the first GET; ours ÷ one GET (floor 1×)"
     )
     return [
         Row(
