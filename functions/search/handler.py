@@ -123,9 +123,15 @@ _THROTTLING_CODES = frozenset(
 def file_search() -> FileSearch:
     """The service with its configuration and clients, built once per execution environment."""
     config = load_config()
-    # Read once: the key signs every cursor, and a rotation simply invalidates cursors in flight.
-    secret = parameters.get_secret(config.cursor_secret_arn, force_fetch=True)
-    cursor_secret = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
+    # Read once: the key signs every cursor, and a rotation simply invalidates cursors in flight. A
+    # provider of its own (not the module-wide default) so its client follows the current endpoint.
+    secret = parameters.SecretsProvider().get(config.cursor_secret_arn, force_fetch=True)
+    if isinstance(secret, str):
+        cursor_secret = secret.encode("utf-8")
+    elif isinstance(secret, bytes):
+        cursor_secret = secret
+    else:
+        raise ConfigError("the secret named by CURSOR_SECRET_ARN holds no string")
     if not cursor_secret:
         raise ConfigError("the secret named by CURSOR_SECRET_ARN is empty")
     table = boto3.resource("dynamodb").Table(config.table_name)
