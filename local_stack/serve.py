@@ -2,7 +2,8 @@
 
 Binds 127.0.0.1 only, on `API_PORT` (default 8000) and `AWS_PORT` (default 5000; 0 picks a free port).
 `KEY_LAYOUT`, `TOMBSTONE_TTL_DAYS`, `DOWNLOAD_URL_EXPIRY_SECONDS` and `POWERTOOLS_LOG_LEVEL` reach the
-handlers as they would in Lambda.
+handlers as they would in Lambda. `AWS_ENDPOINT_URL_DYNAMODB` puts the table in another DynamoDB engine,
+e.g. DynamoDB Local (started with -inMemory), while S3, SQS and Secrets Manager stay on moto.
 Once everything answers it prints exactly one line to stdout, `READY {json}`, naming the API URL, the AWS
 endpoint, the bucket, the queues, the table and the region; everything else (its own progress and the
 handlers' logs) goes to stderr, so a script can read stdout without filtering. SIGINT or SIGTERM stops it
@@ -19,7 +20,7 @@ import sys
 import threading
 from types import FrameType
 
-from local_stack.stack import LocalFileSearch, PortUnavailableError
+from local_stack.stack import LocalFileSearch, PortUnavailableError, StackStartError
 
 logger = logging.getLogger("local_stack.serve")
 
@@ -78,6 +79,8 @@ def main() -> int:
             # The handlers' own settings pass through, as a deployer would set them on the functions.
             key_layout=os.environ.get("KEY_LAYOUT", "default"),
             log_level=os.environ.get("POWERTOOLS_LOG_LEVEL", "INFO"),
+            # Another DynamoDB engine for the table, e.g. DynamoDB Local; moto's by default.
+            dynamodb_endpoint=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or None,
         ).start()
     except PortUnavailableError as error:
         variable = "AWS_PORT" if error.role == "AWS" else "API_PORT"
@@ -85,6 +88,9 @@ def main() -> int:
             f"serve: {error}; stop what uses it or choose another port, e.g. {variable}=0 for a free one",
             file=sys.stderr,
         )
+        return EXIT_FAILED
+    except StackStartError as error:
+        print(f"serve: {error}", file=sys.stderr)
         return EXIT_FAILED
     with stack:
         if stopping.is_set():  # a signal during start-up: never claim to be ready

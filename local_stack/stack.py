@@ -6,6 +6,9 @@ table from the same definitions, the cursor signing secret), points the in-proce
 the environment variables of their contract, and runs the indexer behind a stand-in for the SQS event
 source mapping and the search handler behind a stand-in for API Gateway.
 
+With `dynamodb_endpoint` (serve reads `AWS_ENDPOINT_URL_DYNAMODB`), the table lives in another DynamoDB
+engine instead, such as DynamoDB Local, AWS's own emulator; everything else stays on moto.
+
 Each stack imports the handlers afresh, as a new Lambda execution environment would, so configuration and
 clients cached at cold start never leak between two stacks started in one process (tests do that).
 """
@@ -62,7 +65,11 @@ _FUNCTION_PACKAGES = frozenset({"indexer", "search", "file_index"})
 _EVENT_CLOCK_TARGET = "moto.s3.notifications.iso_8601_datetime_with_milliseconds"
 
 
-class PortUnavailableError(RuntimeError):
+class StackStartError(RuntimeError):
+    """The stack cannot start for a reason its user can fix; the message says what."""
+
+
+class PortUnavailableError(StackStartError):
     """A port the stack was told to bind is already taken."""
 
     def __init__(self, role: str, host: str, port: int) -> None:
@@ -70,6 +77,10 @@ class PortUnavailableError(RuntimeError):
         self.role = role
         self.host = host
         self.port = port
+
+
+class TableExistsError(StackStartError):
+    """The DynamoDB engine the stack was pointed at already holds the table."""
 
 
 class IndexingTimeoutError(TimeoutError):
@@ -91,6 +102,7 @@ class LocalFileSearch:
         max_receive_count: int = MAX_RECEIVE_COUNT,
         log_level: str = "INFO",
         poll_wait_seconds: int = 1,
+        dynamodb_endpoint: str | None = None,
     ) -> None:
         self.bucket = bucket
         self.region = region
@@ -102,6 +114,7 @@ class LocalFileSearch:
         self._max_receive_count = max_receive_count
         self._log_level = log_level
         self._poll_wait_seconds = poll_wait_seconds
+        self._dynamodb_endpoint = dynamodb_endpoint
         self._resources = contextlib.ExitStack()
         self._moto: BaseWSGIServer | None = None
         self._api: ApiGatewayServer | None = None
@@ -199,6 +212,11 @@ class LocalFileSearch:
         return f"http://{HOST}:{self._moto.server_address[1]}"
 
     @property
+    def dynamodb_endpoint(self) -> str:
+        """Where the table lives: moto, unless the stack was given another DynamoDB engine."""
+        return self._dynamodb_endpoint or self.aws_endpoint
+
+    @property
     def api_url(self) -> str:
         assert self._api is not None, "start() first"
         return self._api.url
@@ -213,14 +231,15 @@ class LocalFileSearch:
             "queueUrl": self.queue_url,
             "dlqUrl": self.dlq_url,
             "table": self.table_name,
+            "dynamodbEndpoint": self.dynamodb_endpoint,
             "secretArn": self.secret_arn,
         }
 
     def client(self, service: str) -> Any:
-        """A boto3 client for `service` on the stack's moto endpoint."""
+        """A boto3 client for `service` on the stack's endpoint for it."""
         return boto3.client(
             service,
-            endpoint_url=self.aws_endpoint,
+            endpoint_url=self.dynamodb_endpoint if service == "dynamodb" else self.aws_endpoint,
             region_name=self.region,
             aws_access_key_id=FAKE_CREDENTIAL,
             aws_secret_access_key=FAKE_CREDENTIAL,
@@ -321,7 +340,14 @@ class LocalFileSearch:
         )
 
         dynamodb = self.client("dynamodb")
-        dynamodb.create_table(**schema.create_table_request(self.table_name))
+        try:
+            dynamodb.create_table(**schema.create_table_request(self.table_name))
+        except dynamodb.exceptions.ResourceInUseException:
+            # Never delete a table the stack did not create: the user decides what happens to its items.
+            raise TableExistsError(
+                f"table {self.table_name} already exists at {self.dynamodb_endpoint}; the local stack "
+                "starts with an empty table (run DynamoDB Local with -inMemory, or delete the table)"
+            ) from None
         dynamodb.get_waiter("table_exists").wait(TableName=self.table_name)
         dynamodb.update_time_to_live(
             TableName=self.table_name,
@@ -332,16 +358,19 @@ class LocalFileSearch:
             Name=SECRET_NAME, SecretString=secrets.token_urlsafe(32)
         )["ARN"]
         logger.info(
-            "created bucket %s, queue %s (DLQ after %d receives), table %s, cursor secret",
+            "created bucket %s, queue %s (DLQ after %d receives), table %s at %s, cursor secret",
             self.bucket,
             QUEUE_NAME,
             self._max_receive_count,
             self.table_name,
+            self.dynamodb_endpoint,
         )
 
     def _handler_env_base(self) -> dict[str, str]:
+        endpoints = {"AWS_ENDPOINT_URL_DYNAMODB": self._dynamodb_endpoint} if self._dynamodb_endpoint else {}
         # Fake credentials: whatever the caller's shell holds, nothing here may reach AWS.
         return {
+            **endpoints,
             "AWS_ENDPOINT_URL": self.aws_endpoint,
             "AWS_ACCESS_KEY_ID": FAKE_CREDENTIAL,
             "AWS_SECRET_ACCESS_KEY": FAKE_CREDENTIAL,
@@ -391,6 +420,10 @@ def _queue_arn(sqs: Any, queue_url: str) -> str:
 def _handler_environment(values: dict[str, str]) -> Iterator[None]:
     """Set the handlers' environment for the life of the stack; put the caller's back afterwards."""
     saved = dict(os.environ)
+    # A service's own endpoint variable wins over AWS_ENDPOINT_URL in boto3: one left in the caller's
+    # shell would send the handlers elsewhere.
+    for name in [name for name in os.environ if name.startswith("AWS_ENDPOINT_URL_")]:
+        del os.environ[name]
     os.environ.update(values)
     try:
         yield

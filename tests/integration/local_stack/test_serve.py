@@ -83,3 +83,37 @@ def test_serve_rejects_a_port_that_is_not_a_number(start_serve):
     serve = start_serve(API_PORT="eighty", AWS_PORT="0")
     assert serve.process.wait(60) == 2
     assert "API_PORT='eighty' is not a port number" in serve.stderr()
+
+
+@pytest.mark.dynamodb_local
+def test_serve_keeps_the_table_in_dynamodb_local_when_told(start_serve, dynamodb_local):
+    """`AWS_ENDPOINT_URL_DYNAMODB` moves the table to AWS's own emulator; the product works the same."""
+    engine = dynamodb_local.client()
+    try:
+        serve = start_serve(API_PORT="0", AWS_PORT="0", AWS_ENDPOINT_URL_DYNAMODB=dynamodb_local.endpoint_url)
+        ready = serve.wait_ready()
+        assert ready["dynamodbEndpoint"] == dynamodb_local.endpoint_url
+        s3 = boto3.client("s3", endpoint_url=ready["awsEndpoint"], region_name=ready["region"])
+        s3.put_object(Bucket=ready["bucket"], Key="USER007_local.txt", Body=b"in DynamoDB Local")
+
+        deadline = time.monotonic() + 30
+        while get_json(f"{ready['apiUrl']}/files/USER007_local.txt")[0] == 404:
+            assert time.monotonic() < deadline, "the upload was not indexed within 30 s"
+            time.sleep(0.1)
+        key = {"objectKey": {"S": "USER007_local.txt"}}
+        item = engine.get_item(TableName=ready["table"], Key=key)["Item"]
+        assert item["uploadUser"] == {"S": "USER007"}
+        moto_tables = boto3.client(
+            "dynamodb", endpoint_url=ready["awsEndpoint"], region_name=ready["region"]
+        ).list_tables()["TableNames"]
+        assert ready["table"] not in moto_tables
+        assert serve.stop()[0] == 0, serve.stderr()
+
+        # A second stack never takes over (or deletes) a table that is already there.
+        again = start_serve(API_PORT="0", AWS_PORT="0", AWS_ENDPOINT_URL_DYNAMODB=dynamodb_local.endpoint_url)
+        assert again.process.wait(60) == 1
+        assert "table FileMetaData already exists at" in again.stderr()
+        assert "Traceback" not in again.stderr()
+    finally:
+        # The engine serves the other tests of this worker.
+        engine.delete_table(TableName="FileMetaData")
