@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
@@ -39,5 +38,5 @@ class FakeLambdaContext:
 
 
 @pytest.fixture
-def lambda_context() -> Iterator[FakeLambdaContext]:
-    yield FakeLambdaContext()
+def lambda_context() -> FakeLambdaContext:
+    return FakeLambdaContext()
