@@ -179,10 +179,8 @@ class LocalFileSearch:
             self._api.lambda_handler = lambda event, _context: search(
                 event, LocalLambdaContext("search", region=self.region)
             )
-            api_thread = threading.Thread(target=self._api.serve_forever, name="api-gateway", daemon=True)
-            api_thread.start()
-            self._resources.callback(api_thread.join, 10)
-            self._resources.callback(self._api.shutdown)
+            self._api.start()
+            self._resources.callback(self._api.close)
             logger.info("the search API (API Gateway stand-in) serves at %s", self.api_url)
         except BaseException:
             self.close()
