@@ -35,7 +35,7 @@ demo: setup  ## run the local stack, upload, delete, search, print, stop
 	$(LOCAL_AWS) $(PY) -m local_stack.demo
 
 serve: setup  ## keep the local stack up (API_PORT, AWS_PORT); prints READY {json}
-	$(LOCAL_AWS) $(PY) -m local_stack.serve
+	@$(LOCAL_AWS) $(PY) -m local_stack.serve
 
 test: setup  ## unit, integration and infrastructure tests
 	$(LOCAL_AWS) $(PY) -m pytest -n 2 --dist loadgroup
