@@ -37,6 +37,8 @@ from search.service import FileSearch, decode_object_key
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
+# Sizes are int64 to clients; a larger bound would not survive DynamoDB's 38-digit numbers anyway.
+MAX_SIZE = 2**63 - 1
 API_TITLE = "S3 File Search"
 API_VERSION = "1.0.0"
 # Bucket names are at most 63 characters; user names are parts of keys (at most 1024 bytes).
@@ -221,10 +223,12 @@ def list_files(
     ] = None,
     to: Annotated[str | None, Query(description="Latest upload time, inclusive (user lists)")] = None,
     min_size: Annotated[
-        int | None, Query(alias="minSize", ge=0, description="Smallest size in bytes (bucket lists)")
+        int | None,
+        Query(alias="minSize", ge=0, le=MAX_SIZE, description="Smallest size in bytes (bucket lists)"),
     ] = None,
     max_size: Annotated[
-        int | None, Query(alias="maxSize", ge=0, description="Largest size in bytes (bucket lists)")
+        int | None,
+        Query(alias="maxSize", ge=0, le=MAX_SIZE, description="Largest size in bytes (bucket lists)"),
     ] = None,
     order: Annotated[Literal["asc", "desc"] | None, Query(description="Sort direction")] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Items per page")] = DEFAULT_LIMIT,

@@ -33,6 +33,14 @@ BAD_LISTS = [
     (f"{B}&minSize=-1", "query parameter minSize: Input should be greater than or equal to 0"),
     (f"{B}&maxSize=-5", "query parameter maxSize: Input should be greater than or equal to 0"),
     (f"{B}&minSize=ten", "query parameter minSize: Input should be a valid integer"),
+    (
+        f"{B}&minSize=123456789012345678901234567890123456789",
+        "query parameter minSize: Input should be less than or equal to 9223372036854775807",
+    ),
+    (
+        f"{B}&maxSize={2**63}",
+        "query parameter maxSize: Input should be less than or equal to 9223372036854775807",
+    ),
     (f"{B}&maxSize=1.5", "query parameter maxSize: Input should be a valid integer"),
     (f"{B}&minSize=10&maxSize=9", "minSize must not be greater than maxSize"),
     ("/files?user=U&limit=0", "query parameter limit: Input should be greater than or equal to 1"),
