@@ -65,7 +65,7 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 class SearchApiClient:
-    """GET requests to the API at `api_url` (the stage URL, e.g. https://id.execute-api.r.amazonaws.com/prod)."""
+    """GET requests to the API at `api_url` (the stage URL, e.g. https://id.execute-api.r.amazonaws.com/v1)."""
 
     def __init__(
         self, api_url: str, *, sign: bool | None = None, region: str | None = None, timeout: float = 30
@@ -95,7 +95,9 @@ class SearchApiClient:
         return dict(request.headers.items())
 
     def get(self, path: str, params: Mapping[str, Any] | None = None) -> HttpResponse:
-        query = urlencode({k: v for k, v in (params or {}).items() if v is not None})
+        # RFC 3986 encoding (a space is %20, never +): SigV4 signs the query exactly as it is sent, and
+        # API Gateway's canonical form of it uses %20.
+        query = urlencode({k: v for k, v in (params or {}).items() if v is not None}, quote_via=quote)
         url = self.api_url + path + (f"?{query}" if query else "")
         request = urllib.request.Request(url, headers=self.signed_headers(url), method="GET")  # noqa: S310
         try:

@@ -54,7 +54,7 @@ SECRET_NAME = "s3-file-search/cursor-key"  # noqa: S105 (a name, not a secret)
 FAKE_CREDENTIAL = "testing"
 # Kept equal to the CDK stack's redrive policy: a message failing this many receives goes to the DLQ.
 MAX_RECEIVE_COUNT = 5
-# The events the CDK stack subscribes the queue to; lifecycle expirations are deletes too (SPEC.md).
+# The events the CDK stack subscribes the queue to; lifecycle expirations are deletes too.
 NOTIFICATION_EVENTS = ("s3:ObjectCreated:*", "s3:ObjectRemoved:*", "s3:LifecycleExpiration:*")
 
 INDEXER_HANDLER = "indexer.handler.lambda_handler"

@@ -1,7 +1,7 @@
 """The search Lambda: HTTP routes over `FileSearch`, errors mapped to HTTP here and only here.
 
 API Gateway sends every request through one `/{proxy+}` resource; Powertools' REST resolver routes it.
-Routes (SPEC.md "The search API"): `GET /files`, `GET /files/{objectKey}`, `GET /download/{objectKey}`,
+Routes (the README's "Searching"): `GET /files`, `GET /files/{objectKey}`, `GET /download/{objectKey}`,
 `GET /openapi.json` and `GET /docs`.
 
 Configuration and clients are built on the first invocation, not at import, so the module imports

@@ -7,14 +7,18 @@ http://127.0.0.1, SigV4-signed ones with --sigv4.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import io
 import json
 import re
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import boto3
 import pytest
@@ -32,6 +36,7 @@ BUCKET = "fileupload.a"
 class LocalStack:
     api_url: str
     headers: list[dict[str, str]]
+    events: list[dict[str, Any]]
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +53,13 @@ def local_stack(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[L
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
     requests_session = boto3.session.Session()
     dynamodb = requests_session.resource("dynamodb")
-    table_name = f"FileMetaData-{id(monkeypatch)}"  # one table per test on the shared server
+    run_id = uuid.uuid4().hex  # one table and secret per test on the shared server
+    table_name = f"FileMetaData-{run_id}"
     table = dynamodb.create_table(**schema.create_table_request(table_name))
     s3 = requests_session.client("s3")
     s3.create_bucket(Bucket=BUCKET)
     secret = requests_session.client("secretsmanager").create_secret(
-        Name=f"cursor-{id(monkeypatch)}", SecretString="k" * 32
+        Name=f"cursor-{run_id}", SecretString="k" * 32
     )
     monkeypatch.setenv("TABLE_NAME", table_name)
     monkeypatch.setenv("BUCKET_NAME", BUCKET)
@@ -75,14 +81,16 @@ def local_stack(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[L
     s3.put_object(Bucket=BUCKET, Key="USER001/dir/a b+c%.txt", Body=b"hello")
 
     captured: list[dict[str, str]] = []
+    events: list[dict[str, Any]] = []
 
     def capturing_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         captured.append(dict(event["headers"] or {}))
+        events.append(event)
         return handler.lambda_handler(event, context)
 
     handler.file_search.cache_clear()
     gateway = ApiGatewayServer(capturing_handler).start()
-    yield LocalStack(api_url=gateway.url, headers=captured)
+    yield LocalStack(api_url=gateway.url, headers=captured, events=events)
     gateway.close()
     handler.file_search.cache_clear()
 
@@ -195,3 +203,70 @@ def test_sigv4_headers_are_present_and_well_formed(
         assert "x-amz-security-token" in signed
     else:
         assert "x-amz-security-token" not in headers
+
+
+def _uri_encode(text: str) -> str:
+    return quote(text, safe="-_.~")
+
+
+def expected_signature(event: dict[str, Any], secret_key: str, region: str) -> str:
+    """SigV4 as the receiving side computes it, written from AWS's specification (not botocore's signer):
+    the query is decoded and re-encoded per RFC 3986, each path segment is encoded twice (all services
+    but S3), and only the headers the client listed are signed."""
+    headers = {name.lower(): value for name, value in event["headers"].items()}
+    credential = AUTHORIZATION.match(headers["authorization"])
+    assert credential
+    signed = credential["signed"].split(";")
+    query = sorted(
+        (_uri_encode(name), _uri_encode(value))
+        for name, values in (event["multiValueQueryStringParameters"] or {}).items()
+        for value in values
+    )
+    canonical_request = "\n".join(
+        [
+            event["httpMethod"],
+            quote(event["path"], safe="/-_.~"),
+            "&".join(f"{name}={value}" for name, value in query),
+            "".join(f"{name}:{' '.join(headers[name].split())}\n" for name in signed),
+            credential["signed"],
+            hashlib.sha256(b"").hexdigest(),
+        ]
+    )
+    scope = f"{credential['day']}/{region}/execute-api/aws4_request"
+    string_to_sign = "\n".join(
+        [
+            "AWS4-HMAC-SHA256",
+            headers["x-amz-date"],
+            scope,
+            hashlib.sha256(canonical_request.encode()).hexdigest(),
+        ]
+    )
+    key = f"AWS4{secret_key}".encode()
+    for part in (credential["day"], region, "execute-api", "aws4_request"):
+        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+    return hmac.new(key, string_to_sign.encode(), hashlib.sha256).hexdigest()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("get", "USER001/dir/a b+c%.txt"),
+        ("search", "--user", "USER 001+x/y", "--from", "2017-08-20T09:15:00+09:00", "--to", "2017-08-21"),
+        ("search", "--bucket", BUCKET, "--min-size", "1", "--order", "asc", "--limit", "2"),
+    ],
+)
+def test_sigv4_signatures_verify_on_the_receiving_side(
+    local_stack: LocalStack, monkeypatch: pytest.MonkeyPatch, argv: tuple[str, ...]
+) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAEXAMPLEKEY")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
+
+    code, output = run("--api-url", local_stack.api_url, "--sigv4", "--region", "eu-west-1", *argv)
+
+    assert code == 0, output
+    event = local_stack.events[-1]
+    sent = AUTHORIZATION.match(event["headers"]["Authorization"])
+    assert sent
+    assert sent["signature"] == expected_signature(
+        event, "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "eu-west-1"
+    )

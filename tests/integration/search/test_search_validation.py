@@ -1,4 +1,4 @@
-"""One test per bad input of issue 4: each is a 400 (or 404) with a message that says what is wrong."""
+"""One test per kind of bad input: each is a 400 (or 404) with a message that says what is wrong."""
 
 from __future__ import annotations
 
