@@ -59,7 +59,7 @@ class RemovalChoice(StrEnum):
 class ApiAuth(StrEnum):
     """Authorization of every API method."""
 
-    IAM = "iam"  # SigV4-signed requests only (SPEC.md "The search API")
+    IAM = "iam"  # SigV4-signed requests only: the default
     NONE = "none"  # open API, for short-lived dev stacks only
 
 

@@ -10,21 +10,26 @@ from __future__ import annotations
 from pathlib import Path
 
 from aws_cdk import Duration
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from infra.config import LogLevel, RemovalChoice
+from infra.nag import acknowledge_lambda_basics
 
 FUNCTIONS_DIR = Path(__file__).resolve().parent.parent / "functions"
-# Kept at the Python the project is developed and tested with (pyproject.toml: py311), so local runs
-# and Lambda execute the same interpreter; the layer name below must name the same version.
+# The Python the project is developed, type-checked and tested with (pyproject.toml: py311), so local runs
+# and Lambda execute the same interpreter. python3.11 runs on Amazon Linux 2, whose end of life is
+# 2026-06-30, and AWS deprecates the runtime on 2027-06-30: before then the runtime moves to a newer
+# Python together with the toolchain (pyproject.toml, the venv, CI), never alone.
 RUNTIME = lambda_.Runtime.PYTHON_3_11
 ARCHITECTURE = lambda_.Architecture.ARM_64
 # AWS publishes the ARN of each Powertools release's layer as a public SSM parameter; resolving it at
-# deploy time pins the layer to the release the tests ran with, with no account lookup at synth.
-POWERTOOLS_LAYER_PARAMETER = "/aws/service/powertools/python/arm64/python3.11/{version}"
+# deploy time pins the layer to the release the tests ran with, with no account lookup at synth. The
+# path names the Python version, so it is built from RUNTIME and moves with it.
+POWERTOOLS_LAYER_PARAMETER = f"/aws/service/powertools/python/arm64/{RUNTIME.name}/{{version}}"
 # Function logs are operational, not audit records: a month covers incident follow-up.
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
 # Nothing in the asset that Lambda does not import.
@@ -64,10 +69,22 @@ class PowertoolsFunction(Construct):
             retention=LOG_RETENTION,
             removal_policy=removal.policy,
         )
+        # An own role instead of CDK's default one, which carries AWSLambdaBasicExecutionRole: that policy
+        # allows creating and writing every log group of the account. This role may write log events to
+        # the function's own log group only (which exists before the function, so no CreateLogGroup);
+        # X-Ray and the callers' grants are added to it as statements of its default policy.
+        self.role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description=f"Execution role of the {service_name} function",
+        )
+        self.log_group.grant_write(self.role)
         self.function = lambda_.Function(
             self,
             "Function",
             description=description,
+            role=self.role,
             runtime=RUNTIME,
             architecture=ARCHITECTURE,
             handler=handler,
@@ -84,3 +101,4 @@ class PowertoolsFunction(Construct):
                 "POWERTOOLS_LOG_LEVEL": log_level.value,
             },
         )
+        acknowledge_lambda_basics(self)

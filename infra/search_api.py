@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Fn, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
@@ -12,7 +13,7 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from infra.config import ApiAuth, LogLevel, RemovalChoice
-from infra.nag import acknowledge, acknowledge_lambda_basics, arn_reference
+from infra.nag import acknowledge, arn_reference
 from infra.powertools_function import LOG_RETENTION, PowertoolsFunction
 
 # API Gateway gives up after 29 s; a query page of at most 1,000 items answers in well under a second.
@@ -23,6 +24,11 @@ STAGE_NAME = "v1"
 THROTTLING_RATE_LIMIT = 50
 THROTTLING_BURST_LIMIT = 100
 _AUTHORIZATION = {ApiAuth.IAM: apigw.AuthorizationType.IAM, ApiAuth.NONE: apigw.AuthorizationType.NONE}
+
+
+def rest_api_name(stack: Stack) -> str:
+    """One name per stack: API Gateway's metrics (and so the 5xx alarm) are keyed by the API's name."""
+    return f"{stack.stack_name}-api"
 
 
 class SearchApi(Construct):
@@ -50,7 +56,7 @@ class SearchApi(Construct):
                 password_length=64, exclude_punctuation=True
             ),
         )
-        self.function = PowertoolsFunction(
+        search = PowertoolsFunction(
             self,
             "Search",
             handler="search.handler.lambda_handler",
@@ -68,23 +74,32 @@ class SearchApi(Construct):
             layer=layer,
             log_level=log_level,
             removal=removal,
-        ).function
-        table.grant_read_data(self.function)
+        )
+        self.function = search.function
+        # Exactly the search's calls: GetItem of one entry by key on the table, Query on its GSIs (whose
+        # ARNs are the table ARN followed by /index/<name>). CDK's read grant would add Scan, BatchGetItem,
+        # DescribeTable and the stream actions, none of which the function uses.
+        iam.Grant.add_to_principal(
+            grantee=self.function, actions=["dynamodb:GetItem"], resource_arns=[table.table_arn]
+        )
+        iam.Grant.add_to_principal(
+            grantee=self.function, actions=["dynamodb:Query"], resource_arns=[f"{table.table_arn}/index/*"]
+        )
         # A presigned URL is only as good as its signer's rights: GetObject (and a version of it) on the
         # objects, and no bucket listing; the API lists from the index, never from S3.
         s3.BucketGrants.from_bucket(bucket).actions_on_object_keys(
             self.function, "*", "s3:GetObject", "s3:GetObjectVersion"
         )
         self.cursor_secret.grant_read(self.function)
-        acknowledge_lambda_basics(self.function)
         acknowledge(
-            self.function,
+            search,
             f"AwsSolutions-IAM5[Resource::{arn_reference(table)}/index/*]",
-            "The searches by user and date or by bucket and size query the table's two GSIs, whose ARNs "
-            "are the table ARN followed by /index/<name>; the actions are read-only.",
+            "Only dynamodb:Query uses this: the searches by user and date or by bucket and size query the "
+            "table's GSIs, whose ARNs are the table ARN followed by /index/<name>. The wildcard covers "
+            "exactly the indexes of this one table, not other tables, and the action is read-only.",
         )
         acknowledge(
-            self.function,
+            search,
             f"AwsSolutions-IAM5[Resource::{arn_reference(bucket)}/*]",
             "Downloads presign s3:GetObject / s3:GetObjectVersion for any indexed object, and any object of "
             "the upload bucket may be indexed; no listing, writing or deleting is granted.",
@@ -106,7 +121,7 @@ class SearchApi(Construct):
         self.api = apigw.RestApi(
             self,
             "Api",
-            rest_api_name="s3-file-search",
+            rest_api_name=rest_api_name(Stack.of(self)),
             description="Searches the index of the upload bucket",
             endpoint_types=[apigw.EndpointType.REGIONAL],
             # Access and execution logging need the account-wide API Gateway CloudWatch role; the stack
@@ -136,6 +151,18 @@ class SearchApi(Construct):
             ),
             default_method_options=method_options,
         )
+        # Execution logging makes API Gateway create this log group on its first write, outside the stack
+        # and kept forever. Created here first, it has the stack's retention and goes with the stack.
+        self.execution_log_group = logs.LogGroup(
+            self,
+            "ExecutionLogs",
+            log_group_name=Fn.join(
+                "", ["API-Gateway-Execution-Logs_", self.api.rest_api_id, f"/{STAGE_NAME}"]
+            ),
+            retention=LOG_RETENTION,
+            removal_policy=removal.policy,
+        )
+        self.api.deployment_stage.node.add_dependency(self.execution_log_group)
         # The stack outputs the URL once, as ApiUrl; the construct's own `Endpoint` output would repeat it.
         self.api.node.try_remove_child("Endpoint")
         # cdk-nag (APIG2) wants gateway-side validation on. No method declares models or required
@@ -151,28 +178,37 @@ class SearchApi(Construct):
         self._acknowledge_api_findings(api_auth)
 
     def _acknowledge_api_findings(self, api_auth: ApiAuth) -> None:
-        acknowledge(
-            self.api,
-            "AwsSolutions-COG4",
-            "Callers are AWS principals: every method uses IAM (SigV4) authorization, as the product "
-            "specifies, so access is governed by IAM policies instead of a Cognito user pool.",
-        )
+        if api_auth is ApiAuth.IAM:
+            acknowledge(
+                self.api,
+                "AwsSolutions-COG4",
+                "Callers are AWS principals: every method uses IAM (SigV4) authorization, as the product "
+                "specifies, so access is governed by IAM policies instead of a Cognito user pool.",
+            )
+            acknowledge(
+                self.api,
+                "AwsSolutions-APIG3",
+                "A regional API with IAM authorization and stage throttling: unsigned requests never reach "
+                "the function, so a WAF web ACL would add cost without closing a gap.",
+            )
+        else:
+            open_api = (
+                "The deployer explicitly chose apiAuth=none: an open API for a short-lived development "
+                "stack, without authorization of any kind; the default, and the setting for any shared "
+                "or long-lived stack, is IAM (SigV4) authorization."
+            )
+            acknowledge(self.api, "AwsSolutions-COG4", f"{open_api} No Cognito user pool either.")
+            acknowledge(
+                self.api,
+                "AwsSolutions-APIG3",
+                f"{open_api} Only the stage throttling limits it, no WAF web ACL.",
+            )
+            acknowledge(self.api, "AwsSolutions-APIG4", open_api)
         acknowledge(
             self.api,
             "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
             "AmazonAPIGatewayPushToCloudWatchLogs]",
-            "API Gateway's account-level logging role must carry this AWS-managed policy; it only lets the "
-            "service write the access and execution logs this stack enables.",
+            "API Gateway writes access and execution logs only through one role per account and region, "
+            "which must carry this AWS-managed policy; it allows creating, reading and writing any log "
+            "group of the account, and serves every REST API there, not only this one.",
         )
-        acknowledge(
-            self.api,
-            "AwsSolutions-APIG3",
-            "A regional API with IAM authorization and stage throttling: unsigned requests never reach the "
-            "function, so a WAF web ACL would add cost without closing a gap. Add one if the API is opened.",
-        )
-        if api_auth is ApiAuth.NONE:
-            acknowledge(
-                self.api,
-                "AwsSolutions-APIG4",
-                "The deployer chose apiAuth=none for a throwaway development stack; the default is IAM.",
-            )

@@ -63,3 +63,53 @@ def test_cfn_lint_finds_no_errors(any_synth: Synth) -> None:
     assert errors == []
     # CDK's own templates raise W3005 (redundant DependsOn) only; anything else deserves a look.
     assert {m.rule.id for m in matches} <= {"W3005"}
+
+
+def reasons(synth: Synth, rule: str) -> set[str]:
+    """The reasons given for every acknowledged finding of `rule` (with or without a `[...]` detail)."""
+    return {
+        v["reason"]
+        for v in nag_report(synth)["suppressedViolations"]
+        if v["ruleName"] == rule or v["ruleName"].startswith(f"{rule}[")
+    }
+
+
+@pytest.mark.parametrize("rule", ["AwsSolutions-COG4", "AwsSolutions-APIG3"])
+def test_api_acknowledgements_describe_the_chosen_authorization(
+    default_synth: Synth, dev_synth: Synth, rule: str
+) -> None:
+    (default_reason,) = reasons(default_synth, rule)
+    (dev_reason,) = reasons(dev_synth, rule)
+
+    assert "IAM" in default_reason
+    assert "apiAuth=none" not in default_reason
+    # An open dev API is acknowledged as what it is, never with the IAM argument of the default.
+    assert "apiAuth=none" in dev_reason
+    assert "open API" in dev_reason
+    assert "every method uses IAM" not in dev_reason
+    assert "unsigned requests never reach" not in dev_reason
+
+
+def test_runtime_acknowledgement_names_the_end_of_support_dates(default_synth: Synth) -> None:
+    (reason,) = reasons(default_synth, "AwsSolutions-L1")
+
+    assert "Amazon Linux 2" in reason
+    assert "2026-06-30" in reason  # Amazon Linux 2 end of life
+    assert "2027-06-30" in reason  # python3.11 deprecation in Lambda
+    assert "toolchain" in reason
+
+
+def test_only_cdks_own_handler_keeps_the_basic_execution_policy(any_synth: Synth) -> None:
+    """The app's functions have their own roles; a reason never claims the managed policy is minimal."""
+    suppressed = [
+        v
+        for v in nag_report(any_synth)["suppressedViolations"]
+        if v["ruleName"].startswith("AwsSolutions-IAM4[") and "AWSLambdaBasicExecutionRole" in v["ruleName"]
+    ]
+    paths = [c["constructPath"] for v in suppressed for c in v["violatingConstructs"]]
+
+    assert paths
+    assert all(path.startswith(f"{any_synth.stack.stack_name}/BucketNotificationsHandler") for path in paths)
+    for violation in suppressed:
+        assert "minimum" not in violation["reason"]
+        assert "any log group of the account" in violation["reason"]

@@ -1,4 +1,4 @@
-"""The synthesized template, point by point against issue 5 and SPEC.md "The shape"."""
+"""The synthesized template, point by point: storage, ingest, functions, permissions, search API, alarms."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from aws_cdk.assertions import Match
 
 from file_index import schema
 from infra import ingest, search_api
-from tests.infra.conftest import Synth
+from infra.config import RemovalChoice
+from tests.infra.conftest import STACK_NAME, Synth
 
 pytestmark = pytest.mark.xdist_group("infra")
 
@@ -243,7 +244,13 @@ def test_bucket_sends_created_removed_and_lifecycle_events_to_the_queue(default_
                                 "Effect": "Allow",
                                 "Principal": {"Service": "s3.amazonaws.com"},
                                 "Action": Match.array_with(["sqs:SendMessage"]),
-                                "Condition": {"ArnLike": {"aws:SourceArn": get_att(bucket_id)}},
+                                # Both keys: the bucket, and the account it must belong to.
+                                "Condition": Match.exact(
+                                    {
+                                        "ArnLike": {"aws:SourceArn": get_att(bucket_id)},
+                                        "StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}},
+                                    }
+                                ),
                             }
                         )
                     ]
@@ -290,6 +297,8 @@ def test_functions_are_python_arm64_traced_with_the_powertools_layer(
     assert parameter["Default"] == (
         f"/aws/service/powertools/python/arm64/python3.11/{version('aws-lambda-powertools')}"
     )
+    # The layer is built for one Python version: its parameter path moves with the runtime.
+    assert f"/{props['Runtime']}/" in parameter["Default"]
     assert "LogGroup" in props["LoggingConfig"]
 
 
@@ -366,17 +375,18 @@ def test_indexer_may_write_the_table_and_read_nothing(default_synth: Synth) -> N
     statements = role_statements(default_synth, INDEXER_HANDLER)
     table_id = default_synth.logical_id(default_synth.stack.storage.table)
 
-    assert actions_of(statements, "dynamodb") == {
-        "dynamodb:BatchWriteItem",
-        "dynamodb:DeleteItem",
-        "dynamodb:DescribeTable",
-        "dynamodb:PutItem",
-        "dynamodb:UpdateItem",
-    }
+    # Exactly the calls the indexer makes, on the table only: no deletes, batch writes, DescribeTable, or
+    # index ARNs.
+    dynamodb_statements = [s for s in statements if actions(s)[0].startswith("dynamodb:")]
+    assert dynamodb_statements == [
+        {
+            "Action": ["dynamodb:PutItem", "dynamodb:UpdateItem"],
+            "Effect": "Allow",
+            "Resource": get_att(table_id),
+        }
+    ]
     assert not actions_of(statements, "s3"), "enrichment is off: the indexer does not read the bucket"
     assert not actions_of(statements, "secretsmanager")
-    dynamodb_resources = [s["Resource"] for s in statements if actions(s)[0].startswith("dynamodb:")]
-    assert all(get_att(table_id) in (r if isinstance(r, list) else [r]) for r in dynamodb_resources)
     queue_id = default_synth.logical_id(default_synth.stack.ingest.queue)
     assert actions_of(statements, "sqs") == {
         "sqs:ChangeMessageVisibility",
@@ -394,14 +404,17 @@ def test_search_may_read_the_table_presign_objects_and_read_its_secret(default_s
     bucket_id = default_synth.logical_id(storage.bucket)
     secret_id = default_synth.logical_id(default_synth.stack.search_api.cursor_secret)
 
-    dynamodb_actions = actions_of(statements, "dynamodb")
-    assert {"dynamodb:GetItem", "dynamodb:Query"} <= dynamodb_actions
-    assert not dynamodb_actions & {
-        "dynamodb:PutItem",
-        "dynamodb:UpdateItem",
-        "dynamodb:DeleteItem",
-        "dynamodb:BatchWriteItem",
-    }
+    table_id = default_synth.logical_id(storage.table)
+    # GetItem of one entry on the table, Query on its GSIs; no Scan, BatchGetItem, DescribeTable or writes.
+    dynamodb_statements = [s for s in statements if actions(s)[0].startswith("dynamodb:")]
+    assert dynamodb_statements == [
+        {"Action": "dynamodb:GetItem", "Effect": "Allow", "Resource": get_att(table_id)},
+        {
+            "Action": "dynamodb:Query",
+            "Effect": "Allow",
+            "Resource": {"Fn::Join": ["", [get_att(table_id), "/index/*"]]},
+        },
+    ]
     s3_statements = [s for s in statements if actions(s)[0].startswith("s3:")]
     assert s3_statements == [
         {
@@ -419,6 +432,28 @@ def test_search_may_read_the_table_presign_objects_and_read_its_secret(default_s
         }
     ]
     assert not actions_of(statements, "sqs")
+
+
+@pytest.mark.parametrize("handler", [INDEXER_HANDLER, SEARCH_HANDLER])
+def test_functions_write_only_their_own_log_group(default_synth: Synth, handler: str) -> None:
+    """No AWSLambdaBasicExecutionRole (every log group of the account): log events to its own group only."""
+    _, props = function(default_synth, handler)
+    role_id = props["Role"]["Fn::GetAtt"][0]
+    role = default_synth.template_json["Resources"][role_id]["Properties"]
+    log_group_id = props["LoggingConfig"]["LogGroup"]["Ref"]
+
+    assert "ManagedPolicyArns" not in role
+    assert "Policies" not in role
+    logs_statements = [
+        s for s in role_statements(default_synth, handler) if actions(s)[0].startswith("logs:")
+    ]
+    assert logs_statements == [
+        {
+            "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+            "Effect": "Allow",
+            "Resource": get_att(log_group_id),
+        }
+    ]
 
 
 @pytest.mark.parametrize("handler", [INDEXER_HANDLER, SEARCH_HANDLER])
@@ -467,6 +502,31 @@ def test_stage_throttles_logs_traces_and_measures(default_synth: Synth) -> None:
     assert "$context.requestId" in props["AccessLogSetting"]["Format"]
     # Logging needs the account's API Gateway CloudWatch role.
     default_synth.template.resource_count_is("AWS::ApiGateway::Account", 1)
+
+
+def test_stack_owns_the_execution_log_group_with_a_retention(any_synth: Synth) -> None:
+    """API Gateway would otherwise create it on its first error, outside the stack, kept forever."""
+    search = any_synth.stack.search_api
+    log_group_id = any_synth.logical_id(search.execution_log_group)
+    log_group = any_synth.template_json["Resources"][log_group_id]
+    (stage,) = any_synth.resources("AWS::ApiGateway::Stage").values()
+
+    assert log_group["Properties"]["LogGroupName"] == {
+        "Fn::Join": [
+            "",
+            [
+                "API-Gateway-Execution-Logs_",
+                {"Ref": any_synth.logical_id(search.api)},
+                f"/{stage['Properties']['StageName']}",
+            ],
+        ]
+    }
+    assert log_group["Properties"]["RetentionInDays"] == 30
+    # Removed with the stack exactly when the data is.
+    destroy = any_synth.stack.config.removal is RemovalChoice.DESTROY
+    assert log_group["DeletionPolicy"] == ("Delete" if destroy else "Retain")
+    # It exists before the stage can log anything, so API Gateway never creates it first.
+    assert log_group_id in stage["DependsOn"]
 
 
 def test_api_is_regional(default_synth: Synth) -> None:
@@ -522,8 +582,31 @@ def test_day_one_alarms_watch_the_right_resources(default_synth: Synth) -> None:
         assert lambda_alarm["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": indexer_id}}]
         assert (lambda_alarm["Threshold"], lambda_alarm["Statistic"]) == (0, "Sum")
     api_alarm = alarms[("AWS/ApiGateway", "5XXError")]
-    assert {d["Name"] for d in api_alarm["Dimensions"]} == {"ApiName"}
+    (api,) = default_synth.resources("AWS::ApiGateway::RestApi").values()
+    # API Gateway's metrics are keyed by the API's name: one name per stack, and the alarm watches it.
+    assert api["Properties"]["Name"] == f"{STACK_NAME}-api"
+    assert api_alarm["Dimensions"] == [{"Name": "ApiName", "Value": api["Properties"]["Name"]}]
     assert all("TreatMissingData" in a and a["TreatMissingData"] == "notBreaching" for a in alarms.values())
+
+
+def test_two_stacks_in_one_account_alarm_on_their_own_api() -> None:
+    """Built without synth: the construct tree gives the names the template would carry."""
+    import aws_cdk as cdk
+
+    from infra.config import StackConfig
+    from infra.stack import FileSearchStack
+    from tests.infra.conftest import cdk_json_context
+
+    app = cdk.App(context=cdk_json_context())
+    config = StackConfig.from_context(app.node.try_get_context)
+    stacks = [FileSearchStack(app, name, config=config) for name in ("SearchProd", "SearchStaging")]
+    names = [stack.search_api.api.rest_api_name for stack in stacks]
+
+    assert names == ["SearchProd-api", "SearchStaging-api"]
+    for stack, name in zip(stacks, names, strict=True):
+        metric = stack.alarms.api_server_errors.metric
+        assert isinstance(metric, cdk.aws_cloudwatch.Metric)
+        assert metric.dimensions == {"ApiName": name}
 
 
 def test_without_an_alarm_email_there_is_no_topic(default_synth: Synth) -> None:
