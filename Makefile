@@ -17,16 +17,19 @@ help:  ## list the targets
 
 $(STAMP)/python: requirements.txt requirements-cdk.txt requirements-dev.txt constraints.txt
 	@mkdir -p $(STAMP)
+	@# Set-up talks on stderr: `make serve`'s stdout carries only its READY line, even on a fresh machine.
+	@echo "setting up .venv (pinned Python dependencies) ..." >&2
 	@test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -c constraints.txt
+	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -c constraints.txt >&2
 	@# functions/ is the Lambda asset root: put it (and the repo root) on the venv's path, so that
 	@# `indexer.handler` imports the same way in tests, the local stack and Lambda.
-	$(PY) -c 'import pathlib, site; pathlib.Path(site.getsitepackages()[0], "s3_file_search.pth").write_text("$(CURDIR)/functions\n$(CURDIR)\n")'
+	@$(PY) -c 'import pathlib, site; pathlib.Path(site.getsitepackages()[0], "s3_file_search.pth").write_text("$(CURDIR)/functions\n$(CURDIR)\n")'
 	@touch $@
 
 $(STAMP)/node: package.json package-lock.json
 	@mkdir -p $(STAMP)
-	npm ci --no-audit --no-fund --loglevel=error
+	@echo "installing node_modules (the pinned CDK CLI and DynamoDB Local) ..." >&2
+	@npm ci --no-audit --no-fund --loglevel=error >&2
 	@touch $@
 
 setup: $(STAMP)/python $(STAMP)/node  ## create the venv and install pinned Python and Node deps

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import pytest
@@ -22,7 +23,8 @@ def _aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
         "POWERTOOLS_TRACE_DISABLED": "true",
     }.items():
         monkeypatch.setenv(name, value)
-    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL"):
+    # Neither a profile nor an endpoint (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_DYNAMODB...) from the shell.
+    for name in [name for name in os.environ if name == "AWS_PROFILE" or name.startswith("AWS_ENDPOINT_URL")]:
         monkeypatch.delenv(name, raising=False)
 
 

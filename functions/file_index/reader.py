@@ -25,7 +25,7 @@ from file_index import schema
 # A page's start key in DynamoDB JSON ({"size": {"N": "12"}, ...}): plain JSON, safe to put in a cursor.
 StartKey = dict[str, dict[str, str]]
 
-# The attributes a search answers with (the README's table of attributes); bookkeeping attributes stay private.
+# The attributes a search answers with (the README's table); bookkeeping attributes stay private.
 PUBLIC_ATTRIBUTES = (
     schema.OBJECT_KEY,
     schema.BUCKET_NAME,
