@@ -28,6 +28,9 @@ VERSION_ID = "versionId"
 ORDER_KEY = "orderKey"  # the event's position in the key's history, comparable as a plain string
 DELETED = "deleted"  # true on a tombstone: the object is gone; never returned by a search
 EXPIRES_AT = "expiresAt"  # epoch seconds; DynamoDB TTL removes a tombstone after this
+# String set on a tombstone: versions deleted for good (permanent deletes of one versionId) while the item
+# held them or held no position yet; a late create of one of them changes nothing.
+DELETED_VERSIONS = "deletedVersions"
 
 TTL_ATTRIBUTE = EXPIRES_AT
 

@@ -1,23 +1,52 @@
-"""Applies S3 object events to FileMetaData: one conditional PutItem per event, no read.
+"""Applies S3 object events to FileMetaData: one conditional write per event, no read.
 
 The ordering rule lives in DynamoDB's ConditionExpression, so any number of writers may run at once and
 an event may arrive any number of times, in any order:
 
-    attribute_not_exists(objectKey) OR orderKey < :orderKey
+    attribute_not_exists(orderKey) OR orderKey < :orderKey
 
 `orderKey` (see `indexer.events`) compares as a plain string exactly as S3 sequencers compare under
 AWS's right-pad rule. An equal or older event fails the condition and changes nothing (`STALE`).
 Events without a sequencer use `<=` instead, so that of two events with the same time the one applied
 last wins (the indexer applies one key's events in delivery order).
 
-A removal writes a tombstone (`deleted`, `expiresAt` for DynamoDB TTL, the event's position) with none of
-the GSI key attributes, so it is in no index and no search returns it, and an older create that arrives
-later fails the condition instead of resurrecting the file. A create replaces the whole item, tombstone
-attributes included. A permanent delete of one version (`ObjectRemoved:Delete` with a versionId) also
-requires that version to be the indexed one; a delete marker always hides the object.
+Three kinds of write, one call each:
 
-Limits, from S3 itself: when the current version of a versioned object is deleted permanently, S3 sends
-no event for the version that becomes current again, so the index shows the object as deleted.
+- A create is a PutItem of the whole entry under the rule above and
+  `NOT contains(deletedVersions, :versionId)`: a version recorded as deleted for good cannot come back. A
+  create without a versionId is the "null" version. The PutItem replaces the item, tombstone attributes
+  and `deletedVersions` included.
+- A removal of the object (a delete marker, `LifecycleExpiration:DeleteMarkerCreated`, or a delete in an
+  unversioned bucket) is a PutItem of a tombstone (`deleted`, `expiresAt` for DynamoDB TTL, the event's
+  `orderKey`) with none of the GSI key attributes, so it is in no index and no search returns it, and an
+  older create that arrives later fails the condition instead of resurrecting the file. A delete marker
+  also checks `deletedVersions` for its own versionId.
+- A permanent delete of one version (`ObjectRemoved:Delete` or `LifecycleExpiration:Delete` with a
+  versionId) is an UpdateItem that takes no position in the key's history, because it must not hide a
+  newer version whose create is yet to arrive. Its condition is
+
+      NOT contains(deletedVersions, :v) AND
+      (attribute_not_exists(orderKey) OR (versionId = :v AND orderKey < :orderKey))
+
+  ("null" also matches an item without versionId). So it applies only when the item holds that very
+  version, or holds no position yet (no item, or only earlier deletes of versions). It then sets
+  `deleted` and `expiresAt`, removes the GSI key attributes, `fileId` and `eTag`, and adds the version to
+  `deletedVersions`. `orderKey` stays what it was (absent if there was none), so every newer create still
+  replaces the tombstone, while the deleted version's own create, late or duplicated, changes nothing.
+  Against an item that holds another version it changes nothing: that version is either newer, or older
+  and bound to be replaced by the key's newer events, as the next paragraph explains.
+
+Once the queue is drained, the index shows for each key the newest version S3 created (an upload, or a
+delete marker: then the key is hidden), provided no version was deleted for good while it was current.
+That version is never deleted, so no condition can stop its write, and after it nothing older applies.
+This covers overwrites, delete markers and lifecycle expiry of noncurrent versions, in any delivery order.
+
+Limits, from S3 itself: when the current version of a versioned object is deleted permanently (or the
+current delete marker is removed), S3 sends no event for the version that becomes current again, so the
+index shows the key as deleted (or still deleted) until its next upload; no event says which version is
+current now, and one write per event cannot read it. In one delivery order it is worse: if that delete
+arrives while the index holds an older version, it changes nothing, and the deleted version's create,
+arriving later, is indexed and stays until the key's next upload or delete marker.
 """
 
 from __future__ import annotations
@@ -38,6 +67,8 @@ from indexer.events import ObjectEvent
 DynamoDBClient = Any
 
 DEFAULT_TOMBSTONE_TTL_DAYS = 30
+# The versionId S3 gives an object written while versioning was off or suspended.
+NULL_VERSION = "null"
 
 _serializer = TypeSerializer()
 
@@ -71,41 +102,96 @@ def apply_event(
 ) -> Outcome:
     """Write `event` into the index if it is newer than what the index holds for its key.
 
-    Exactly one PutItem call (SDK retries aside). Raises botocore's ClientError for anything but a failed
-    condition, e.g. throttling that outlasted the SDK's retries.
+    Exactly one PutItem or UpdateItem call (SDK retries aside). Raises botocore's ClientError for anything
+    but a failed condition, e.g. throttling that outlasted the SDK's retries.
     """
-    order_key = event.order_key
-    if event.is_removal:
-        expires = (now or datetime.now(UTC)) + timedelta(days=tombstone_ttl_days)
-        item = _tombstone(event, order_key, int(expires.timestamp()))
-    else:
-        item = _entry(event, order_key)
-
-    names = {"#key": schema.OBJECT_KEY, "#order": schema.ORDER_KEY}
-    values: dict[str, Any] = {":order": order_key}
-    # Without a sequencer, equal times go to the event applied last (see module docstring).
-    newer = "#order < :order" if event.sequencer is not None else "#order <= :order"
-    if event.removes_one_version:
-        names["#version"] = schema.VERSION_ID
-        values[":version"] = event.version_id
-        same_version = "#version = :version"
-        if event.version_id == "null":
-            # The "null" version is what an unversioned upload became; its item has no versionId.
-            same_version = "(#version = :version OR attribute_not_exists(#version))"
-        newer = f"({newer} AND {same_version})"
+    expires_at = int(((now or datetime.now(UTC)) + timedelta(days=tombstone_ttl_days)).timestamp())
     try:
-        dynamodb.put_item(
-            TableName=table_name,
-            Item={name: _serializer.serialize(value) for name, value in item.items()},
-            ConditionExpression=f"attribute_not_exists(#key) OR {newer}",
-            ExpressionAttributeNames=names,
-            ExpressionAttributeValues={name: _serializer.serialize(value) for name, value in values.items()},
-        )
+        if event.removes_one_version:
+            _remove_version(dynamodb, table_name, event, expires_at)
+        else:
+            _put(dynamodb, table_name, event, expires_at)
     except ClientError as error:
         if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
             return Outcome.STALE
         raise
     return Outcome.DELETED if event.is_removal else Outcome.WRITTEN
+
+
+def _put(dynamodb: DynamoDBClient, table_name: str, event: ObjectEvent, expires_at: int) -> None:
+    """A create's entry or a removal's tombstone, if the event is newer than the item."""
+    order_key = event.order_key
+    item = _tombstone(event, order_key, expires_at) if event.is_removal else _entry(event, order_key)
+    names = {"#order": schema.ORDER_KEY}
+    values: dict[str, Any] = {":order": order_key}
+    condition = f"({_newer(event)})"
+    if not event.is_removal or event.version_id is not None:
+        names["#deletedVersions"] = schema.DELETED_VERSIONS
+        values[":version"] = _version_of(event)
+        condition += " AND NOT contains(#deletedVersions, :version)"
+    dynamodb.put_item(
+        TableName=table_name,
+        Item=_serialize(item),
+        ConditionExpression=condition,
+        ExpressionAttributeNames=names,
+        ExpressionAttributeValues=_serialize(values),
+    )
+
+
+def _remove_version(dynamodb: DynamoDBClient, table_name: str, event: ObjectEvent, expires_at: int) -> None:
+    """A permanent delete of one version: hides the item only if it holds that version (module docstring)."""
+    version = _version_of(event)
+    same_version = "#version = :version"
+    if version == NULL_VERSION:
+        # The "null" version is what an unversioned upload became; its item has no versionId.
+        same_version = "(#version = :version OR attribute_not_exists(#version))"
+    removed = sorted(schema.GSI_KEY_ATTRIBUTES | {schema.FILE_ID, schema.E_TAG})
+    names = {
+        "#order": schema.ORDER_KEY,
+        "#version": schema.VERSION_ID,
+        "#deletedVersions": schema.DELETED_VERSIONS,
+        "#deleted": schema.DELETED,
+        "#expiresAt": schema.EXPIRES_AT,
+        **{f"#removed{position}": name for position, name in enumerate(removed)},
+    }
+    values = {
+        ":order": event.order_key,
+        ":version": version,
+        ":versions": {version},
+        ":true": True,
+        ":expiresAt": expires_at,
+    }
+    dynamodb.update_item(
+        TableName=table_name,
+        Key=_serialize({schema.OBJECT_KEY: event.key}),
+        ConditionExpression=(
+            "NOT contains(#deletedVersions, :version)"
+            f" AND (attribute_not_exists(#order) OR ({same_version} AND {_later(event)}))"
+        ),
+        UpdateExpression=(
+            "SET #deleted = :true, #expiresAt = :expiresAt ADD #deletedVersions :versions REMOVE "
+            + ", ".join(f"#removed{position}" for position in range(len(removed)))
+        ),
+        ExpressionAttributeNames=names,
+        ExpressionAttributeValues=_serialize(values),
+    )
+
+
+def _newer(event: ObjectEvent) -> str:
+    return f"attribute_not_exists(#order) OR {_later(event)}"
+
+
+def _later(event: ObjectEvent) -> str:
+    # Without a sequencer, equal times go to the event applied last (see module docstring).
+    return "#order < :order" if event.sequencer is not None else "#order <= :order"
+
+
+def _version_of(event: ObjectEvent) -> str:
+    return event.version_id if event.version_id is not None else NULL_VERSION
+
+
+def _serialize(values: dict[str, Any]) -> dict[str, Any]:
+    return {name: _serializer.serialize(value) for name, value in values.items()}
 
 
 def _entry(event: ObjectEvent, order_key: str) -> dict[str, Any]:

@@ -7,8 +7,9 @@ sequencer their "last delivered wins on a tie" rule (see `indexer.events`); it c
 sequenced events, whose order the condition settles anyway.
 
 A message succeeds when all its records do. A malformed message fails alone, before anything is written;
-a record whose write fails (throttling or 5xx beyond the SDK's retries) fails its message only. Retrying
-a message is safe: every write is conditional and idempotent.
+a record whose write fails (throttling or 5xx beyond the SDK's retries, or any other exception) fails its
+message only, and the rest of its key's chain is still written. Nothing a message holds can fail the
+whole batch. Retrying a message is safe: every write is conditional and idempotent.
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ class MessageReport:
 
     message_id: str
     results: list[EventResult] = field(default_factory=list)
-    malformed: MalformedMessageError | None = None
+    # Why the body could not be parsed: a MalformedMessageError, or (a bug) anything else parsing raised.
+    malformed: Exception | None = None
 
     @property
     def failed_results(self) -> list[EventResult]:
@@ -102,7 +104,7 @@ def index_batch(
         reports.append(report)
         try:
             events = parse_message(message.body, layout)
-        except MalformedMessageError as error:
+        except Exception as error:  # one bad body must not fail the batch
             report.malformed = error
             continue
         for event in events:
@@ -121,12 +123,17 @@ def _apply_chain(chain: Sequence[tuple[str, ObjectEvent]], apply: ApplyEvent) ->
     for message_id, event in chain:
         try:
             outcome = apply(event)
-        except (ClientError, BotoCoreError) as error:
-            # Anything else is a bug and should surface, not be retried until the DLQ.
+        except Exception as error:  # fails this record's message only (see is_expected)
             results.append(EventResult(message_id, event, None, error))
             continue
         results.append(EventResult(message_id, event, outcome, applied_at=datetime.now(UTC)))
     return results
+
+
+def is_expected(error: BaseException | None) -> bool:
+    """A failure the service can cause (DynamoDB or the network); anything else is a bug, logged with its
+    traceback, and still fails only its own message (retried, then dead-lettered)."""
+    return isinstance(error, (MalformedMessageError, ClientError, BotoCoreError))
 
 
 def _describe(error: Exception | None) -> str:

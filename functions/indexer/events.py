@@ -39,6 +39,11 @@ TEST_EVENT = "s3:TestEvent"
 _CREATE_PREFIXES = ("ObjectCreated:",)
 _REMOVE_PREFIXES = ("ObjectRemoved:", "LifecycleExpiration:")
 _SEQUENCER = re.compile(rf"[0-9A-Fa-f]{{1,{ORDER_KEY_WIDTH}}}")
+# S3's own limit on a key, in UTF-8 bytes; DynamoDB's partition key allows 2048.
+MAX_KEY_BYTES = 1024
+# Object sizes are bounded far above S3's largest object and well inside DynamoDB's 38-digit numbers, so
+# a size that parses is a size that can be written.
+MAX_OBJECT_SIZE = 10**18
 
 _DEFAULT_LAYOUT = KeyLayout.parse(None)
 
@@ -56,13 +61,15 @@ def order_key_for_sequencer(sequencer: str) -> str:
 
 def order_key_for_time(event_time: datetime) -> str:
     """The comparable position of an event without a sequencer: its UTC time, microseconds, fixed width."""
-    return UNSEQUENCED_PREFIX + event_time.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # isoformat, unlike strftime("%Y"), always writes four year digits, so the width is fixed.
+    utc = event_time.astimezone(UTC).replace(tzinfo=None)
+    return UNSEQUENCED_PREFIX + utc.isoformat(timespec="microseconds") + "Z"
 
 
 def iso_utc_millis(moment: datetime) -> str:
     """`2017-08-20T09:15:02.113Z`: the uploadDate format, sortable as a string."""
-    utc = moment.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    utc = moment.astimezone(UTC).replace(tzinfo=None)
+    return utc.isoformat(timespec="milliseconds") + "Z"
 
 
 @dataclass(frozen=True)
@@ -153,17 +160,19 @@ def parse_record(record: Any, layout: KeyLayout = _DEFAULT_LAYOUT) -> ObjectEven
         raise MalformedMessageError("record has no s3.bucket / s3.object")
     bucket = _text(s3["bucket"], "name")
     obj = s3["object"]
-    key = unquote_plus(_text(obj, "key"))
+    key = unquote_plus(_text(obj, "key"))  # unquote_plus replaces bytes that are not UTF-8
     if not key:
         raise MalformedMessageError("object key is empty after decoding")
+    if len(key.encode("utf-8")) > MAX_KEY_BYTES:
+        raise MalformedMessageError(f"object key is longer than S3's {MAX_KEY_BYTES} bytes")
     event_time = _event_time(_text(record, "eventTime"))
     sequencer = _optional_text(obj, "sequencer")
     if sequencer is not None:
         order_key_for_sequencer(sequencer)  # validates; raises MalformedMessageError
     size = obj.get("size")
     is_create = event_name.startswith(_CREATE_PREFIXES)
-    if is_create and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
-        raise MalformedMessageError(f"create has no valid object size: {size!r}")
+    if is_create and (not isinstance(size, int) or isinstance(size, bool) or not 0 <= size < MAX_OBJECT_SIZE):
+        raise MalformedMessageError(f"create has no valid object size (0 <= size < 10**18): {size!r:.40}")
     parts = layout.split(key)
     return ObjectEvent(
         event_name=event_name,
@@ -184,7 +193,7 @@ def _text(container: dict[str, Any], name: str) -> str:
     value = container.get(name)
     if not isinstance(value, str) or not value:
         raise MalformedMessageError(f"{name} is missing or not a string")
-    return value
+    return _utf8(value, name)
 
 
 def _optional_text(container: dict[str, Any], name: str) -> str | None:
@@ -193,13 +202,25 @@ def _optional_text(container: dict[str, Any], name: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise MalformedMessageError(f"{name} is not a string")
+    return _utf8(value, name)
+
+
+def _utf8(value: str, name: str) -> str:
+    """`value`, if it can be written as UTF-8: JSON can carry lone surrogates (`"\\ud800"`), DynamoDB not."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise MalformedMessageError(f"{name} is not valid UTF-8 (it holds a lone surrogate)") from None
     return value
 
 
 def _event_time(raw: str) -> datetime:
+    """The event time in UTC; naive times (S3 always sends "Z", other stores may not) are taken as UTC."""
     try:
         moment = datetime.fromisoformat(raw)
-    except ValueError:
-        raise MalformedMessageError(f"eventTime {raw!r} is not an ISO-8601 timestamp") from None
-    # S3 always sends UTC with "Z"; a naive time from another store is taken as UTC too.
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+        if moment.tzinfo is None:
+            return moment.replace(tzinfo=UTC)
+        # Converting can leave datetime's range (year 1 at +01:00): the same reason to reject as a bad text.
+        return moment.astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise MalformedMessageError(f"eventTime {raw!r:.60} is not an ISO-8601 timestamp in range") from None

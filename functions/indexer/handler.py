@@ -23,7 +23,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from file_index.writer import DynamoDBClient, Outcome, apply_event, dynamodb_client
-from indexer.batch import Message, MessageReport, index_batch
+from indexer.batch import Message, MessageReport, index_batch, is_expected
 from indexer.config import IndexerConfig
 from indexer.events import ObjectEvent
 
@@ -116,7 +116,8 @@ def _report(reports: list[MessageReport]) -> None:
             failed += 1
             logger.error(
                 "Malformed message skipped",
-                extra={"messageId": report.message_id, "reason": str(report.malformed)},
+                extra={"messageId": report.message_id, "reason": _reason(report.malformed)},
+                exc_info=None if is_expected(report.malformed) else report.malformed,
             )
             continue
         for result in report.results:
@@ -128,8 +129,9 @@ def _report(reports: list[MessageReport]) -> None:
                     extra={
                         "messageId": report.message_id,
                         "objectKey": event.key,
-                        "reason": str(result.error),
+                        "reason": _reason(result.error),
                     },
+                    exc_info=None if is_expected(result.error) else result.error,
                 )
                 continue
             counts[result.outcome] += 1
@@ -155,3 +157,10 @@ def _report(reports: list[MessageReport]) -> None:
             "failed": failed,
         },
     )
+
+
+def _reason(error: Exception | None) -> str:
+    if error is None or is_expected(error):
+        return str(error)
+    # A bug, not a bad input: name the exception; the log line carries its traceback.
+    return f"unexpected {type(error).__name__}: {error}"

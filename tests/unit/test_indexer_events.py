@@ -150,7 +150,24 @@ def test_a_key_outside_the_layout_has_no_user_and_says_why() -> None:
         (body(record(sequencer="0" * 65)), "sequencer"),
         (body(record(size=-1)), "size"),
         (body(record(size="12")), "size"),
+        (body(record(size=10**40 + 1)), "size"),  # DynamoDB numbers hold 38 digits
+        (body(record(size=10**18)), "size"),
+        (body(record(size=1.5)), "size"),
+        (body(record(size=True)), "size"),
         (json.dumps({"Records": [record(), "not a record"]}), "record 1"),
+        # Out of datetime's range once converted to UTC.
+        (body({**record(), "eventTime": "0001-01-01T00:00:00+01:00"}), "eventTime"),
+        (body({**record(), "eventTime": "9999-12-31T23:59:59-01:00"}), "eventTime"),
+        # JSON can carry a lone surrogate; UTF-8 (and so DynamoDB) cannot.
+        (body(record(key="u_\ud800")), "key is not valid UTF-8"),
+        (
+            body({**record(), "s3": {"bucket": {"name": "b\udfff"}, "object": {"key": "k", "size": 1}}}),
+            "name",
+        ),
+        (body(record(eTag="\ud800")), "eTag"),
+        (body(record(versionId="v\udc00")), "versionId"),
+        (body(record(key="U_" + "x" * 1023)), "longer than S3's 1024 bytes"),
+        (body(record(key="U_" + "%C3%A9" * 512)), "longer than S3's 1024 bytes"),  # 1026 bytes decoded
     ],
 )
 def test_malformed_messages_fail_with_a_reason(raw: str, reason: str) -> None:
@@ -205,6 +222,21 @@ def test_times_are_normalised_to_utc() -> None:
     assert order_key_for_time(tokyo) == "#2017-08-20T09:15:02.113456Z"
     # Every time-ordered key sorts before every sequencer-ordered key.
     assert order_key_for_time(datetime(9999, 12, 31, tzinfo=UTC)) < order_key_for_sequencer("0")
+
+
+def test_the_longest_key_and_size_are_accepted() -> None:
+    event = only(parse_message(body(record(key="U_" + "x" * 1022, size=10**18 - 1))))
+    assert len(event.key) == 1024
+    assert event.size == 10**18 - 1
+
+
+def test_the_event_time_is_kept_in_utc() -> None:
+    event = only(parse_message(body({**record(), "eventTime": "0001-01-01T01:00:00+01:00"})))
+    assert event.event_time == datetime(1, 1, 1, tzinfo=UTC)
+    assert event.event_time.utcoffset() is not None
+    # Four year digits even below year 1000, so every time-ordered key has the same width.
+    assert event.order_key == "#0001-01-01T00:00:00.000000Z"
+    assert event.upload_date == "0001-01-01T00:00:00.000Z"
 
 
 def test_an_event_without_sequencer_orders_by_time() -> None:

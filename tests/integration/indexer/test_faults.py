@@ -45,7 +45,7 @@ class _RawBody:
 
 
 class FaultInjector:
-    """Fails a share of PutItem attempts (or those of chosen keys) with DynamoDB's own error bodies."""
+    """Fails a share of write attempts (or those of chosen keys) with DynamoDB's own error bodies."""
 
     def __init__(self, share: float, seed: int, only_keys: set[str] | None = None) -> None:
         self.share = share
@@ -59,7 +59,8 @@ class FaultInjector:
         with self.lock:
             self.attempts += 1
             if self.only_keys is not None:
-                key = json.loads(request.body)["Item"][schema.OBJECT_KEY]["S"]
+                body = json.loads(request.body)
+                key = (body.get("Item") or body["Key"])[schema.OBJECT_KEY]["S"]
                 fail = key in self.only_keys
             else:
                 fail = self.random.random() < self.share
@@ -79,7 +80,8 @@ def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def install(indexer: Indexer, injector: FaultInjector) -> None:
     # register_first: ahead of moto's own before-send stub, which would otherwise answer first.
-    indexer.runtime.dynamodb.meta.events.register_first("before-send.dynamodb.PutItem", injector)
+    for operation in ("PutItem", "UpdateItem"):
+        indexer.runtime.dynamodb.meta.events.register_first(f"before-send.dynamodb.{operation}", injector)
 
 
 @pytest.mark.usefixtures("no_backoff")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from itertools import permutations
 
 import pytest
 
@@ -10,7 +11,7 @@ from file_index import schema
 from file_index.writer import Outcome, apply_event
 from indexer.events import ObjectEvent, parse_record
 from tests.integration.indexer.conftest import Engine
-from tests.integration.indexer.notifications import query_keys, read_items, s3_record
+from tests.integration.indexer.notifications import is_live, query_keys, read_items, s3_record
 
 KEY = "USER001_FILE 001.txt"
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -28,6 +29,10 @@ def put(sequencer: str | None, size: int = 12, **fields: object) -> ObjectEvent:
 
 def delete(sequencer: str | None, **fields: object) -> ObjectEvent:
     return event("ObjectRemoved:Delete", sequencer=sequencer, **fields)
+
+
+def marker(sequencer: str, version_id: str, name: str = "ObjectRemoved:DeleteMarkerCreated") -> ObjectEvent:
+    return event(name, sequencer=sequencer, version_id=version_id)
 
 
 def apply(engine: Engine, *events: ObjectEvent) -> list[Outcome]:
@@ -136,11 +141,136 @@ def test_version_delete_with_no_item_leaves_a_tombstone(engine: Engine) -> None:
         Outcome.DELETED,
         Outcome.STALE,
     ]
+    # No position of its own: it blocks the deleted version only, not whatever is newer or older.
+    assert item(engine) == {
+        "objectKey": KEY,
+        "deleted": True,
+        "deletedVersions": {"v2"},
+        "expiresAt": int(NOW.timestamp()) + 30 * 86400,
+    }
+
+
+def test_a_version_delete_keeps_the_position_and_drops_the_index_attributes(engine: Engine) -> None:
+    apply(engine, put("0B", version_id="v2"))
+    assert apply(engine, delete("0C", version_id="v2"), delete("0C", version_id="v2")) == [
+        Outcome.DELETED,
+        Outcome.STALE,  # a duplicate
+    ]
+    assert item(engine) == {
+        "objectKey": KEY,
+        "orderKey": "0B".ljust(64, "0"),
+        "sequencer": "0B",
+        "versionId": "v2",
+        "deleted": True,
+        "deletedVersions": {"v2"},
+        "expiresAt": int(NOW.timestamp()) + 30 * 86400,
+    }
+    assert query_keys(engine.client, engine.table_name, schema.USER_DATE_INDEX, "USER001") == set()
+    assert query_keys(engine.client, engine.table_name, schema.BUCKET_SIZE_INDEX, "fileupload.a") == set()
+
+
+# S3: put v1 (0A), put v2 (0B), delete v1 for good (0C): v2 is the object.
+OLD_VERSION_DELETED = {
+    "put v1": put("0A", size=1, version_id="v1"),
+    "put v2": put("0B", size=2, version_id="v2"),
+    "delete v1": delete("0C", version_id="v1"),
+}
+
+
+@pytest.mark.parametrize(
+    "order", [" / ".join(names) for names in permutations(OLD_VERSION_DELETED)], ids=lambda order: order
+)
+def test_deleting_an_older_version_never_hides_the_newer(engine: Engine, order: str) -> None:
+    apply(engine, *(OLD_VERSION_DELETED[name] for name in order.split(" / ")))
+    stored = item(engine)
+    assert is_live(stored), stored
+    assert (stored["versionId"], stored["size"]) == ("v2", 2)  # type: ignore[index]
+    assert query_keys(engine.client, engine.table_name, schema.USER_DATE_INDEX, "USER001") == {KEY}
+    # Whatever came first, the late duplicates change nothing.
+    assert apply(engine, *OLD_VERSION_DELETED.values()) == [Outcome.STALE] * 3
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        ("put v1", "delete v1", "put v2"),  # the reviewer's case: v2 was lost to the delete's tombstone
+        ("delete v1", "put v2", "put v1"),  # and with no item at all when the delete arrives
+    ],
+)
+def test_the_reported_orders(engine: Engine, order: tuple[str, ...]) -> None:
+    assert apply(engine, *(OLD_VERSION_DELETED[name] for name in order))[-1] in (
+        Outcome.WRITTEN,
+        Outcome.STALE,
+    )
+    assert item(engine)["versionId"] == "v2"  # type: ignore[index]
+    assert is_live(item(engine))
+
+
+@pytest.mark.parametrize("delete_first", [False, True])
+def test_a_deleted_version_stays_deleted_against_late_duplicates(engine: Engine, delete_first: bool) -> None:
+    # S3: put v2 (0B), delete v2 for good (0C). (Had an older v1 existed, S3 would make it current again
+    # with no event: the documented limit.)
+    events = [put("0B", version_id="v2"), delete("0C", version_id="v2")]
+    apply(engine, *(reversed(events) if delete_first else events))
+    assert apply(engine, put("0B", version_id="v2"), put("0B", version_id="v2")) == [Outcome.STALE] * 2
+    assert not is_live(item(engine))
+
+
+def test_deletes_of_every_version_before_their_creates(engine: Engine) -> None:
+    # S3: put v1, put v2, delete v1, delete v2: nothing is left.
+    assert (
+        apply(engine, delete("0C", version_id="v1"), delete("0D", version_id="v2")) == [Outcome.DELETED] * 2
+    )
+    assert apply(engine, put("0A", version_id="v1"), put("0B", version_id="v2")) == [Outcome.STALE] * 2
+    assert item(engine)["deletedVersions"] == {"v1", "v2"}  # type: ignore[index]
+    assert not is_live(item(engine))
+
+
+@pytest.mark.parametrize(
+    "name", ["ObjectRemoved:DeleteMarkerCreated", "LifecycleExpiration:DeleteMarkerCreated"]
+)
+@pytest.mark.parametrize("marker_first", [False, True])
+def test_a_delete_marker_hides_every_older_version(engine: Engine, name: str, marker_first: bool) -> None:
+    events = [put("0A", version_id="v1"), marker("0B", "m1", name)]
+    apply(engine, *(reversed(events) if marker_first else events))
+    assert item(engine)["orderKey"] == "0B".ljust(64, "0")  # type: ignore[index]
+    assert not is_live(item(engine))
+    # Deleting an older version for good changes nothing; a newer upload shows again.
+    assert apply(engine, delete("0C", version_id="v1")) == [Outcome.STALE]
+    assert apply(engine, put("0D", size=4, version_id="v2")) == [Outcome.WRITTEN]
+    assert item(engine)["size"] == 4  # type: ignore[index]
+
+
+def test_a_deleted_older_marker_does_not_hide_a_newer_upload(engine: Engine) -> None:
+    # S3: marker m1 (0A), put v2 (0B), delete m1 for good (0C): v2 is the object.
+    assert apply(engine, delete("0C", version_id="m1"), marker("0A", "m1"), put("0B", version_id="v2")) == [
+        Outcome.DELETED,
+        Outcome.STALE,  # the marker was deleted for good
+        Outcome.WRITTEN,
+    ]
+    assert is_live(item(engine))
+
+
+def test_a_version_delete_without_sequencer_applies_to_its_version_only(engine: Engine) -> None:
+    early, late = "2024-05-01T10:00:00.100Z", "2024-05-01T10:00:00.200Z"
+    apply(engine, put(None, event_time=early, version_id="v2"))
+    assert apply(engine, delete(None, event_time=late, version_id="v1")) == [Outcome.STALE]
+    assert apply(engine, delete(None, event_time=late, version_id="v2")) == [Outcome.DELETED]
+    assert not is_live(item(engine))
 
 
 def test_null_version_delete_removes_an_item_indexed_without_version(engine: Engine) -> None:
     apply(engine, put("0A"))
     assert apply(engine, delete("0B", version_id="null")) == [Outcome.DELETED]
+
+
+def test_null_version_delete_before_its_create_blocks_an_upload_without_version(engine: Engine) -> None:
+    # An upload from before versioning was enabled carries no versionId; it is the "null" version.
+    assert apply(engine, delete("0C", version_id="null"), put("0A"), put("0B", version_id="v2")) == [
+        Outcome.DELETED,
+        Outcome.STALE,
+        Outcome.WRITTEN,
+    ]
 
 
 def test_without_sequencer_later_time_wins_and_ties_go_to_the_last_applied(engine: Engine) -> None:

@@ -1,0 +1,101 @@
+"""`index_batch` on its own: whatever one record's write raises fails that record's message only."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError, EndpointConnectionError
+
+from file_index.writer import Outcome
+from indexer.batch import Message, index_batch, is_expected
+from indexer.events import MalformedMessageError, ObjectEvent
+from indexer.key_layout import KeyLayout
+
+
+def message(message_id: str, *keys_and_sequencers: tuple[str, str]) -> Message:
+    records = [
+        {
+            "eventSource": "aws:s3",
+            "eventName": "ObjectCreated:Put",
+            "eventTime": "2024-05-01T10:00:00.000Z",
+            "s3": {"bucket": {"name": "b"}, "object": {"key": key, "size": 1, "sequencer": sequencer}},
+        }
+        for key, sequencer in keys_and_sequencers
+    ]
+    return Message(message_id, json.dumps({"Records": records}))
+
+
+class Recorder:
+    """Applies events in memory; raises `errors[(key, sequencer)]` for the chosen ones."""
+
+    def __init__(self, errors: dict[tuple[str, str], Exception]) -> None:
+        self.errors = errors
+        self.applied: list[tuple[str, str | None]] = []
+
+    def __call__(self, event: ObjectEvent) -> Outcome:
+        error = self.errors.get((event.key, event.sequencer or ""))
+        if error is not None:
+            raise error
+        self.applied.append((event.key, event.sequencer))
+        return Outcome.WRITTEN
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        RuntimeError("a bug"),
+        OverflowError("date value out of range"),
+        ClientError({"Error": {"Code": "ValidationException", "Message": "no"}}, "PutItem"),
+        EndpointConnectionError(endpoint_url="http://dynamodb"),
+    ],
+)
+def test_a_failing_record_fails_its_message_and_the_chain_goes_on(error: Exception) -> None:
+    apply = Recorder({("U_a", "02"): error})
+    messages = [
+        message("m1", ("U_a", "01")),
+        message("m2", ("U_a", "02"), ("U_b", "01")),
+        message("m3", ("U_a", "03")),
+    ]
+    with ThreadPoolExecutor(2) as executor:
+        reports = index_batch(messages, layout=KeyLayout.parse(None), apply=apply, executor=executor)
+
+    assert [report.error is not None for report in reports] == [False, True, False]
+    assert sorted(apply.applied) == [("U_a", "01"), ("U_a", "03"), ("U_b", "01")]  # U_a's chain went on
+    (failed,) = reports[1].failed_results
+    assert failed.error is error
+    assert "U_a" in str(reports[1].error)
+
+
+def test_an_unexpected_parse_failure_fails_its_message_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    import indexer.batch as batch
+
+    real = batch.parse_message
+
+    def parse(body: str, layout: KeyLayout) -> list[ObjectEvent]:
+        if "boom" in body:
+            raise KeyError("boom")
+        return real(body, layout)
+
+    monkeypatch.setattr(batch, "parse_message", parse)
+    apply = Recorder({})
+    with ThreadPoolExecutor(1) as executor:
+        reports = index_batch(
+            [message("m1", ("U_boom", "01")), message("m2", ("U_a", "01"))],
+            layout=KeyLayout.parse(None),
+            apply=apply,
+            executor=executor,
+        )
+    assert isinstance(reports[0].error, KeyError)
+    assert reports[1].error is None
+    assert apply.applied == [("U_a", "01")]
+
+
+def test_expected_failures_are_service_and_input_errors() -> None:
+    throttled: Any = ClientError({"Error": {"Code": "ThrottlingException", "Message": "slow"}}, "PutItem")
+    assert is_expected(throttled)
+    assert is_expected(MalformedMessageError("bad"))
+    assert is_expected(EndpointConnectionError(endpoint_url="http://dynamodb"))
+    assert not is_expected(RuntimeError("bug"))
