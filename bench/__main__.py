@@ -1,6 +1,6 @@
 """`python -m bench`: every benchmark side by side in one run, printed as one table.
 
-    python -m bench            # the full run (about ten minutes on two cores)
+    python -m bench            # the full run (a few minutes on two cores)
     python -m bench --quick    # tiny sizes, well under a minute: proves the code still runs
 
 Progress goes to stderr; stdout gets the aligned table, then the same rows as markdown for the README.
