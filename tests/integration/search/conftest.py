@@ -3,11 +3,17 @@
 `api.get(path)` sends a request through the real handler as API Gateway's REST proxy would
 (`local_stack.api_gateway.to_rest_event`); `put_file` / `put_tombstone` write items with the shapes the
 indexer writes (file_index.schema).
+
+The table is on moto; a test marked `@both_engines` (or a module with `pytestmark = both_engines`) also
+runs with the table on DynamoDB Local (AWS's own engine), a fresh one per test, while the bucket and the
+secret stay on moto. The handler reaches DynamoDB Local the way the local stack does, through
+`AWS_ENDPOINT_URL_DYNAMODB`; moto's in-process mock leaves requests to that endpoint alone.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -20,10 +26,15 @@ from moto import mock_aws
 from file_index import schema
 from local_stack.api_gateway import to_rest_event
 from search import handler
+from tests.integration.conftest import DynamoDBLocal
 
 REGION = "us-east-1"
 BUCKET = "fileupload.a"
 CURSOR_KEY = "cursor-signing-key-for-tests"
+
+ENGINES = ["moto", pytest.param("dynamodb_local", marks=pytest.mark.dynamodb_local)]
+# `@both_engines` runs a test on moto and on DynamoDB Local; tests without it run on moto only.
+both_engines = pytest.mark.parametrize("engine", ENGINES, indirect=True)
 
 
 @dataclass
@@ -132,6 +143,50 @@ def search_env(moto_stack: MotoStack, monkeypatch: pytest.MonkeyPatch) -> dict[s
     return moto_stack.env
 
 
+@pytest.fixture(scope="session")
+def dynamodb_local_session() -> boto3.session.Session:
+    """The default session of tests on DynamoDB Local, made once: loading service models is slow.
+
+    Its credentials are fixed because DynamoDB Local keeps one database per access key and region:
+    the set-up and the handler must agree on them (moto's mock sets credentials of its own).
+    """
+    return boto3.session.Session(
+        aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION
+    )
+
+
 @pytest.fixture
-def api(moto_stack: MotoStack, search_env: dict[str, str], lambda_context: Any) -> SearchApi:
-    return SearchApi(table=moto_stack.table, s3=moto_stack.s3, lambda_context=lambda_context)
+def engine(request: pytest.FixtureRequest) -> str:
+    """Where `api` keeps the table: "moto" unless parametrised by `both_engines`."""
+    return str(getattr(request, "param", "moto"))
+
+
+@pytest.fixture
+def api(
+    engine: str,
+    moto_stack: MotoStack,
+    search_env: dict[str, str],
+    lambda_context: Any,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[SearchApi]:
+    if engine == "moto":
+        yield SearchApi(table=moto_stack.table, s3=moto_stack.s3, lambda_context=lambda_context)
+        return
+    local: DynamoDBLocal = request.getfixturevalue("dynamodb_local")
+    session: boto3.session.Session = request.getfixturevalue("dynamodb_local_session")
+    table_name = f"FileMetaData-{uuid.uuid4().hex[:12]}"
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", local.endpoint_url)
+    monkeypatch.setenv("TABLE_NAME", table_name)
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", session)  # the handler's clients come from it
+    dynamodb = session.resource("dynamodb")
+    dynamodb.meta.client.create_table(**schema.create_table_request(table_name))
+    dynamodb.meta.client.get_waiter("table_exists").wait(
+        TableName=table_name, WaiterConfig={"Delay": 0.1, "MaxAttempts": 100}
+    )
+    handler.file_search.cache_clear()
+    try:
+        yield SearchApi(table=dynamodb.Table(table_name), s3=moto_stack.s3, lambda_context=lambda_context)
+    finally:
+        handler.file_search.cache_clear()
+        dynamodb.meta.client.delete_table(TableName=table_name)

@@ -1,4 +1,10 @@
-"""Paging with cursors: every item exactly once across pages; a cursor works only for its own query."""
+"""Paging with cursors: every item exactly once across pages; a cursor works only for its own query.
+
+Tests whose cursors reach the table run on both engines, which differ here: DynamoDB refuses a start key
+outside the key condition (ValidationException) where moto answers an empty page, and DynamoDB returns a
+LastEvaluatedKey when a page ends exactly on the last item where moto returns none. A cursor that is
+forged, corrupted or made for another query is refused before any read, so those tests run on moto only.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,7 @@ import pytest
 
 from file_index.reader import BucketQuery
 from search.cursor import fingerprint
-from tests.integration.search.conftest import BUCKET, CURSOR_KEY, SearchApi
+from tests.integration.search.conftest import BUCKET, CURSOR_KEY, SearchApi, both_engines
 
 ITEMS = 60
 
@@ -49,6 +55,7 @@ def _all_pages(api: SearchApi, path: str) -> tuple[list[dict], int]:
         assert pages <= ITEMS + 1, "paging does not end"
 
 
+@both_engines
 @pytest.mark.parametrize(
     ("path", "sort_key", "descending"),
     [
@@ -79,6 +86,7 @@ def test_paging_returns_every_item_exactly_once_in_order(
     assert one_page["nextCursor"] is None
 
 
+@both_engines
 def test_default_limit_is_100(api: SearchApi) -> None:
     with api.table.batch_writer() as batch:
         for n in range(101):
@@ -93,6 +101,31 @@ def test_default_limit_is_100(api: SearchApi) -> None:
     assert second["nextCursor"] is None
 
 
+@both_engines
+@pytest.mark.parametrize(
+    "path", [f"/files?bucket={BUCKET}&limit=4", "/files?user=USER001&limit=4&order=desc"]
+)
+def test_a_page_that_ends_on_the_last_item_ends_the_list_at_most_one_empty_page_later(
+    api: SearchApi, engine: str, path: str
+) -> None:
+    for n in range(8):
+        api.put_file(f"USER001/f{n}", size=n, date=f"2017-08-20T09:15:0{n}.000Z")
+    first = api.get(path).json
+    assert first["nextCursor"]
+    second = api.get(f"{path}&cursor={quote(first['nextCursor'])}").json
+    assert len(first["items"]) == len(second["items"]) == 4
+    # DynamoDB cannot tell that nothing follows without reading on, so a full last page may carry a
+    # cursor (DynamoDB Local does, moto does not); following it gives an empty page and no cursor.
+    if engine == "dynamodb_local":
+        assert second["nextCursor"] is not None
+    if second["nextCursor"] is not None:
+        third = api.get(f"{path}&cursor={quote(second['nextCursor'])}").json
+        assert third == {"items": [], "nextCursor": None}
+    keys = [item["objectKey"] for item in first["items"] + second["items"]]
+    assert sorted(keys) == [f"USER001/f{n}" for n in range(8)]
+
+
+@both_engines
 def test_a_cursor_works_with_another_limit(api: SearchApi) -> None:
     _fill(api)
     first = api.get("/files?user=USER001&limit=5").json
@@ -165,6 +198,7 @@ def _sign(payload: dict) -> str:
     return f"{b64(raw)}.{b64(signature)}"
 
 
+@both_engines
 @pytest.mark.parametrize(
     "start_key",
     [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -10,21 +11,27 @@ import pytest
 from boto3.dynamodb.conditions import Attr, Key
 
 from search import handler
-from tests.integration.search.conftest import BUCKET, SearchApi
+from tests.integration.search.conftest import BUCKET, SearchApi, both_engines
+
+pytestmark = both_engines
 
 
 @pytest.fixture
-def query_calls(api: SearchApi) -> list[dict[str, Any]]:
+def query_calls(api: SearchApi) -> Iterator[list[dict[str, Any]]]:
     """The parsed response of every DynamoDB Query the handler makes (a botocore hook on its clients)."""
     calls: list[dict[str, Any]] = []
 
     def record(parsed: dict[str, Any], **_: Any) -> None:
         calls.append(parsed)
 
+    if boto3.DEFAULT_SESSION is None:
+        boto3.setup_default_session()
+    session = boto3.DEFAULT_SESSION
+    assert session is not None
     handler.file_search.cache_clear()  # the handler's clients are created after the hook is in place
-    boto3.DEFAULT_SESSION.events.register("after-call.dynamodb.Query", record)  # type: ignore[union-attr]
+    session.events.register("after-call.dynamodb.Query", record)
     yield calls
-    boto3.DEFAULT_SESSION.events.unregister("after-call.dynamodb.Query", record)  # type: ignore[union-attr]
+    session.events.unregister("after-call.dynamodb.Query", record)
     handler.file_search.cache_clear()
 
 
@@ -83,7 +90,7 @@ def test_every_query_reads_only_the_items_it_returns(
 
 
 def test_the_measure_detects_a_filter_expression(api: SearchApi) -> None:
-    """Control: moto reports ScannedCount > Count when a filter drops items, so the test above can fail."""
+    """Control: both engines report ScannedCount > Count when a filter drops items, so the test can fail."""
     _fill(api)
     response = api.table.query(
         IndexName="uploadUser-uploadDate-index",

@@ -1,0 +1,137 @@
+"""DynamoDB throttling on the search path: the SDK retries, and if DynamoDB still refuses, the API answers
+503 with Retry-After and a JSON message, never a 500, and logs why.
+
+The throttling answers are injected at the HTTP layer (a botocore `before-send` hook on the handler's
+clients), so the SDK's own retry logic sees them as it would see DynamoDB's; its back-off sleeps are
+recorded instead of slept.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from collections.abc import Iterator
+from io import BytesIO
+from types import SimpleNamespace
+from typing import Any
+
+import boto3
+import pytest
+from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+
+from search import handler
+from tests.integration.search.conftest import BUCKET, SearchApi
+
+KEY = "USER001_FILE001.txt"
+
+
+class _RawBody(BytesIO):
+    def stream(self, **_: Any) -> Iterator[bytes]:
+        yield self.read()
+
+
+class DynamoDBThrottle:
+    """Answers the chosen DynamoDB operations with a throttling error, the first `times` attempts or all."""
+
+    def __init__(self) -> None:
+        self.code = "ProvisionedThroughputExceededException"
+        self.operations: set[str] = set()
+        self.times: int | None = None  # None: every attempt
+        self.attempts: Counter[str] = Counter()
+        self.sleeps: list[float] = []
+
+    def __call__(self, request: AWSPreparedRequest, event_name: str, **_: Any) -> AWSResponse | None:
+        operation = event_name.rsplit(".", 1)[-1]
+        if operation not in self.operations:
+            return None
+        self.attempts[operation] += 1
+        if self.times is not None and self.attempts[operation] > self.times:
+            return None
+        body = json.dumps(
+            {
+                "__type": f"com.amazonaws.dynamodb.v20120810#{self.code}",
+                "message": "Rate of requests exceeded",
+            }
+        ).encode()
+        headers = {"Content-Type": "application/x-amz-json-1.0", "x-amzn-ErrorType": self.code}
+        return AWSResponse(request.url, 400, headers, _RawBody(body))
+
+
+@pytest.fixture
+def throttle(api: SearchApi, monkeypatch: pytest.MonkeyPatch) -> Iterator[DynamoDBThrottle]:
+    api.put_file(KEY, size=12)
+    injector = DynamoDBThrottle()
+    # botocore sleeps between retries in its endpoint module; record the delays instead.
+    monkeypatch.setattr("botocore.endpoint.time", SimpleNamespace(sleep=injector.sleeps.append))
+    if boto3.DEFAULT_SESSION is None:
+        boto3.setup_default_session()
+    session = boto3.DEFAULT_SESSION
+    assert session is not None
+    events = session.events
+    handler.file_search.cache_clear()  # the handler's clients are created after the hook is in place
+    events.register_first("before-send.dynamodb", injector)
+    try:
+        yield injector
+    finally:
+        events.unregister("before-send.dynamodb", injector)
+        handler.file_search.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("path", "operation", "code"),
+    [
+        (f"/files/{KEY}", "GetItem", "ProvisionedThroughputExceededException"),
+        (f"/download/{KEY}", "GetItem", "ThrottlingException"),
+        ("/files?user=USER001", "Query", "ProvisionedThroughputExceededException"),
+        (f"/files?bucket={BUCKET}&minSize=1", "Query", "ThrottlingException"),
+        ("/files?user=USER001&date=2017-08-20", "Query", "RequestLimitExceeded"),
+    ],
+)
+def test_throttling_that_outlasts_the_retries_is_503_with_retry_after(
+    api: SearchApi,
+    throttle: DynamoDBThrottle,
+    caplog: pytest.LogCaptureFixture,
+    path: str,
+    operation: str,
+    code: str,
+) -> None:
+    throttle.code = code
+    throttle.operations = {operation}
+
+    with caplog.at_level(logging.INFO):
+        response = api.get(path)
+
+    assert response.status == 503, response.body
+    assert int(response.headers["Retry-After"]) >= 1
+    assert response.headers["Content-Type"].startswith("application/json")
+    assert set(response.json) == {"message"}
+    assert response.json["message"]
+    # The SDK retried, backing off between attempts, before the handler gave up.
+    assert throttle.attempts[operation] > 1
+    assert len(throttle.sleeps) == throttle.attempts[operation] - 1
+    assert all(delay > 0 for delay in throttle.sleeps)
+    throttled = [record for record in caplog.records if record.getMessage() == "throttled"]
+    assert [(record.levelno, getattr(record, "code", None)) for record in throttled] == [
+        (logging.WARNING, code)
+    ]
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
+
+
+@pytest.mark.parametrize(
+    ("path", "operation"),
+    [(f"/files/{KEY}", "GetItem"), ("/files?user=USER001", "Query"), (f"/files?bucket={BUCKET}", "Query")],
+)
+def test_throttling_that_the_retries_absorb_is_invisible(
+    api: SearchApi, throttle: DynamoDBThrottle, path: str, operation: str
+) -> None:
+    throttle.operations = {operation}
+    throttle.times = 2
+
+    response = api.get(path)
+
+    assert response.status == 200, response.body
+    assert throttle.attempts[operation] == 3
+    assert len(throttle.sleeps) == 2
+    found = response.json if operation == "GetItem" else response.json["items"][0]
+    assert found["objectKey"] == KEY
