@@ -34,59 +34,33 @@ class Alarms(Construct):
         alarm_email: str | None,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.dead_letters = cloudwatch.Alarm(
-            self,
+        self.dead_letters = self._above(
             "DeadLetters",
-            alarm_description="S3 events reached the dead-letter queue: their files are not indexed",
-            metric=dead_letter_queue.metric_approximate_number_of_messages_visible(
+            "S3 events reached the dead-letter queue: their files are not indexed",
+            dead_letter_queue.metric_approximate_number_of_messages_visible(
                 period=Duration.minutes(1), statistic=cloudwatch.Stats.MAXIMUM
             ),
-            threshold=0,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            evaluation_periods=1,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
-        self.queue_age = cloudwatch.Alarm(
-            self,
+        self.queue_age = self._above(
             "OldestEventAge",
-            alarm_description="S3 events wait in the queue: new files are not searchable yet",
-            metric=queue.metric_approximate_age_of_oldest_message(
-                period=PERIOD, statistic=cloudwatch.Stats.MAXIMUM
-            ),
+            "S3 events wait in the queue: new files are not searchable yet",
+            queue.metric_approximate_age_of_oldest_message(period=PERIOD, statistic=cloudwatch.Stats.MAXIMUM),
             threshold=MAX_MESSAGE_AGE.to_seconds(),
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            evaluation_periods=1,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
-        self.indexer_errors = cloudwatch.Alarm(
-            self,
+        self.indexer_errors = self._above(
             "IndexerErrors",
-            alarm_description="The indexer failed whole invocations (crash or timeout)",
-            metric=indexer.metric_errors(period=PERIOD, statistic=cloudwatch.Stats.SUM),
-            threshold=0,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            evaluation_periods=1,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            "The indexer failed whole invocations (crash or timeout)",
+            indexer.metric_errors(period=PERIOD, statistic=cloudwatch.Stats.SUM),
         )
-        self.indexer_throttles = cloudwatch.Alarm(
-            self,
+        self.indexer_throttles = self._above(
             "IndexerThrottles",
-            alarm_description="The indexer was throttled: the account's Lambda concurrency is exhausted",
-            metric=indexer.metric_throttles(period=PERIOD, statistic=cloudwatch.Stats.SUM),
-            threshold=0,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            evaluation_periods=1,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            "The indexer was throttled: the account's Lambda concurrency is exhausted",
+            indexer.metric_throttles(period=PERIOD, statistic=cloudwatch.Stats.SUM),
         )
-        self.api_server_errors = cloudwatch.Alarm(
-            self,
+        self.api_server_errors = self._above(
             "ApiServerErrors",
-            alarm_description="The search API answered 5xx: the API promises 4xx for every bad input",
-            metric=api.metric_server_error(period=PERIOD, statistic=cloudwatch.Stats.SUM),
-            threshold=0,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            evaluation_periods=1,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            "The search API answered 5xx: the API promises 4xx for every bad input",
+            api.metric_server_error(period=PERIOD, statistic=cloudwatch.Stats.SUM),
         )
         self.all = (
             self.dead_letters,
@@ -99,6 +73,21 @@ class Alarms(Construct):
         self.topic: sns.Topic | None = None
         if alarm_email is not None:
             self.topic = self._notify(alarm_email)
+
+    def _above(
+        self, construct_id: str, description: str, metric: cloudwatch.IMetric, *, threshold: float = 0
+    ) -> cloudwatch.Alarm:
+        """An alarm as soon as one period's value exceeds `threshold`; no data (an idle stack) is fine."""
+        return cloudwatch.Alarm(
+            self,
+            construct_id,
+            alarm_description=description,
+            metric=metric,
+            threshold=threshold,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
 
     def _notify(self, alarm_email: str) -> sns.Topic:
         # CloudWatch can publish to an encrypted topic only with a customer-managed key whose policy lets
