@@ -36,6 +36,13 @@ from tests.integration.indexer.notifications import (
 )
 
 EXAMPLES = int(os.environ.get("INDEXER_PROPERTY_EXAMPLES", "40"))
+# The table outlives examples on purpose: each example has its own keys, bucket and users.
+convergence_settings = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
 # Key shapes: both default separators, characters S3 encodes, and one key with no user.
 FILE_NAMES = ("a.txt", "b c+d.txt", "e%f/g.txt", "日本語.pdf")
 _example_ids = itertools.count()
@@ -145,12 +152,7 @@ def deliver_shuffled(indexer: Indexer, records: list[dict[str, Any]], data: st.D
 
 
 @given(history=operations, data=st.data())
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    # The table outlives examples on purpose: each example has its own keys, bucket and users.
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@convergence_settings
 def test_any_delivery_order_converges_to_the_bucket(
     indexer: Indexer, history: list[Operation], data: st.DataObject
 ) -> None:
@@ -181,11 +183,7 @@ def test_any_delivery_order_converges_to_the_bucket(
 
 
 @given(history=operations, data=st.data())
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@convergence_settings
 def test_without_sequencers_in_order_delivery_converges(
     moto_indexer: Indexer, history: list[Operation], data: st.DataObject
 ) -> None:
@@ -276,11 +274,7 @@ def versioned_bucket(
 
 
 @given(history=versioned_operations, data=st.data())
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@convergence_settings
 def test_versioned_bucket_any_delivery_order_converges(
     indexer: Indexer, history: list[VersionedOperation], data: st.DataObject
 ) -> None:
