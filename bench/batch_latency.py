@@ -49,10 +49,10 @@ def run(*, latency_ms: float, batch_sizes: list[int], repeats: int) -> list[Row]
     import boto3
 
     from bench.guideline_listener import GuidelineListener
+    from file_index.key_layout import KeyLayout
     from file_index.writer import apply_event, dynamodb_client
     from indexer.events import parse_message
     from indexer.handler import cold_start, lambda_handler
-    from indexer.key_layout import KeyLayout
 
     rows: list[Row] = []
     keys = _Counter()

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from aws_cdk import RemovalPolicy
 
 from file_index import schema
-from indexer.key_layout import DEFAULT_LAYOUT, InvalidKeyLayoutError, KeyLayout
+from file_index.key_layout import DEFAULT_LAYOUT, InvalidKeyLayoutError, KeyLayout
 
 REQUIREMENTS = Path(__file__).resolve().parent.parent / "requirements.txt"
 _SEMVER = re.compile(r"^\d+\.\d+\.\d+$")

@@ -381,6 +381,8 @@ class LocalFileSearch:
         env = {
             "TABLE_NAME": self.table_name,
             "BUCKET_NAME": self.bucket,
+            "QUEUE_URL": self.queue_url,
+            "DEAD_LETTER_QUEUE_URL": self.dlq_url,
             "CURSOR_SECRET_ARN": self.secret_arn,
             "KEY_LAYOUT": self._key_layout,
             "POWERTOOLS_LOG_LEVEL": self._log_level,

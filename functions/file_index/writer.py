@@ -5,7 +5,7 @@ an event may arrive any number of times, in any order:
 
     attribute_not_exists(orderKey) OR orderKey < :orderKey
 
-`orderKey` (see `indexer.events`) compares as a plain string exactly as S3 sequencers compare under
+`orderKey` (see `file_index.objects`) compares as a plain string exactly as S3 sequencers compare under
 AWS's right-pad rule. An equal or older event fails the condition and changes nothing (`STALE`).
 Events without a sequencer use `<=` instead, so that of two events with the same time the one applied
 last wins (the indexer applies one key's events in delivery order).
@@ -61,7 +61,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from file_index import schema
-from indexer.events import ObjectEvent
+from file_index.objects import ObjectEvent
 
 # boto3 ships no type information for its generated clients.
 DynamoDBClient = Any

@@ -3,7 +3,7 @@
 The events of different keys are independent (ordering lives in each write's condition), so they are
 written at once on a thread pool: a batch of 100 costs about one DynamoDB round trip of wall time. The
 events of one key are written one after another in delivery order, which is what gives events without a
-sequencer their "last delivered wins on a tie" rule (see `indexer.events`); it costs nothing for
+sequencer their "last delivered wins on a tie" rule (see `file_index.objects`); it costs nothing for
 sequenced events, whose order the condition settles anyway.
 
 A message succeeds when all its records do. A malformed message fails alone, before anything is written;
@@ -21,9 +21,9 @@ from datetime import UTC, datetime
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from file_index.key_layout import KeyLayout
 from file_index.writer import Outcome
 from indexer.events import MalformedMessageError, ObjectEvent, parse_message
-from indexer.key_layout import KeyLayout
 
 ApplyEvent = Callable[[ObjectEvent], Outcome]
 

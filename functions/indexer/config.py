@@ -18,7 +18,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from indexer.key_layout import InvalidKeyLayoutError, KeyLayout
+from file_index.key_layout import InvalidKeyLayoutError, KeyLayout
 
 
 class ConfigError(RuntimeError):

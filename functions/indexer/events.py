@@ -6,111 +6,33 @@ neither fails as a whole with `MalformedMessageError`, whose message is the reas
 
 Keys arrive URL-encoded (`my+file.txt` is `my file.txt`) and are decoded with `unquote_plus`.
 
-Ordering (SPEC.md "Indexing rules"): each event gets an `order_key`, a string whose plain comparison
-orders the events of one key.
-
-- With a sequencer (real S3): the sequencer upper-cased and right-padded with "0" to 64 characters.
-  Padding to one width makes string comparison equal to AWS's rule "right-pad the shorter with zeros,
-  then compare lexicographically". A sequencer that is not 1-64 hex digits makes the record malformed.
-- Without a sequencer (moto, some S3-compatible stores): `#` + the event time in UTC with microseconds.
-  The guarantee is weaker and time-based: the event with the later `eventTime` wins; events of one key
-  with the same `eventTime` go to the last one applied, and the indexer applies the events of one key in
-  one batch in delivery order. So a put and a delete delivered in order end deleted, even within one
-  millisecond, unless an older event is redelivered later. `#` sorts before every hex digit, so if a
-  key ever mixes both kinds, an event with a sequencer beats any event without one.
+Ordering, and the event model itself, live in `file_index.objects`: the indexer only parses.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote_plus
 
-from indexer.key_layout import KeyLayout
-
-ORDER_KEY_WIDTH = 64
-# Below every hex digit: see the module docstring.
-UNSEQUENCED_PREFIX = "#"
+from file_index.key_layout import KeyLayout
+from file_index.objects import (
+    CREATE_PREFIXES,
+    MAX_KEY_BYTES,
+    MAX_OBJECT_SIZE,
+    REMOVE_PREFIXES,
+    InvalidSequencerError,
+    ObjectEvent,
+    order_key_for_sequencer,
+)
 
 TEST_EVENT = "s3:TestEvent"
-_CREATE_PREFIXES = ("ObjectCreated:",)
-_REMOVE_PREFIXES = ("ObjectRemoved:", "LifecycleExpiration:")
-_SEQUENCER = re.compile(rf"[0-9A-Fa-f]{{1,{ORDER_KEY_WIDTH}}}")
-# S3's own limit on a key, in UTF-8 bytes; DynamoDB's partition key allows 2048.
-MAX_KEY_BYTES = 1024
-# Object sizes are bounded far above S3's largest object and well inside DynamoDB's 38-digit numbers, so
-# a size that parses is a size that can be written.
-MAX_OBJECT_SIZE = 10**18
-
 _DEFAULT_LAYOUT = KeyLayout.parse(None)
 
 
 class MalformedMessageError(ValueError):
     """The message body is not an S3 notification this indexer can apply; the text says why."""
-
-
-def order_key_for_sequencer(sequencer: str) -> str:
-    """The comparable position of a sequencer: upper case, right-padded with "0" to a fixed width."""
-    if not _SEQUENCER.fullmatch(sequencer):
-        raise MalformedMessageError(f"sequencer {sequencer!r} is not 1-{ORDER_KEY_WIDTH} hex digits")
-    return sequencer.upper().ljust(ORDER_KEY_WIDTH, "0")
-
-
-def order_key_for_time(event_time: datetime) -> str:
-    """The comparable position of an event without a sequencer: its UTC time, microseconds, fixed width."""
-    # isoformat, unlike strftime("%Y"), always writes four year digits, so the width is fixed.
-    utc = event_time.astimezone(UTC).replace(tzinfo=None)
-    return UNSEQUENCED_PREFIX + utc.isoformat(timespec="microseconds") + "Z"
-
-
-def iso_utc_millis(moment: datetime) -> str:
-    """`2017-08-20T09:15:02.113Z`: the uploadDate format, sortable as a string."""
-    utc = moment.astimezone(UTC).replace(tzinfo=None)
-    return utc.isoformat(timespec="milliseconds") + "Z"
-
-
-@dataclass(frozen=True)
-class ObjectEvent:
-    """One S3 record, decoded: a create or a removal of one object key."""
-
-    event_name: str  # without the "s3:" prefix, e.g. ObjectCreated:Put
-    bucket: str
-    key: str  # URL-decoded
-    event_time: datetime  # timezone-aware
-    sequencer: str | None
-    size: int | None  # required for creates, absent on removals
-    e_tag: str | None
-    version_id: str | None
-    upload_user: str | None  # None when the key does not fit the layout
-    file_id: str
-    no_user_reason: str | None = None  # why upload_user is None, for the log
-
-    @property
-    def is_removal(self) -> bool:
-        return self.event_name.startswith(_REMOVE_PREFIXES)
-
-    @property
-    def removes_one_version(self) -> bool:
-        """A permanent delete of one version: it hides the object only if that version is the indexed one.
-
-        A delete marker always hides the object, whatever version the index holds.
-        """
-        return (
-            self.is_removal and self.version_id is not None and "DeleteMarkerCreated" not in self.event_name
-        )
-
-    @property
-    def order_key(self) -> str:
-        if self.sequencer is not None:
-            return order_key_for_sequencer(self.sequencer)
-        return order_key_for_time(self.event_time)
-
-    @property
-    def upload_date(self) -> str:
-        return iso_utc_millis(self.event_time)
 
 
 def parse_message(body: str, layout: KeyLayout = _DEFAULT_LAYOUT) -> list[ObjectEvent]:
@@ -148,7 +70,7 @@ def parse_record(record: Any, layout: KeyLayout = _DEFAULT_LAYOUT) -> ObjectEven
     if record.get("eventSource") != "aws:s3":
         raise MalformedMessageError(f"eventSource is {record.get('eventSource')!r}, not 'aws:s3'")
     event_name = _text(record, "eventName").removeprefix("s3:")
-    if not event_name.startswith(_CREATE_PREFIXES + _REMOVE_PREFIXES):
+    if not event_name.startswith(CREATE_PREFIXES + REMOVE_PREFIXES):
         # Restores, tagging, ACL and replication events leave the set of objects unchanged.
         return None
     s3 = record.get("s3")
@@ -168,9 +90,12 @@ def parse_record(record: Any, layout: KeyLayout = _DEFAULT_LAYOUT) -> ObjectEven
     event_time = _event_time(_text(record, "eventTime"))
     sequencer = _optional_text(obj, "sequencer")
     if sequencer is not None:
-        order_key_for_sequencer(sequencer)  # validates; raises MalformedMessageError
+        try:
+            order_key_for_sequencer(sequencer)
+        except InvalidSequencerError as error:
+            raise MalformedMessageError(str(error)) from None
     size = obj.get("size")
-    is_create = event_name.startswith(_CREATE_PREFIXES)
+    is_create = event_name.startswith(CREATE_PREFIXES)
     if is_create and (not isinstance(size, int) or isinstance(size, bool) or not 0 <= size < MAX_OBJECT_SIZE):
         raise MalformedMessageError(f"create has no valid object size (0 <= size < 10**18): {size!r:.40}")
     parts = layout.split(key)

@@ -22,10 +22,10 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from file_index.objects import ObjectEvent
 from file_index.writer import DynamoDBClient, Outcome, apply_event, dynamodb_client
 from indexer.batch import Message, MessageReport, index_batch, is_expected
 from indexer.config import IndexerConfig
-from indexer.events import ObjectEvent
 
 DEFAULT_METRICS_NAMESPACE = "S3FileSearch"
 

@@ -13,11 +13,11 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
+from file_index.objects import MAX_KEY_BYTES
 from file_index.reader import BucketQuery, FileQuery, UserQuery
 from search.errors import BadRequest
 
-# S3 keys are at most 1024 bytes of UTF-8; user names come from keys, bucket names are at most 63.
-MAX_KEY_BYTES = 1024
+# S3 keys are at most MAX_KEY_BYTES of UTF-8; user names come from keys, bucket names are at most 63.
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T[0-9:.,+\-Z ]+", re.IGNORECASE)
 

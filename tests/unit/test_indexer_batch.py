@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
+from file_index.key_layout import KeyLayout
+from file_index.objects import ObjectEvent
 from file_index.writer import Outcome
 from indexer.batch import Message, index_batch, is_expected
-from indexer.events import MalformedMessageError, ObjectEvent
-from indexer.key_layout import KeyLayout
+from indexer.events import MalformedMessageError
 
 
 def message(message_id: str, *keys_and_sequencers: tuple[str, str]) -> Message:

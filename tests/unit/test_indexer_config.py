@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from file_index.key_layout import KeyLayout
 from indexer import handler
 from indexer.config import ConfigError, IndexerConfig
-from indexer.key_layout import KeyLayout
 
 
 def test_defaults() -> None:

@@ -11,15 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from indexer.events import (
-    MalformedMessageError,
-    ObjectEvent,
-    iso_utc_millis,
-    order_key_for_sequencer,
-    order_key_for_time,
-    parse_message,
-)
-from indexer.key_layout import KeyLayout
+from file_index.key_layout import KeyLayout
+from file_index.objects import ObjectEvent, iso_utc_millis, order_key_for_sequencer, order_key_for_time
+from indexer.events import MalformedMessageError, parse_message
 
 
 def record(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from indexer.key_layout import InvalidKeyLayoutError, KeyLayout, KeyParts
+from file_index.key_layout import InvalidKeyLayoutError, KeyLayout, KeyParts
 
 DEFAULT = KeyLayout.parse("default")
 

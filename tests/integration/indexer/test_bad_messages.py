@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from file_index.objects import ObjectEvent
 from file_index.writer import Outcome
 from indexer import handler
-from indexer.events import ObjectEvent
 from tests.integration.indexer.conftest import Indexer
 from tests.integration.indexer.notifications import SqsQueue, is_live, notification, read_items, s3_record
 

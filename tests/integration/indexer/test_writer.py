@@ -8,8 +8,9 @@ from itertools import permutations
 import pytest
 
 from file_index import schema
+from file_index.objects import ObjectEvent
 from file_index.writer import Outcome, apply_event
-from indexer.events import ObjectEvent, parse_record
+from indexer.events import parse_record
 from tests.integration.indexer.conftest import Engine
 from tests.integration.indexer.notifications import is_live, query_keys, read_items, s3_record
 
@@ -292,7 +293,7 @@ def test_an_event_with_a_sequencer_beats_any_without(engine: Engine) -> None:
 
 def test_a_key_without_user_is_in_the_bucket_index_only(engine: Engine) -> None:
     key = "reports/2024/summary.pdf"
-    from indexer.key_layout import KeyLayout
+    from file_index.key_layout import KeyLayout
 
     parsed = parse_record(
         s3_record("ObjectCreated:Put", key, sequencer="0A"), KeyLayout.parse(r"(?P<user>U\d+)_(?P<file>.+)")

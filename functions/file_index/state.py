@@ -1,0 +1,256 @@
+"""The index state of a bucket (seed 003): `BUILDING` while a backfill or a reconcile runs, `READY` after.
+
+One record per indexed bucket, kept in `FileMetaData` itself. Its `objectKey` is longer than any S3 key
+(S3 allows at most `MAX_KEY_BYTES` bytes; `state_key` is one more), so it never collides with an
+object's entry, no event can write it (the indexer refuses longer keys) and `GET /files/{key}` refuses
+to look it up. It carries none of the index key attributes (the bucket is in `stateOf`, not
+`bucketName`), so no search returns it; a scan of the table must skip it (`is_state_key`).
+
+A run (`runId`) owns the record from `start` to `finish`: progress and the end are written only while
+the record still names that run, so two runs never mix their counts and a stale worker cannot mark a
+newer run READY. Progress counters are added atomically (`ADD`), so any number of workers (the
+Distributed Map's batch Lambdas, the command line's threads) may report at once.
+
+No record means the index has never been built from a listing: READY for a bucket the stack created
+empty (every object since has an event), not yet built for an existing bucket (the search function is
+told which, see `search.config`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from file_index import schema
+from file_index.objects import MAX_KEY_BYTES, iso_utc_millis
+
+# boto3 ships no type information for its generated clients.
+DynamoDBClient = Any
+
+STATE_OF = "stateOf"  # the bucket a state record describes
+STATE = "state"
+OPERATION = "operation"
+RUN_ID = "runId"
+STARTED_AT = "startedAt"
+FINISHED_AT = "finishedAt"
+UPDATED_AT = "updatedAt"
+RESUME_AFTER = "resumeAfter"  # the last listed key whose writes all finished: where a rerun resumes
+LAST_ERROR = "lastError"
+COUNT_PREFIX = "count_"  # counters: count_listed, count_written, count_skipped, ...
+
+_MARKER = "~index-state~"
+# Bucket names are at most 63 characters of [a-z0-9.-]: "~" never occurs in one, so padding with it
+# keeps the key unambiguous.
+_PAD = "~"
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+class State(StrEnum):
+    BUILDING = "BUILDING"  # a backfill or reconcile runs (or has not run yet): answers may be partial
+    READY = "READY"  # the last run completed; the index follows the bucket through its events
+
+
+class Operation(StrEnum):
+    BACKFILL = "backfill"
+    RECONCILE = "reconcile"
+
+
+class RunSupersededError(RuntimeError):
+    """The state record names another run: this run was replaced by a newer one and must stop."""
+
+
+def state_key(bucket: str) -> str:
+    """The `objectKey` of `bucket`'s state record: one byte longer than the longest S3 key."""
+    return (_MARKER + bucket).ljust(MAX_KEY_BYTES + 1, _PAD)
+
+
+def is_state_key(object_key: str) -> bool:
+    return object_key.startswith(_MARKER) and len(object_key.encode("utf-8")) > MAX_KEY_BYTES
+
+
+def now_iso() -> str:
+    return iso_utc_millis(datetime.now(UTC))
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """What a state record says; `counts` maps a counter's name (listed, written, ...) to its value."""
+
+    bucket: str
+    state: State
+    operation: Operation | None = None
+    run_id: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    updated_at: str | None = None
+    resume_after: str | None = None
+    last_error: str | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as the API and the command line show it."""
+        return {
+            "bucket": self.bucket,
+            "state": self.state.value,
+            "operation": self.operation.value if self.operation else None,
+            "runId": self.run_id,
+            "startedAt": self.started_at,
+            "finishedAt": self.finished_at,
+            "updatedAt": self.updated_at,
+            "progress": dict(sorted(self.counts.items())),
+            "lastError": self.last_error,
+        }
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, Any]) -> IndexState:
+        values = {name: _deserializer.deserialize(value) for name, value in item.items()}
+        operation = values.get(OPERATION)
+        return cls(
+            bucket=str(values[STATE_OF]),
+            state=State(values[STATE]),
+            operation=Operation(operation) if operation else None,
+            run_id=values.get(RUN_ID),
+            started_at=values.get(STARTED_AT),
+            finished_at=values.get(FINISHED_AT),
+            updated_at=values.get(UPDATED_AT),
+            resume_after=values.get(RESUME_AFTER),
+            last_error=values.get(LAST_ERROR),
+            counts={
+                name.removeprefix(COUNT_PREFIX): int(value)
+                for name, value in values.items()
+                if name.startswith(COUNT_PREFIX)
+            },
+        )
+
+
+class IndexStateStore:
+    """Reads and writes the state records of one table."""
+
+    def __init__(self, dynamodb: DynamoDBClient, table_name: str) -> None:
+        self._dynamodb = dynamodb
+        self._table = table_name
+
+    def read(self, bucket: str, *, consistent: bool = True) -> IndexState | None:
+        response = self._dynamodb.get_item(TableName=self._table, Key=_key(bucket), ConsistentRead=consistent)
+        item = response.get("Item")
+        return IndexState.from_item(item) if item else None
+
+    def start(self, bucket: str, operation: Operation, run_id: str, *, resume: bool = False) -> IndexState:
+        """Mark `bucket` BUILDING under `run_id`, taking the record over from any earlier run.
+
+        With `resume`, the record must already belong to `run_id` (an interrupted run): its counters and
+        `resumeAfter` are kept. Otherwise the record starts afresh.
+        """
+        now = now_iso()
+        if resume:
+            self._update(
+                bucket,
+                run_id,
+                "SET #state = :building, #updatedAt = :now REMOVE #finishedAt, #lastError",
+                {
+                    "#state": STATE,
+                    "#updatedAt": UPDATED_AT,
+                    "#finishedAt": FINISHED_AT,
+                    "#lastError": LAST_ERROR,
+                },
+                {":building": State.BUILDING.value, ":now": now},
+            )
+        else:
+            item = {
+                schema.OBJECT_KEY: state_key(bucket),
+                STATE_OF: bucket,
+                STATE: State.BUILDING.value,
+                OPERATION: operation.value,
+                RUN_ID: run_id,
+                STARTED_AT: now,
+                UPDATED_AT: now,
+            }
+            self._dynamodb.put_item(TableName=self._table, Item=_serialize(item))
+        state = self.read(bucket)
+        assert state is not None
+        return state
+
+    def add_progress(
+        self, bucket: str, run_id: str, counts: Mapping[str, int], *, resume_after: str | None = None
+    ) -> None:
+        """Add `counts` to the run's counters (and move its checkpoint); RunSupersededError if replaced."""
+        names = {"#updatedAt": UPDATED_AT}
+        values: dict[str, Any] = {":now": now_iso()}
+        sets = ["#updatedAt = :now"]
+        if resume_after is not None:
+            names["#resumeAfter"] = RESUME_AFTER
+            values[":resumeAfter"] = resume_after
+            sets.append("#resumeAfter = :resumeAfter")
+        adds = []
+        for position, (name, value) in enumerate(sorted(counts.items())):
+            if value:
+                names[f"#c{position}"] = COUNT_PREFIX + name
+                values[f":c{position}"] = value
+                adds.append(f"#c{position} :c{position}")
+        expression = "SET " + ", ".join(sets) + (" ADD " + ", ".join(adds) if adds else "")
+        self._update(bucket, run_id, expression, names, values)
+
+    def finish(self, bucket: str, run_id: str) -> IndexState:
+        """Mark the run complete: READY, with its finish time and the counts it added."""
+        now = now_iso()
+        self._update(
+            bucket,
+            run_id,
+            "SET #state = :ready, #finishedAt = :now, #updatedAt = :now REMOVE #resumeAfter, #lastError",
+            {
+                "#state": STATE,
+                "#finishedAt": FINISHED_AT,
+                "#updatedAt": UPDATED_AT,
+                "#resumeAfter": RESUME_AFTER,
+                "#lastError": LAST_ERROR,
+            },
+            {":ready": State.READY.value, ":now": now},
+        )
+        state = self.read(bucket)
+        assert state is not None
+        return state
+
+    def fail(self, bucket: str, run_id: str, error: str) -> None:
+        """Record why the run stopped; the state stays BUILDING (the index is not known to be complete)."""
+        self._update(
+            bucket,
+            run_id,
+            "SET #lastError = :error, #updatedAt = :now",
+            {"#lastError": LAST_ERROR, "#updatedAt": UPDATED_AT},
+            {":error": error[:1000], ":now": now_iso()},
+        )
+
+    def _update(
+        self, bucket: str, run_id: str, expression: str, names: dict[str, str], values: dict[str, Any]
+    ) -> None:
+        try:
+            self._dynamodb.update_item(
+                TableName=self._table,
+                Key=_key(bucket),
+                UpdateExpression=expression,
+                ConditionExpression="#runId = :runId",
+                ExpressionAttributeNames={**names, "#runId": RUN_ID},
+                ExpressionAttributeValues=_serialize({**values, ":runId": run_id}),
+            )
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                raise RunSupersededError(
+                    f"the index state of bucket {bucket!r} no longer belongs to run {run_id!r}"
+                ) from None
+            raise
+
+
+def _key(bucket: str) -> dict[str, Any]:
+    return {schema.OBJECT_KEY: {"S": state_key(bucket)}}
+
+
+def _serialize(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: _serializer.serialize(value) for name, value in values.items()}
