@@ -1,0 +1,1 @@
+"""`python -m file_search_admin`: build, verify, repair and redrive the index from one machine."""
