@@ -1,1 +1,1 @@
-"""Backfill and reconcile batches for the Step Functions state machine: the same writes as the command line."""
+"""Backfill and reconcile batches for the Step Functions state machine: the command line's writes."""
