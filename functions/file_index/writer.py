@@ -121,7 +121,7 @@ def apply_event(
 def _put(dynamodb: DynamoDBClient, table_name: str, event: ObjectEvent, expires_at: int) -> None:
     """A create's entry or a removal's tombstone, if the event is newer than the item."""
     order_key = event.order_key
-    item = _tombstone(event, order_key, expires_at) if event.is_removal else _entry(event, order_key)
+    item = _tombstone(event, order_key, expires_at) if event.is_removal else entry_item(event, order_key)
     names = {"#order": schema.ORDER_KEY}
     values: dict[str, Any] = {":order": order_key}
     condition = f"({_newer(event)})"
@@ -131,10 +131,10 @@ def _put(dynamodb: DynamoDBClient, table_name: str, event: ObjectEvent, expires_
         condition += " AND NOT contains(#deletedVersions, :version)"
     dynamodb.put_item(
         TableName=table_name,
-        Item=_serialize(item),
+        Item=serialize(item),
         ConditionExpression=condition,
         ExpressionAttributeNames=names,
-        ExpressionAttributeValues=_serialize(values),
+        ExpressionAttributeValues=serialize(values),
     )
 
 
@@ -163,7 +163,7 @@ def _remove_version(dynamodb: DynamoDBClient, table_name: str, event: ObjectEven
     }
     dynamodb.update_item(
         TableName=table_name,
-        Key=_serialize({schema.OBJECT_KEY: event.key}),
+        Key=serialize({schema.OBJECT_KEY: event.key}),
         ConditionExpression=(
             "NOT contains(#deletedVersions, :version)"
             f" AND (attribute_not_exists(#order) OR ({same_version} AND {_later(event)}))"
@@ -173,7 +173,7 @@ def _remove_version(dynamodb: DynamoDBClient, table_name: str, event: ObjectEven
             + ", ".join(f"#removed{position}" for position in range(len(removed)))
         ),
         ExpressionAttributeNames=names,
-        ExpressionAttributeValues=_serialize(values),
+        ExpressionAttributeValues=serialize(values),
     )
 
 
@@ -190,21 +190,27 @@ def _version_of(event: ObjectEvent) -> str:
     return event.version_id if event.version_id is not None else NULL_VERSION
 
 
-def _serialize(values: dict[str, Any]) -> dict[str, Any]:
+def serialize(values: dict[str, Any]) -> dict[str, Any]:
+    """Plain values as DynamoDB attribute values, for the low-level client."""
     return {name: _serializer.serialize(value) for name, value in values.items()}
 
 
-def _entry(event: ObjectEvent, order_key: str) -> dict[str, Any]:
+def entry_item(event: ObjectEvent, order_key: str | None) -> dict[str, Any]:
+    """The index entry of a create, as plain values; without `orderKey` when `order_key` is None.
+
+    An entry without `orderKey` holds no position in the key's history: any event replaces it (what a
+    backfill or a repair writes).
+    """
     item: dict[str, Any] = {
         schema.OBJECT_KEY: event.key,
         schema.BUCKET_NAME: event.bucket,
         schema.FILE_ID: event.file_id,
         schema.SIZE: event.size,
         schema.UPLOAD_DATE: event.upload_date,
-        schema.ORDER_KEY: order_key,
     }
     # Absent, not empty: a key without a user must stay out of the user index.
     optional = {
+        schema.ORDER_KEY: order_key,
         schema.UPLOAD_USER: event.upload_user,
         schema.SEQUENCER: event.sequencer,
         schema.E_TAG: event.e_tag,
