@@ -1,4 +1,4 @@
-"""The `python -m file_search_client` command line: search, get, download.
+"""The `python -m file_search_client` command line: search, get, download, status.
 
 The API's URL comes from `--api-url` or `FILE_SEARCH_API_URL`. Requests to a deployed API (https on an
 AWS host, or `--sigv4`) are signed with the caller's AWS credentials; the local stack takes plain HTTP.
@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     download = commands.add_parser("download", help="download a file through a presigned URL")
     download.add_argument("key")
     download.add_argument("-o", "--output", help="file to write, '-' for stdout (default: the key's name)")
+
+    status = commands.add_parser("status", help="the index state and the indexer's backlog")
+    status.add_argument("--json", action="store_true", help="print the API's JSON answer")
     return parser
 
 
@@ -84,6 +87,51 @@ def format_item(item: dict[str, Any]) -> str:
     return "\n".join(f"{name.ljust(width)}  {item[name]}" for name in names)
 
 
+BUILDING_WARNING = "the index is being built: results may be incomplete"
+
+
+def _count(value: Any) -> str:
+    # A null figure could not be read (or has no datapoint): never show it as 0.
+    return "?" if value is None else str(value)
+
+
+def format_status(status: dict[str, Any]) -> str:
+    """The answer of GET /status as aligned lines: state, each bucket's run and progress, the backlog."""
+    rows: list[tuple[str, str]] = [("index", str(status.get("indexState")))]
+    for bucket in status.get("buckets", []):
+        rows.append(("bucket", f"{bucket.get('bucket')}: {bucket.get('state')}"))
+        if bucket.get("operation"):
+            run = [f"{bucket['operation']} {bucket.get('runId') or ''}".rstrip()]
+            for label, name in (
+                ("started", "startedAt"),
+                ("updated", "updatedAt"),
+                ("finished", "finishedAt"),
+            ):
+                if bucket.get(name):
+                    run.append(f"{label} {bucket[name]}")
+            rows.append(("run", ", ".join(run)))
+        progress = bucket.get("progress") or {}
+        if progress:
+            rows.append(("progress", ", ".join(f"{name} {value}" for name, value in progress.items())))
+        if bucket.get("lastError"):
+            rows.append(("last error", str(bucket["lastError"])))
+    queue = status.get("queue") or {}
+    age = queue.get("oldestMessageAgeSeconds")
+    rows.append(
+        (
+            "queue",
+            f"{_count(queue.get('messagesWaiting'))} waiting, {_count(queue.get('messagesInFlight'))} in "
+            f"flight, {_count(queue.get('messagesDelayed'))} delayed; oldest "
+            + ("unknown" if age is None else f"{age} s"),
+        )
+    )
+    rows.append(("dead letters", _count((status.get("deadLetterQueue") or {}).get("messages"))))
+    if status.get("unavailable"):
+        rows.append(("unavailable", ", ".join(status["unavailable"])))
+    width = max(len(name) for name, _ in rows)
+    return "\n".join(f"{name.ljust(width)}  {value}" for name, value in rows)
+
+
 def _search(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> None:
     params = {
         "user": args.user,
@@ -98,15 +146,25 @@ def _search(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> N
         "cursor": args.cursor,
     }
     items: list[dict[str, Any]] = []
+    states: list[str] = []
     while True:
         page = client.get_json("/files", params)
         items.extend(page["items"])
+        if "indexState" in page:
+            states.append(page["indexState"])
         next_cursor = page.get("nextCursor")
         if not (args.all and next_cursor):
             break
         params["cursor"] = next_cursor
+    # One partial page makes the whole answer partial.
+    index_state = "BUILDING" if "BUILDING" in states else (states[-1] if states else None)
+    if index_state == "BUILDING":
+        print(BUILDING_WARNING, file=sys.stderr)
     if args.json:
-        json.dump({"items": items, "nextCursor": next_cursor}, out, indent=2, ensure_ascii=False)
+        answer: dict[str, Any] = {"items": items, "nextCursor": next_cursor}
+        if index_state is not None:
+            answer["indexState"] = index_state
+        json.dump(answer, out, indent=2, ensure_ascii=False)
         out.write("\n")
         return
     out.write(format_table(items) + "\n")
@@ -138,7 +196,16 @@ def _download(client: SearchApiClient, args: argparse.Namespace, out: TextIO) ->
     out.write(f"{target} ({len(data)} bytes)\n")
 
 
-COMMANDS = {"search": _search, "get": _get, "download": _download}
+def _status(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> None:
+    status = client.get_json("/status")
+    if args.json:
+        json.dump(status, out, indent=2, ensure_ascii=False)
+    else:
+        out.write(format_status(status))
+    out.write("\n")
+
+
+COMMANDS = {"search": _search, "get": _get, "download": _download, "status": _status}
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
+from file_index.state import State
 from search.errors import ConfigError
 
 DEFAULT_DOWNLOAD_URL_EXPIRY_SECONDS = 300
@@ -16,9 +18,14 @@ MAX_DOWNLOAD_URL_EXPIRY_SECONDS = 7 * 24 * 3600
 @dataclass(frozen=True)
 class SearchConfig:
     table_name: str
-    bucket_name: str  # the only bucket downloads may presign
+    bucket_name: str  # the only bucket downloads may presign, and the one whose index state is told
     cursor_secret_arn: str  # Secrets Manager secret holding the HMAC key of paging cursors
     download_url_expiry_seconds: int
+    queue_url: str  # the indexer's queue: its backlog is part of GET /status
+    dead_letter_queue_url: str
+    # The state of an index with no state record: READY for a bucket the stack created (indexed from its
+    # first object), BUILDING for an existing bucket whose backfill has not started yet.
+    initial_state: State = State.READY
 
 
 def _required(environ: Mapping[str, str], name: str) -> str:
@@ -26,6 +33,34 @@ def _required(environ: Mapping[str, str], name: str) -> str:
     if not value:
         raise ConfigError(f"environment variable {name} is required")
     return value
+
+
+def _queue_url(environ: Mapping[str, str], name: str) -> str:
+    """A queue URL: http(s), a host, and the queue's name as the last path segment."""
+    value = _required(environ, name)
+    parts = urlsplit(value)
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or not parts.path.rstrip("/").rsplit("/")[-1]
+    ):
+        raise ConfigError(f"{name} must be an SQS queue URL (https://host/account/name), not {value!r}")
+    return value
+
+
+def queue_name(queue_url: str) -> str:
+    """The queue's name (the last segment of its URL), as CloudWatch's QueueName dimension names it."""
+    return urlsplit(queue_url).path.rstrip("/").rsplit("/")[-1]
+
+
+def _initial_state(environ: Mapping[str, str]) -> State:
+    raw = environ.get("INDEX_INITIAL_STATE", "").strip()
+    if not raw:
+        return State.READY
+    try:
+        return State(raw)
+    except ValueError:
+        raise ConfigError(f"INDEX_INITIAL_STATE must be READY or BUILDING, not {raw!r}") from None
 
 
 def load_config(environ: Mapping[str, str] | None = None) -> SearchConfig:
@@ -47,4 +82,7 @@ def load_config(environ: Mapping[str, str] | None = None) -> SearchConfig:
         bucket_name=_required(env, "BUCKET_NAME"),
         cursor_secret_arn=_required(env, "CURSOR_SECRET_ARN"),
         download_url_expiry_seconds=expiry,
+        queue_url=_queue_url(env, "QUEUE_URL"),
+        dead_letter_queue_url=_queue_url(env, "DEAD_LETTER_QUEUE_URL"),
+        initial_state=_initial_state(env),
     )

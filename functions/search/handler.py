@@ -2,7 +2,7 @@
 
 API Gateway sends every request through one `/{proxy+}` resource; Powertools' REST resolver routes it.
 Routes (the README's "Searching"): `GET /files`, `GET /files/{objectKey}`, `GET /download/{objectKey}`,
-`GET /openapi.json` and `GET /docs`.
+`GET /status`, `GET /openapi.json` and `GET /docs`.
 
 Configuration and clients are built on the first invocation, not at import, so the module imports
 without any environment (tests set it per test; benchmarks time the bare import).
@@ -28,12 +28,14 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from file_index.reader import FileReader
-from search.config import load_config
+from file_index.state import IndexStateStore
+from search.config import load_config, queue_name
 from search.cursor import MAX_CURSOR_LENGTH
 from search.errors import BadRequest, ConfigError, FileNotFound, SearchError
-from search.models import ErrorMessage, FileItem, FileListPage
+from search.models import ErrorMessage, FileItem, FileListPage, IndexStatus
 from search.queries import MAX_KEY_BYTES, ListParameters, build_query
 from search.service import FileSearch, decode_object_key
+from search.status import BacklogReader, IndexStateView
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
@@ -115,6 +117,10 @@ _STATUS_OF_ERROR: dict[type[SearchError], HTTPStatus] = {
     BadRequest: HTTPStatus.BAD_REQUEST,
     FileNotFound: HTTPStatus.NOT_FOUND,
 }
+# The backlog's figures are optional parts of GET /status: fail fast rather than hold the answer up.
+_BACKLOG_CLIENT_CONFIG = Config(
+    connect_timeout=2, read_timeout=3, retries={"mode": "standard", "total_max_attempts": 2}
+)
 # DynamoDB and S3 answer these when a caller is too fast; the client may retry later.
 _THROTTLING_CODES = frozenset(
     {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
@@ -138,8 +144,22 @@ def file_search() -> FileSearch:
         raise ConfigError("the secret named by CURSOR_SECRET_ARN is empty")
     table = boto3.resource("dynamodb").Table(config.table_name)
     s3_client = boto3.client("s3", config=Config(signature_version="s3v4"))
+    backlog = BacklogReader(
+        sqs=boto3.client("sqs", config=_BACKLOG_CLIENT_CONFIG),
+        cloudwatch=boto3.client("cloudwatch", config=_BACKLOG_CLIENT_CONFIG),
+        queue_url=config.queue_url,
+        queue_name=queue_name(config.queue_url),
+        dead_letter_queue_url=config.dead_letter_queue_url,
+    )
     return FileSearch(
         reader=FileReader(table),
+        index_state=IndexStateView(
+            # A client of its own: the table resource's client rewrites typed attribute values.
+            IndexStateStore(boto3.client("dynamodb"), config.table_name),
+            config.bucket_name,
+            config.initial_state,
+        ),
+        backlog=backlog,
         s3_client=s3_client,
         bucket_name=config.bucket_name,
         cursor_secret=cursor_secret,
@@ -202,7 +222,8 @@ def _unexpected(error: Exception) -> Response:
         "`order=desc` flips), optionally within one UTC `date` or a `from`/`to` range (inclusive; a day or "
         "an ISO-8601 timestamp, UTC if no offset). A bucket's files come by size (descending; `order=asc` "
         "flips), optionally within `minSize`/`maxSize` bytes (inclusive). Page with `limit` and the "
-        "`nextCursor` of the previous page; a page may be empty when the previous one ended the list."
+        "`nextCursor` of the previous page; a page may be empty when the previous one ended the list. "
+        "`indexState` BUILDING says the index is being built, so the answer may miss files."
     ),
     responses={
         200: {"description": "One page", "content": {"application/json": {"model": FileListPage}}},
@@ -251,12 +272,21 @@ def list_files(
     result = file_search().list_files(query, limit=limit, cursor=cursor)
     logger.info(
         "listed",
-        extra={"index": query.index.name, "count": len(result.items), "scanned": result.scanned_count},
+        extra={
+            "index": query.index.name,
+            "count": len(result.items),
+            "scanned": result.scanned_count,
+            "indexState": result.index_state.value,
+        },
     )
     return Response(
         status_code=HTTPStatus.OK,
         content_type=content_types.APPLICATION_JSON,
-        body={"items": result.items, "nextCursor": result.next_cursor},
+        body={
+            "items": result.items,
+            "nextCursor": result.next_cursor,
+            "indexState": result.index_state.value,
+        },
     )
 
 
@@ -298,6 +328,25 @@ def download_file(objectKey: Annotated[str, _KEY_PARAMETER]) -> Response[None]:
         body=None,
         headers={"Location": url, "Cache-Control": "no-store"},
     )
+
+
+@app.get(
+    "/status",
+    summary="The state of the index and of the indexer's backlog",
+    description=(
+        "Whether the index is READY or BUILDING (with the running backfill's or reconcile's progress), the "
+        "events waiting in the indexer's queue and the age of the oldest, and the dead-lettered events. "
+        "A figure SQS or CloudWatch could not give this time is null and named in `unavailable`; the "
+        "answer is still 200."
+    ),
+    responses={200: {"description": "The status", "content": {"application/json": {"model": IndexStatus}}}},
+    tags=["status"],
+)
+def get_status() -> Response[dict[str, Any]]:
+    report = file_search().status()
+    # Through the documented model, so the answer cannot drift from the OpenAPI document.
+    body = IndexStatus.model_validate(report.to_json()).model_dump(mode="json")
+    return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=body)
 
 
 def openapi_json(base_path: str = "") -> str:

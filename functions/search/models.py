@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
+
+IndexStateName = Literal["READY", "BUILDING"]
+_INDEX_STATE = (
+    "READY: the index holds every object of the bucket (it follows the bucket through its events). "
+    "BUILDING: a backfill or a reconcile is running, or an existing bucket has not been backfilled yet, "
+    "so answers may miss files"
+)
 
 
 class FileItem(BaseModel):
@@ -26,6 +35,71 @@ class FileListPage(BaseModel):
 
     items: list[FileItem]
     nextCursor: str | None = Field(description="Opaque cursor of the next page, or null")
+    indexState: IndexStateName = Field(
+        description=_INDEX_STATE + "; told at most a few seconds late (each server keeps it 2 seconds)"
+    )
+
+
+class BucketIndexState(BaseModel):
+    """The index state of one bucket, from its state record (a bucket never built has only `state`)."""
+
+    bucket: str = Field(description="The indexed bucket")
+    state: IndexStateName = Field(description=_INDEX_STATE)
+    operation: Literal["backfill", "reconcile"] | None = Field(
+        description="The run that last built or repaired the index, or null if none has"
+    )
+    runId: str | None = Field(description="Identifier of that run")
+    startedAt: str | None = Field(description="ISO-8601 UTC time the run started")
+    finishedAt: str | None = Field(description="ISO-8601 UTC time the run completed; null while it runs")
+    updatedAt: str | None = Field(description="ISO-8601 UTC time the run last reported progress")
+    progress: dict[str, int] = Field(
+        description="The run's counters by name: objects listed, written, skipped, ... (empty before any run)"
+    )
+    lastError: str | None = Field(description="Why the run stopped, if it failed; it stays BUILDING then")
+
+
+class QueueBacklog(BaseModel):
+    """The indexer's queue (SQS's approximate counts); a figure is null when it could not be read."""
+
+    messagesWaiting: int | None = Field(
+        description="Events waiting to be indexed (ApproximateNumberOfMessages)"
+    )
+    messagesInFlight: int | None = Field(
+        description="Events being indexed or awaiting a retry (ApproximateNumberOfMessagesNotVisible)"
+    )
+    messagesDelayed: int | None = Field(description="Delayed events (ApproximateNumberOfMessagesDelayed)")
+    oldestMessageAgeSeconds: int | None = Field(
+        description=(
+            "Age of the oldest waiting event in seconds: the newest datapoint of the last 10 minutes of "
+            "CloudWatch's AWS/SQS ApproximateAgeOfOldestMessage (Maximum), which SQS publishes once a "
+            "minute. Null when there is none (an idle queue, or an emulator without CloudWatch metrics) "
+            "or it could not be read"
+        )
+    )
+
+
+class DeadLetterBacklog(BaseModel):
+    """The dead-letter queue: events the indexer failed on repeatedly, which need attention."""
+
+    messages: int | None = Field(
+        description="Dead-lettered events, including any being inspected or redriven; null if unreadable"
+    )
+
+
+class IndexStatus(BaseModel):
+    """The state of the index and of the indexer's backlog."""
+
+    indexState: IndexStateName = Field(description=_INDEX_STATE)
+    buckets: list[BucketIndexState] = Field(description="Each indexed bucket's state and progress")
+    queue: QueueBacklog
+    deadLetterQueue: DeadLetterBacklog
+    unavailable: list[str] = Field(
+        description=(
+            "The figures that could not be read this time (SQS or CloudWatch throttled, failed or refused), "
+            'as paths: "queue", "queue.oldestMessageAgeSeconds", "deadLetterQueue". Their values are null; '
+            "a null not named here means there is no such datapoint"
+        )
+    )
 
 
 class ErrorMessage(BaseModel):

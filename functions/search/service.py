@@ -1,4 +1,5 @@
-"""The search use cases, free of Lambda and HTTP: look up, list with cursors, presign a download."""
+"""The search use cases, free of Lambda and HTTP: look up, list with cursors, presign a download, and
+tell the index state and backlog."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from typing import Any
 from urllib.parse import unquote
 
 from file_index.reader import FileQuery, FileReader, InvalidStartKey
+from file_index.state import State
 from search.cursor import InvalidCursor, decode_cursor, encode_cursor
 from search.errors import BadRequest, FileNotFound
 from search.queries import check_key_value
+from search.status import BacklogReader, IndexStateView, StatusReport
 
 
 @dataclass(frozen=True)
@@ -17,6 +20,7 @@ class FileList:
     items: list[dict[str, Any]]
     next_cursor: str | None
     scanned_count: int  # items DynamoDB read for this page; equals len(items) by design
+    index_state: State  # BUILDING: the index is being built, so the list may miss files
 
 
 def decode_object_key(raw: str) -> str:
@@ -34,18 +38,23 @@ def decode_object_key(raw: str) -> str:
 
 
 class FileSearch:
-    """Answers the API's requests from the index (`reader`) and S3 (`s3_client`, for presigning)."""
+    """Answers the API's requests from the index (`reader`, `index_state`), S3 (`s3_client`, for
+    presigning) and the indexer's queues (`backlog`)."""
 
     def __init__(
         self,
         *,
         reader: FileReader,
+        index_state: IndexStateView,
+        backlog: BacklogReader,
         s3_client: Any,
         bucket_name: str,
         cursor_secret: bytes,
         download_url_expiry_seconds: int,
     ) -> None:
         self._reader = reader
+        self._index_state = index_state
+        self._backlog = backlog
         self._s3 = s3_client
         self._bucket_name = bucket_name
         self._cursor_secret = cursor_secret
@@ -64,6 +73,9 @@ class FileSearch:
                 start = decode_cursor(self._cursor_secret, query, cursor)
             except InvalidCursor as error:
                 raise BadRequest(f"cursor is not valid for this query ({error})") from None
+        # Read before the query: READY then means the query ran on a complete index. (Read after it, a
+        # backfill finishing in between would make a partial page say READY.)
+        index_state = self._index_state.state()
         try:
             page = self._reader.list_files(query, limit=limit, start=start)
         except InvalidStartKey:
@@ -71,7 +83,16 @@ class FileSearch:
         next_cursor = None
         if page.next_start is not None:
             next_cursor = encode_cursor(self._cursor_secret, query, page.next_start)
-        return FileList(items=page.items, next_cursor=next_cursor, scanned_count=page.scanned_count)
+        return FileList(
+            items=page.items,
+            next_cursor=next_cursor,
+            scanned_count=page.scanned_count,
+            index_state=index_state,
+        )
+
+    def status(self) -> StatusReport:
+        """The index state as of now (a consistent read of its record) and the queues' backlog."""
+        return StatusReport(state=self._index_state.read(consistent=True), backlog=self._backlog.read())
 
     def download_url(self, object_key: str) -> str:
         """A presigned GET of the indexed version of the file, valid for the configured expiry."""

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from file_search_client.cli import build_parser, format_item, format_table, main
+from file_search_client.cli import build_parser, format_item, format_status, format_table, main
 from file_search_client.http import SearchApiClient, key_path, needs_signing, region_of
 
 DEPLOYED = "https://abc123.execute-api.eu-central-1.amazonaws.com/prod"
@@ -96,3 +96,67 @@ def test_an_unreachable_api_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     # Port 9 (discard) on localhost: refused at once, no network involved.
     assert main(["--api-url", "http://127.0.0.1:9", "get", "k"], out=io.StringIO()) == 1
     assert "cannot reach" in capsys.readouterr().err
+
+
+def test_a_building_status_shows_the_run_its_progress_and_the_backlog() -> None:
+    status = {
+        "indexState": "BUILDING",
+        "buckets": [
+            {
+                "bucket": "fileupload.a",
+                "state": "BUILDING",
+                "operation": "backfill",
+                "runId": "run-1",
+                "startedAt": "2024-05-01T10:00:00.000Z",
+                "finishedAt": None,
+                "updatedAt": "2024-05-01T10:05:00.000Z",
+                "progress": {"listed": 10, "skipped": 3, "written": 7},
+                "lastError": "throttled",
+            }
+        ],
+        "queue": {
+            "messagesWaiting": 4,
+            "messagesInFlight": 1,
+            "messagesDelayed": 0,
+            "oldestMessageAgeSeconds": 42,
+        },
+        "deadLetterQueue": {"messages": 2},
+        "unavailable": [],
+    }
+    assert format_status(status).splitlines() == [
+        "index         BUILDING",
+        "bucket        fileupload.a: BUILDING",
+        "run           backfill run-1, started 2024-05-01T10:00:00.000Z, updated 2024-05-01T10:05:00.000Z",
+        "progress      listed 10, skipped 3, written 7",
+        "last error    throttled",
+        "queue         4 waiting, 1 in flight, 0 delayed; oldest 42 s",
+        "dead letters  2",
+    ]
+
+
+def test_unreadable_figures_show_as_unknown_never_as_zero() -> None:
+    status = {
+        "indexState": "READY",
+        "buckets": [{"bucket": "b", "state": "READY", "operation": None, "progress": {}}],
+        "queue": {
+            "messagesWaiting": None,
+            "messagesInFlight": None,
+            "messagesDelayed": None,
+            "oldestMessageAgeSeconds": None,
+        },
+        "deadLetterQueue": {"messages": None},
+        "unavailable": ["queue", "deadLetterQueue"],
+    }
+    assert format_status(status).splitlines() == [
+        "index         READY",
+        "bucket        b: READY",
+        "queue         ? waiting, ? in flight, ? delayed; oldest unknown",
+        "dead letters  ?",
+        "unavailable   queue, deadLetterQueue",
+    ]
+
+
+def test_status_takes_only_json() -> None:
+    assert build_parser().parse_args(["status", "--json"]).json is True
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["status", "--user", "U"])

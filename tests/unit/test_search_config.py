@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import pytest
 
-from search.config import SearchConfig, load_config
+from file_index.state import State
+from search.config import SearchConfig, load_config, queue_name
 from search.errors import ConfigError
 
-COMPLETE = {"TABLE_NAME": "FileMetaData", "BUCKET_NAME": "b", "CURSOR_SECRET_ARN": "arn:secret"}
+QUEUE_URL = "https://sqs.eu-west-1.amazonaws.com/123456789012/file-events"
+DLQ_URL = "https://sqs.eu-west-1.amazonaws.com/123456789012/file-events-dlq"
+COMPLETE = {
+    "TABLE_NAME": "FileMetaData",
+    "BUCKET_NAME": "b",
+    "CURSOR_SECRET_ARN": "arn:secret",
+    "QUEUE_URL": QUEUE_URL,
+    "DEAD_LETTER_QUEUE_URL": DLQ_URL,
+}
 
 
 def test_complete_environment() -> None:
-    assert load_config(COMPLETE) == SearchConfig("FileMetaData", "b", "arn:secret", 300)
+    assert load_config(COMPLETE) == SearchConfig(
+        "FileMetaData", "b", "arn:secret", 300, QUEUE_URL, DLQ_URL, State.READY
+    )
     assert load_config({**COMPLETE, "DOWNLOAD_URL_EXPIRY_SECONDS": "60"}).download_url_expiry_seconds == 60
 
 
@@ -21,7 +32,7 @@ def test_a_missing_variable_is_named(name: str, value: str | None) -> None:
     env = {k: v for k, v in COMPLETE.items() if k != name}
     if value is not None:
         env[name] = value
-    with pytest.raises(ConfigError, match=name):
+    with pytest.raises(ConfigError, match=f"environment variable {name} is required"):
         load_config(env)
 
 
@@ -29,3 +40,35 @@ def test_a_missing_variable_is_named(name: str, value: str | None) -> None:
 def test_a_bad_expiry_is_named(value: str) -> None:
     with pytest.raises(ConfigError, match="DOWNLOAD_URL_EXPIRY_SECONDS"):
         load_config({**COMPLETE, "DOWNLOAD_URL_EXPIRY_SECONDS": value})
+
+
+@pytest.mark.parametrize("name", ["QUEUE_URL", "DEAD_LETTER_QUEUE_URL"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "file-events",
+        "arn:aws:sqs:eu-west-1:123456789012:file-events",
+        "https://sqs.amazonaws.com/",
+        "ftp://h/q",
+    ],
+)
+def test_a_queue_url_must_be_a_url_naming_the_queue(name: str, value: str) -> None:
+    with pytest.raises(ConfigError, match=f"{name} must be an SQS queue URL"):
+        load_config({**COMPLETE, name: value})
+
+
+def test_the_local_stacks_queue_urls_are_accepted() -> None:
+    config = load_config({**COMPLETE, "QUEUE_URL": "http://127.0.0.1:5000/123456789012/file-events"})
+    assert queue_name(config.queue_url) == "file-events"
+    assert queue_name(QUEUE_URL) == "file-events"
+
+
+@pytest.mark.parametrize(("value", "state"), [("READY", State.READY), ("BUILDING", State.BUILDING)])
+def test_the_initial_state_is_ready_or_building(value: str, state: State) -> None:
+    assert load_config({**COMPLETE, "INDEX_INITIAL_STATE": value}).initial_state is state
+
+
+@pytest.mark.parametrize("value", ["building", "DONE", "0"])
+def test_a_bad_initial_state_is_named(value: str) -> None:
+    with pytest.raises(ConfigError, match=f"INDEX_INITIAL_STATE must be READY or BUILDING, not '{value}'"):
+        load_config({**COMPLETE, "INDEX_INITIAL_STATE": value})

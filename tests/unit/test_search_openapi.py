@@ -20,14 +20,46 @@ def test_the_kept_document_equals_the_generated_one() -> None:
 
 def test_the_document_names_every_route_and_parameter() -> None:
     document = json.loads(DOCUMENT.read_text(encoding="utf-8"))
-    assert set(document["paths"]) == {"/files", "/files/{objectKey}", "/download/{objectKey}"}
+    assert set(document["paths"]) == {"/files", "/files/{objectKey}", "/download/{objectKey}", "/status"}
     names = {parameter["name"] for parameter in document["paths"]["/files"]["get"]["parameters"]}
     assert names == {"user", "bucket", "date", "from", "to", "minSize", "maxSize", "order", "limit", "cursor"}
-    for path in document["paths"].values():
+    for route, path in document["paths"].items():
         responses = path["get"]["responses"]
         assert "422" not in responses  # invalid input is a 400 with {"message"}
-        assert responses["400"]["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorMessage")
+        if route != "/status":  # takes no input
+            assert responses["400"]["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorMessage")
     assert document["components"]["securitySchemes"]["sigv4"]["x-amazon-apigateway-authtype"] == "awsSigv4"
+
+
+def test_the_document_describes_the_index_state_and_the_status() -> None:
+    document = json.loads(DOCUMENT.read_text(encoding="utf-8"))
+    schemas = document["components"]["schemas"]
+    page = schemas["FileListPage"]
+    assert "indexState" in page["required"]
+    assert page["properties"]["indexState"]["enum"] == ["READY", "BUILDING"]
+    status = document["paths"]["/status"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert status["$ref"].endswith("/IndexStatus")
+    assert set(schemas["IndexStatus"]["required"]) == {
+        "indexState",
+        "buckets",
+        "queue",
+        "deadLetterQueue",
+        "unavailable",
+    }
+    assert set(schemas["QueueBacklog"]["properties"]) == {
+        "messagesWaiting",
+        "messagesInFlight",
+        "messagesDelayed",
+        "oldestMessageAgeSeconds",
+    }
+    assert (
+        "ApproximateAgeOfOldestMessage"
+        in schemas["QueueBacklog"]["properties"]["oldestMessageAgeSeconds"]["description"]
+    )
+    assert set(schemas["DeadLetterBacklog"]["properties"]) == {"messages"}
+    assert {"bucket", "state", "operation", "runId", "progress", "lastError"} <= set(
+        schemas["BucketIndexState"]["properties"]
+    )
 
 
 def test_the_api_serves_the_document_and_the_ui_without_any_configuration() -> None:

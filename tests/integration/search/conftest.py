@@ -1,4 +1,5 @@
-"""A search API on moto: the FileMetaData table, the download bucket, the cursor secret, and the handler.
+"""A search API on moto: the FileMetaData table, the download bucket, the cursor secret, the indexer's
+queue and dead-letter queue, and the handler.
 
 `api.get(path)` sends a request through the real handler as API Gateway's REST proxy would
 (`local_stack.api_gateway.to_rest_event`); `put_file` / `put_tombstone` write items with the shapes the
@@ -8,11 +9,16 @@ The table is on moto; a test marked `@both_engines` (or a module with `pytestmar
 runs with the table on DynamoDB Local (AWS's own engine), a fresh one per test, while the bucket and the
 secret stay on moto. The handler reaches DynamoDB Local the way the local stack does, through
 `AWS_ENDPOINT_URL_DYNAMODB`; moto's in-process mock leaves requests to that endpoint alone.
+
+The handler keeps the index state for a moment (`search.status.STATE_MAX_AGE_SECONDS`); its clock is
+`state_clock`, which stands still within a test (`advance` moves it) and jumps ahead between tests, so no
+test sees a state another one cached.
 """
 
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -25,12 +31,14 @@ from moto import mock_aws
 
 from file_index import schema
 from local_stack.api_gateway import to_rest_event
-from search import handler
+from search import handler, status
 from tests.integration.conftest import DynamoDBLocal
 
 REGION = "us-east-1"
 BUCKET = "fileupload.a"
 CURSOR_KEY = "cursor-signing-key-for-tests"
+QUEUE_NAME = "file-events"
+DLQ_NAME = "file-events-dlq"
 
 ENGINES = ["moto", pytest.param("dynamodb_local", marks=pytest.mark.dynamodb_local)]
 # `@both_engines` runs a test on moto and on DynamoDB Local; tests without it run on moto only.
@@ -53,6 +61,9 @@ class SearchApi:
     table: Any
     s3: Any
     lambda_context: Any
+    sqs: Any = None
+    queue_url: str = ""
+    dlq_url: str = ""
     calls: int = field(default=0)
 
     def get(self, raw_path: str, headers: dict[str, str] | None = None) -> ApiResponse:
@@ -106,6 +117,49 @@ class MotoStack:
     env: dict[str, str]
     table: Any
     s3: Any
+    sqs: Any
+
+    @property
+    def queue_url(self) -> str:
+        return self.env["QUEUE_URL"]
+
+    @property
+    def dlq_url(self) -> str:
+        return self.env["DEAD_LETTER_QUEUE_URL"]
+
+    def api(self, table: Any, lambda_context: Any) -> SearchApi:
+        return SearchApi(
+            table=table,
+            s3=self.s3,
+            lambda_context=lambda_context,
+            sqs=self.sqs,
+            queue_url=self.queue_url,
+            dlq_url=self.dlq_url,
+        )
+
+
+@dataclass
+class StateClock:
+    """Stands in for `search.status.monotonic`."""
+
+    now: float = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+_STATE_CLOCK = StateClock()
+
+
+@pytest.fixture
+def state_clock(monkeypatch: pytest.MonkeyPatch) -> StateClock:
+    """The clock of the handler's index state cache, an hour past any cached entry."""
+    _STATE_CLOCK.now = max(_STATE_CLOCK.now, time.monotonic()) + 3600
+    monkeypatch.setattr(status, "monotonic", _STATE_CLOCK)
+    return _STATE_CLOCK
 
 
 @pytest.fixture(scope="module")
@@ -118,15 +172,24 @@ def moto_stack() -> Iterator[MotoStack]:
         s3.create_bucket(Bucket=BUCKET)
         secrets = boto3.client("secretsmanager", region_name=REGION)
         secret = secrets.create_secret(Name="cursor-key", SecretString=CURSOR_KEY)
-        env = {"TABLE_NAME": schema.TABLE_NAME, "BUCKET_NAME": BUCKET, "CURSOR_SECRET_ARN": secret["ARN"]}
+        sqs = boto3.client("sqs", region_name=REGION)
+        dlq_url = sqs.create_queue(QueueName=DLQ_NAME)["QueueUrl"]
+        queue_url = sqs.create_queue(QueueName=QUEUE_NAME)["QueueUrl"]
+        env = {
+            "TABLE_NAME": schema.TABLE_NAME,
+            "BUCKET_NAME": BUCKET,
+            "CURSOR_SECRET_ARN": secret["ARN"],
+            "QUEUE_URL": queue_url,
+            "DEAD_LETTER_QUEUE_URL": dlq_url,
+        }
         handler.file_search.cache_clear()
-        yield MotoStack(env=env, table=dynamodb.Table(schema.TABLE_NAME), s3=s3)
+        yield MotoStack(env=env, table=dynamodb.Table(schema.TABLE_NAME), s3=s3, sqs=sqs)
         handler.file_search.cache_clear()
 
 
 @pytest.fixture
 def search_env(moto_stack: MotoStack, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """The handler's environment, and an empty table.
+    """The handler's environment, an empty table and empty queues.
 
     The handler's cold-start state is kept between tests of a module (same table, bucket and secret);
     a test that changes the environment clears it with `handler.file_search.cache_clear()`.
@@ -134,6 +197,11 @@ def search_env(moto_stack: MotoStack, monkeypatch: pytest.MonkeyPatch) -> dict[s
     for name, value in moto_stack.env.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("DOWNLOAD_URL_EXPIRY_SECONDS", raising=False)
+    monkeypatch.delenv("INDEX_INITIAL_STATE", raising=False)
+    # moto, like SQS, allows one purge a minute; these tests purge after every test.
+    monkeypatch.setenv("MOTO_SQS_ENFORCE_STRICT_QUEUE_PURGE_BEHAVIOUR", "false")
+    for queue_url in (moto_stack.queue_url, moto_stack.dlq_url):
+        moto_stack.sqs.purge_queue(QueueUrl=queue_url)
     with moto_stack.table.batch_writer() as batch:
         for page in moto_stack.table.meta.client.get_paginator("scan").paginate(
             TableName=schema.TABLE_NAME, ProjectionExpression=schema.OBJECT_KEY
@@ -166,12 +234,13 @@ def api(
     engine: str,
     moto_stack: MotoStack,
     search_env: dict[str, str],
+    state_clock: StateClock,
     lambda_context: Any,
     request: pytest.FixtureRequest,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[SearchApi]:
     if engine == "moto":
-        yield SearchApi(table=moto_stack.table, s3=moto_stack.s3, lambda_context=lambda_context)
+        yield moto_stack.api(moto_stack.table, lambda_context)
         return
     local: DynamoDBLocal = request.getfixturevalue("dynamodb_local")
     session: boto3.session.Session = request.getfixturevalue("dynamodb_local_session")
@@ -186,7 +255,7 @@ def api(
     )
     handler.file_search.cache_clear()
     try:
-        yield SearchApi(table=dynamodb.Table(table_name), s3=moto_stack.s3, lambda_context=lambda_context)
+        yield moto_stack.api(dynamodb.Table(table_name), lambda_context)
     finally:
         handler.file_search.cache_clear()
         dynamodb.meta.client.delete_table(TableName=table_name)

@@ -25,7 +25,8 @@ import pytest
 from moto.server import ThreadedMotoServer
 
 from file_index import schema
-from file_search_client.cli import main
+from file_index.state import IndexStateStore, Operation
+from file_search_client.cli import BUILDING_WARNING, main
 from local_stack.api_gateway import ApiGatewayServer
 from search import handler
 
@@ -37,6 +38,10 @@ class LocalStack:
     api_url: str
     headers: list[dict[str, str]]
     events: list[dict[str, Any]]
+    table: Any
+    sqs: Any
+    queue_url: str
+    dlq_url: str
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +69,12 @@ def local_stack(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[L
     monkeypatch.setenv("TABLE_NAME", table_name)
     monkeypatch.setenv("BUCKET_NAME", BUCKET)
     monkeypatch.setenv("CURSOR_SECRET_ARN", secret["ARN"])
+    sqs = requests_session.client("sqs")
+    queue_url = sqs.create_queue(QueueName=f"file-events-{run_id}")["QueueUrl"]
+    dlq_url = sqs.create_queue(QueueName=f"file-events-dlq-{run_id}")["QueueUrl"]
+    monkeypatch.setenv("QUEUE_URL", queue_url)
+    monkeypatch.setenv("DEAD_LETTER_QUEUE_URL", dlq_url)
+    monkeypatch.delenv("INDEX_INITIAL_STATE", raising=False)
     for n, (key, size) in enumerate(
         [("USER001_FILE001.txt", 12), ("USER001/dir/a b+c%.txt", 5), ("USER002_x", 7)]
     ):
@@ -90,7 +101,15 @@ def local_stack(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[L
 
     handler.file_search.cache_clear()
     gateway = ApiGatewayServer(capturing_handler).start()
-    yield LocalStack(api_url=gateway.url, headers=captured, events=events)
+    yield LocalStack(
+        api_url=gateway.url,
+        headers=captured,
+        events=events,
+        table=table,
+        sqs=sqs,
+        queue_url=queue_url,
+        dlq_url=dlq_url,
+    )
     gateway.close()
     handler.file_search.cache_clear()
 
@@ -156,6 +175,65 @@ def test_errors_exit_1_with_the_api_message(
     code, _ = run("--api-url", local_stack.api_url, "search", "--user", "U", "--limit", "5000")
     assert code == 1
     assert "400: query parameter limit" in capsys.readouterr().err
+
+
+def _state_store(local_stack: LocalStack) -> IndexStateStore:
+    return IndexStateStore(boto3.client("dynamodb"), local_stack.table.name)
+
+
+def test_status_prints_the_state_and_the_backlog(local_stack: LocalStack) -> None:
+    store = _state_store(local_stack)
+    store.start(BUCKET, Operation.BACKFILL, "run-1")
+    store.add_progress(BUCKET, "run-1", {"listed": 10, "written": 7, "skipped": 3})
+    for n in range(3):
+        local_stack.sqs.send_message(QueueUrl=local_stack.queue_url, MessageBody=f"event {n}")
+    local_stack.sqs.send_message(QueueUrl=local_stack.dlq_url, MessageBody="dead")
+
+    code, output = run("--api-url", local_stack.api_url, "status")
+
+    assert code == 0
+    lines = output.splitlines()
+    assert lines[0].split() == ["index", "BUILDING"]
+    assert lines[1].split() == ["bucket", f"{BUCKET}:", "BUILDING"]
+    assert re.match(r"^run\s+backfill run-1, started \S+Z, updated \S+Z$", lines[2])
+    assert lines[3].split(None, 1) == ["progress", "listed 10, skipped 3, written 7"]
+    assert lines[4].split(None, 1) == ["queue", "3 waiting, 0 in flight, 0 delayed; oldest unknown"]
+    assert lines[5].split() == ["dead", "letters", "1"]
+
+
+def test_status_as_json_is_the_apis_answer(local_stack: LocalStack) -> None:
+    code, output = run("--api-url", local_stack.api_url, "status", "--json")
+    assert code == 0
+    status = json.loads(output)
+    assert status["indexState"] == "READY"
+    assert status["buckets"][0]["bucket"] == BUCKET
+    assert status["queue"]["messagesWaiting"] == 0
+    assert status["deadLetterQueue"] == {"messages": 0}
+
+
+def test_a_list_from_a_building_index_warns_on_stderr(
+    local_stack: LocalStack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _state_store(local_stack).start(BUCKET, Operation.BACKFILL, "run-2")
+
+    code, output = run("--api-url", local_stack.api_url, "search", "--user", "USER001")
+    assert code == 0
+    assert output.splitlines()[1].startswith("USER001_FILE001.txt")  # the table is unchanged
+    assert capsys.readouterr().err.strip() == BUILDING_WARNING
+
+    code, output = run("--api-url", local_stack.api_url, "search", "--bucket", BUCKET, "--json")
+    assert code == 0
+    assert json.loads(output)["indexState"] == "BUILDING"
+    assert capsys.readouterr().err.strip() == BUILDING_WARNING
+
+
+def test_a_list_from_a_ready_index_does_not_warn(
+    local_stack: LocalStack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, output = run("--api-url", local_stack.api_url, "search", "--user", "USER001", "--json")
+    assert code == 0
+    assert json.loads(output)["indexState"] == "READY"
+    assert capsys.readouterr().err == ""
 
 
 def test_api_url_from_the_environment(local_stack: LocalStack, monkeypatch: pytest.MonkeyPatch) -> None:

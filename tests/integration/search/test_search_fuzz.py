@@ -28,6 +28,7 @@ KNOWN_GOOD: dict[str, dict[str, Any]] = {
     "/files": {"query": {"user": "USER001"}},
     "/files/{objectKey}": {"path_parameters": {"objectKey": "USER001_FILE001.txt"}},
     "/download/{objectKey}": {"path_parameters": {"objectKey": "USER001_FILE001.txt"}},
+    "/status": {},
 }
 
 

@@ -120,7 +120,7 @@ def test_a_page_that_ends_on_the_last_item_ends_the_list_at_most_one_empty_page_
         assert second["nextCursor"] is not None
     if second["nextCursor"] is not None:
         third = api.get(f"{path}&cursor={quote(second['nextCursor'])}").json
-        assert third == {"items": [], "nextCursor": None}
+        assert third == {"items": [], "nextCursor": None, "indexState": "READY"}
     keys = [item["objectKey"] for item in first["items"] + second["items"]]
     assert sorted(keys) == [f"USER001/f{n}" for n in range(8)]
 
