@@ -1,4 +1,8 @@
-"""Alarms a user wants on day one, optionally sent to an e-mail address through an encrypted SNS topic."""
+"""Alarms a user wants on day one, published to an encrypted SNS topic (optionally mailed to an address).
+
+The topic always exists, so every alarm has an action: subscribe a pager, a chat hook or a mailbox to it
+(`alarmEmail` subscribes one address at deploy time).
+"""
 
 from __future__ import annotations
 
@@ -12,11 +16,15 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 PERIOD = Duration.minutes(5)
 # An S3 event is indexed within seconds; 15 minutes of backlog means the indexer is failing or starved.
 MAX_MESSAGE_AGE = Duration.minutes(15)
+# SQS deletes a dead letter when the retention ends; three days before that leave time to fix the cause
+# and redrive, over a weekend.
+DEAD_LETTER_EXPIRY_WARNING = Duration.days(3)
 
 
 class Alarms(Construct):
@@ -29,8 +37,10 @@ class Alarms(Construct):
         *,
         queue: sqs.IQueue,
         dead_letter_queue: sqs.IQueue,
+        dead_letter_retention: Duration,
         indexer: lambda_.IFunction,
         api: apigw.RestApi,
+        backfill: sfn.IStateMachine,
         alarm_email: str | None,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -40,6 +50,14 @@ class Alarms(Construct):
             dead_letter_queue.metric_approximate_number_of_messages_visible(
                 period=Duration.minutes(1), statistic=cloudwatch.Stats.MAXIMUM
             ),
+        )
+        self.dead_letters_expiring = self._above(
+            "DeadLettersExpiring",
+            "A dead-lettered S3 event is about to expire unindexed: redrive the dead-letter queue now",
+            dead_letter_queue.metric_approximate_age_of_oldest_message(
+                period=PERIOD, statistic=cloudwatch.Stats.MAXIMUM
+            ),
+            threshold=dead_letter_retention.minus(DEAD_LETTER_EXPIRY_WARNING).to_seconds(),
         )
         self.queue_age = self._above(
             "OldestEventAge",
@@ -62,17 +80,22 @@ class Alarms(Construct):
             "The search API answered 5xx: the API promises 4xx for every bad input",
             api.metric_server_error(period=PERIOD, statistic=cloudwatch.Stats.SUM),
         )
+        self.backfill_failures = self._above(
+            "BackfillFailed",
+            "A backfill or reconcile run failed: the index may be incomplete (its state says BUILDING)",
+            backfill.metric_failed(period=PERIOD, statistic=cloudwatch.Stats.SUM),
+        )
         self.all = (
             self.dead_letters,
+            self.dead_letters_expiring,
             self.queue_age,
             self.indexer_errors,
             self.indexer_throttles,
             self.api_server_errors,
+            self.backfill_failures,
         )
 
-        self.topic: sns.Topic | None = None
-        if alarm_email is not None:
-            self.topic = self._notify(alarm_email)
+        self.topic = self._notify(alarm_email)
 
     def _above(
         self, construct_id: str, description: str, metric: cloudwatch.IMetric, *, threshold: float = 0
@@ -89,7 +112,7 @@ class Alarms(Construct):
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
 
-    def _notify(self, alarm_email: str) -> sns.Topic:
+    def _notify(self, alarm_email: str | None) -> sns.Topic:
         # CloudWatch can publish to an encrypted topic only with a customer-managed key whose policy lets
         # the CloudWatch service use it; the AWS-managed SNS key cannot be shared that way.
         key = kms.Key(
@@ -100,7 +123,8 @@ class Alarms(Construct):
         )
         key.grant(iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey")
         topic = sns.Topic(self, "AlarmTopic", master_key=key, enforce_ssl=True)
-        topic.add_subscription(subscriptions.EmailSubscription(alarm_email))
+        if alarm_email is not None:
+            topic.add_subscription(subscriptions.EmailSubscription(alarm_email))
         action = cw_actions.SnsAction(topic)
         for alarm in self.all:
             alarm.add_alarm_action(action)

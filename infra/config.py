@@ -32,11 +32,31 @@ def pinned_powertools_version(requirements: Path = REQUIREMENTS) -> str:
 
 DEFAULT_TOMBSTONE_TTL_DAYS = 30
 DEFAULT_KEY_LAYOUT = DEFAULT_LAYOUT
+# Ten batch writers at a time leave the table's capacity (and the account's Lambda concurrency) to live
+# indexing, whose own pollers are capped at ten as well.
+DEFAULT_BACKFILL_CONCURRENCY = 10
+MAX_BACKFILL_CONCURRENCY = 1000
+# 500 listed objects per batch Lambda: a few seconds of conditional writes; a batch is also cut at
+# Step Functions' 256 KiB input limit whatever this says, so long keys cannot overflow it.
+DEFAULT_BACKFILL_BATCH_SIZE = 500
+MAX_BACKFILL_BATCH_SIZE = 10_000
+# Parallel scan segments of a reconcile's sweep for entries whose objects are gone; the inline Map
+# that runs them executes at most 40 at once.
+DEFAULT_RECONCILE_SEGMENTS = 8
+MAX_RECONCILE_SEGMENTS = 40
 
 # Loose on purpose: SNS confirms the address by mail, this only catches obvious typos at synth.
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 # DynamoDB's own rule for table names.
 _TABLE_NAME = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
+# S3's naming rules for general purpose buckets: 3-63 characters of a-z 0-9 . -, starting and ending with
+# a letter or digit, no two adjacent periods, not formatted as an IP address.
+_BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_IP_ADDRESS = re.compile(r"^\d{1,3}(\.\d{1,3}){3}$")
+# EventBridge schedule expressions: `rate(<n> <unit>)` (singular unit exactly when n is 1) or
+# `cron(<6 fields>)`, whose day-of-month or day-of-week must be `?`.
+_RATE = re.compile(r"^rate\((?P<value>[1-9]\d*) (?P<unit>minute|minutes|hour|hours|day|days)\)$")
+_CRON = re.compile(r"^cron\((?P<fields>[^()]+)\)$")
 
 _T = TypeVar("_T")
 
@@ -63,6 +83,15 @@ class ApiAuth(StrEnum):
     NONE = "none"  # open API, for short-lived dev stacks only
 
 
+class EventSource(StrEnum):
+    """How the bucket's object events reach the queue."""
+
+    S3 = "s3"  # S3 event notifications to the queue
+    # The bucket sends its events to EventBridge and a rule forwards them to the queue: coexists with any
+    # notification configuration a bucket in use already has (S3 refuses overlapping notification rules).
+    EVENTBRIDGE = "eventbridge"
+
+
 class LogLevel(StrEnum):
     """Values Powertools' Logger accepts in POWERTOOLS_LOG_LEVEL."""
 
@@ -86,6 +115,15 @@ class StackConfig:
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS
     # The layer is found at deploy time from AWS's public SSM parameter for this exact release.
     powertools_version: str = field(default_factory=pinned_powertools_version)
+    # None: the stack creates its bucket. A name: the stack indexes that existing bucket and changes
+    # nothing of it but its event notifications.
+    existing_bucket_name: str | None = None
+    event_source: EventSource = EventSource.S3
+    backfill_concurrency: int = DEFAULT_BACKFILL_CONCURRENCY
+    backfill_batch_size: int = DEFAULT_BACKFILL_BATCH_SIZE
+    reconcile_segments: int = DEFAULT_RECONCILE_SEGMENTS
+    # None: no scheduled reconcile. Else an EventBridge schedule expression.
+    reconcile_schedule: str | None = None
 
     @classmethod
     def from_context(cls, get: Callable[[str], Any]) -> StackConfig:
@@ -103,6 +141,27 @@ class StackConfig:
             powertools_version=_optional(
                 get, "powertoolsVersion", _powertools_version, pinned_powertools_version()
             ),
+            existing_bucket_name=_optional(get, "existingBucketName", _bucket_name, None),
+            event_source=_optional(get, "eventSource", _choice(EventSource), EventSource.S3),
+            backfill_concurrency=_optional(
+                get,
+                "backfillConcurrency",
+                _positive_int(maximum=MAX_BACKFILL_CONCURRENCY),
+                DEFAULT_BACKFILL_CONCURRENCY,
+            ),
+            backfill_batch_size=_optional(
+                get,
+                "backfillBatchSize",
+                _positive_int(maximum=MAX_BACKFILL_BATCH_SIZE),
+                DEFAULT_BACKFILL_BATCH_SIZE,
+            ),
+            reconcile_segments=_optional(
+                get,
+                "reconcileSegments",
+                _positive_int(maximum=MAX_RECONCILE_SEGMENTS),
+                DEFAULT_RECONCILE_SEGMENTS,
+            ),
+            reconcile_schedule=_optional(get, "reconcileSchedule", _schedule, None),
         )
 
     @classmethod
@@ -180,3 +239,49 @@ def _powertools_version(key: str, value: Any) -> str:
     if not isinstance(value, str) or not _SEMVER.fullmatch(value):
         raise ConfigError(f"context {key}={value!r} is invalid; allowed: a Powertools release such as 3.37.0")
     return value
+
+
+def _bucket_name(key: str, value: Any) -> str:
+    if (
+        not isinstance(value, str)
+        or not _BUCKET_NAME.fullmatch(value)
+        or ".." in value
+        or _IP_ADDRESS.fullmatch(value)
+    ):
+        raise ConfigError(
+            f"context {key}={value!r} is invalid; allowed: an S3 bucket name (3-63 characters of "
+            "a-z 0-9 . -, starting and ending with a letter or digit), or unset to create a bucket"
+        )
+    return value
+
+
+def _schedule(key: str, value: Any) -> str:
+    """Accept what EventBridge accepts, so a typo fails the synth instead of the deployment."""
+    allowed = (
+        "an EventBridge schedule such as 'rate(7 days)', 'rate(1 day)' or 'cron(0 3 ? * SUN *)', or unset"
+    )
+    text = value.strip() if isinstance(value, str) else ""
+    rate = _RATE.fullmatch(text)
+    if rate is not None:
+        # EventBridge refuses `rate(1 days)` and `rate(2 day)`.
+        if (rate.group("value") == "1") == rate.group("unit").endswith("s"):
+            raise ConfigError(
+                f"context {key}={value!r} is invalid (use a singular unit for 1, plural otherwise); "
+                f"allowed: {allowed}"
+            )
+        return text
+    cron = _CRON.fullmatch(text)
+    if cron is not None:
+        fields = cron.group("fields").split()
+        if len(fields) != 6:
+            raise ConfigError(
+                f"context {key}={value!r} is invalid (a cron expression has 6 fields: minutes hours "
+                f"day-of-month month day-of-week year); allowed: {allowed}"
+            )
+        if "?" not in (fields[2], fields[4]):
+            raise ConfigError(
+                f"context {key}={value!r} is invalid (day-of-month or day-of-week must be '?'); "
+                f"allowed: {allowed}"
+            )
+        return text
+    raise ConfigError(f"context {key}={value!r} is invalid; allowed: {allowed}")

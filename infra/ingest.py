@@ -1,10 +1,16 @@
-"""From S3 event to index entry: the queue, its dead-letter queue, the bucket's notifications, the indexer."""
+"""From S3 event to index entry: the queue, its dead-letter queue, the bucket's events, the indexer.
+
+The bucket's events reach the queue either as S3 event notifications or through EventBridge (a rule on
+the bucket's Object Created / Object Deleted events); the indexer reads both message shapes.
+"""
 
 from __future__ import annotations
 
 import jsii
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
@@ -13,9 +19,10 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk.interfaces.aws_s3 import IBucketRef
 from constructs import Construct
 
-from infra.config import LogLevel, RemovalChoice
+from infra.config import EventSource, LogLevel, RemovalChoice
 from infra.nag import BASIC_EXECUTION_ROLE, acknowledge
 from infra.powertools_function import PowertoolsFunction
+from infra.storage import grant_object_lookup
 
 INDEXER_TIMEOUT = Duration.seconds(30)
 # AWS's guidance for SQS event sources: at least six times the function timeout, so a message is not
@@ -44,6 +51,9 @@ OBJECT_EVENTS = (
 # What the indexer does to the table: conditional puts of new entries and conditional updates that turn
 # an entry into a tombstone. It never reads, deletes or writes in batches.
 INDEXER_TABLE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem")
+# The EventBridge events of one object's life that change the index: the reasons (PutObject, CopyObject,
+# CompleteMultipartUpload, DeleteObject, Lifecycle Expiration, ...) are in the event's detail.
+EVENTBRIDGE_DETAIL_TYPES = ("Object Created", "Object Deleted")
 
 
 @jsii.implements(s3.IBucketNotificationDestination)
@@ -79,7 +89,11 @@ class GuardedQueueDestination:
 
 
 class Ingest(Construct):
-    """The bucket notifies the queue; the indexer drains it into the table. Writes only, never reads."""
+    """The bucket's events reach the queue; the indexer drains it into the table.
+
+    The indexer writes the table and never reads it; of the bucket it only HEADs objects, in the one case
+    S3 sends no event for (a versioned object's current version deleted for good).
+    """
 
     def __init__(
         self,
@@ -93,6 +107,7 @@ class Ingest(Construct):
         tombstone_ttl_days: int,
         log_level: LogLevel,
         removal: RemovalChoice,
+        event_source: EventSource = EventSource.S3,
     ) -> None:
         super().__init__(scope, construct_id)
         self.dead_letter_queue = sqs.Queue(
@@ -115,9 +130,13 @@ class Ingest(Construct):
                 queue=self.dead_letter_queue, max_receive_count=MAX_RECEIVE_COUNT
             ),
         )
-        destination = GuardedQueueDestination(self.queue)
-        for event in OBJECT_EVENTS:
-            bucket.add_event_notification(event, destination)
+        self.event_rule: events.Rule | None = None
+        if event_source is EventSource.EVENTBRIDGE:
+            self.event_rule = self._forward_eventbridge_events(bucket)
+        else:
+            destination = GuardedQueueDestination(self.queue)
+            for event in OBJECT_EVENTS:
+                bucket.add_event_notification(event, destination)
         self._acknowledge_notifications_handler()
 
         self.indexer = PowertoolsFunction(
@@ -128,6 +147,8 @@ class Ingest(Construct):
             service_name="indexer",
             environment={
                 "TABLE_NAME": table.table_name,
+                # The indexer refuses events of any other bucket.
+                "BUCKET_NAME": bucket.bucket_name,
                 "KEY_LAYOUT": key_layout,
                 "TOMBSTONE_TTL_DAYS": str(tombstone_ttl_days),
             },
@@ -143,6 +164,12 @@ class Ingest(Construct):
         iam.Grant.add_to_principal(
             grantee=self.indexer, actions=list(INDEXER_TABLE_ACTIONS), resource_arns=[table.table_arn]
         )
+        grant_object_lookup(
+            self.indexer,
+            bucket,
+            reason="when a versioned object's current version is deleted for good, S3 sends no event for "
+            "the version that becomes current, so the indexer HEADs the object to index it.",
+        )
         self.indexer.add_event_source(
             event_sources.SqsEventSource(
                 self.queue,
@@ -151,6 +178,29 @@ class Ingest(Construct):
                 max_concurrency=MAX_CONCURRENCY,
                 report_batch_item_failures=True,
             )
+        )
+
+    def _forward_eventbridge_events(self, bucket: s3.IBucket) -> events.Rule:
+        """The bucket sends its events to EventBridge; a rule forwards this bucket's to the queue.
+
+        EventBridge delivery is not an S3 notification rule, so it coexists with whatever notifications
+        a bucket in use already has. An event EventBridge cannot deliver (after its retries) lands in the
+        dead-letter queue as the event itself, and a redrive returns it to the queue like any other.
+        """
+        # On an owned bucket as on an imported one: CDK's notifications resource sets the bucket's
+        # EventBridge flag and leaves the rest of its configuration alone.
+        bucket.enable_event_bridge_notification()
+        return events.Rule(
+            self,
+            "ObjectEventsRule",
+            description="Forwards the indexed bucket's object created/deleted events to the event queue",
+            event_pattern=events.EventPattern(
+                source=["aws.s3"],
+                detail_type=list(EVENTBRIDGE_DETAIL_TYPES),
+                detail={"bucket": {"name": [bucket.bucket_name]}},
+            ),
+            # SSE-SQS queues accept EventBridge deliveries without a key grant (a KMS key would need one).
+            targets=[targets.SqsQueue(self.queue, dead_letter_queue=self.dead_letter_queue)],
         )
 
     def _acknowledge_notifications_handler(self) -> None:

@@ -10,11 +10,14 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from file_index.state import State
 from infra.config import ApiAuth, LogLevel, RemovalChoice
 from infra.nag import acknowledge, arn_reference
 from infra.powertools_function import LOG_RETENTION, PowertoolsFunction
+from infra.storage import bucket_arn_reference
 
 # API Gateway gives up after 29 s; a query page of at most 1,000 items answers in well under a second.
 SEARCH_TIMEOUT = Duration.seconds(10)
@@ -41,11 +44,15 @@ class SearchApi(Construct):
         *,
         bucket: s3.IBucket,
         table: dynamodb.ITable,
+        queue: sqs.IQueue,
+        dead_letter_queue: sqs.IQueue,
+        initial_state: State,
         layer: lambda_.ILayerVersion,
         api_auth: ApiAuth,
         log_level: LogLevel,
         removal: RemovalChoice,
     ) -> None:
+        """`initial_state`: the bucket's index state while it has no state record (never built)."""
         super().__init__(scope, construct_id)
         # The HMAC key of paging cursors: random, never leaves AWS, read once per cold start.
         self.cursor_secret = secretsmanager.Secret(
@@ -67,6 +74,10 @@ class SearchApi(Construct):
                 "BUCKET_NAME": bucket.bucket_name,
                 "CURSOR_SECRET_ARN": self.cursor_secret.secret_arn,
                 "DOWNLOAD_URL_EXPIRY_SECONDS": str(DOWNLOAD_URL_EXPIRY_SECONDS),
+                # `GET /status` reports the backlog of both queues.
+                "QUEUE_URL": queue.queue_url,
+                "DEAD_LETTER_QUEUE_URL": dead_letter_queue.queue_url,
+                "INDEX_INITIAL_STATE": initial_state.value,
             },
             timeout=SEARCH_TIMEOUT,
             # pydantic validation and the OpenAPI schema make the cold start CPU-bound: memory buys CPU.
@@ -91,6 +102,16 @@ class SearchApi(Construct):
             self.function, "*", "s3:GetObject", "s3:GetObjectVersion"
         )
         self.cursor_secret.grant_read(self.function)
+        # `GET /status`: message counts of both queues, and the age of the oldest waiting event (a
+        # CloudWatch metric: SQS's API does not give it).
+        iam.Grant.add_to_principal(
+            grantee=self.function,
+            actions=["sqs:GetQueueAttributes"],
+            resource_arns=[queue.queue_arn, dead_letter_queue.queue_arn],
+        )
+        iam.Grant.add_to_principal(
+            grantee=self.function, actions=["cloudwatch:GetMetricStatistics"], resource_arns=["*"]
+        )
         acknowledge(
             search,
             f"AwsSolutions-IAM5[Resource::{arn_reference(table)}/index/*]",
@@ -100,9 +121,16 @@ class SearchApi(Construct):
         )
         acknowledge(
             search,
-            f"AwsSolutions-IAM5[Resource::{arn_reference(bucket)}/*]",
+            f"AwsSolutions-IAM5[Resource::{bucket_arn_reference(bucket)}/*]",
             "Downloads presign s3:GetObject / s3:GetObjectVersion for any indexed object, and any object of "
             "the upload bucket may be indexed; no listing, writing or deleting is granted.",
+        )
+        acknowledge(
+            search,
+            "AwsSolutions-IAM5[Resource::*]",
+            "cloudwatch:GetMetricStatistics has no resource-level permissions: CloudWatch requires "
+            "Resource '*'. It is read-only; `GET /status` uses it for the age of the event queue's oldest "
+            "message. (X-Ray's PutTraceSegments/PutTelemetryRecords are the other '*' statement.)",
         )
         acknowledge(
             self.cursor_secret,

@@ -1,4 +1,4 @@
-"""The whole system as one stack: storage, ingest, search API and alarms, wired by typed arguments."""
+"""The whole system as one stack: storage, ingest, search API, backfill, alarms; wired by typed arguments."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ from typing import Any
 from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
+from file_index.state import State
 from infra.alarms import Alarms
+from infra.backfill import Backfill
 from infra.config import StackConfig
-from infra.ingest import Ingest
+from infra.ingest import RETENTION, Ingest
 from infra.powertools_function import powertools_layer
 from infra.search_api import SearchApi
 from infra.storage import Storage
@@ -23,7 +25,13 @@ class FileSearchStack(Stack):
         self.config = config
         layer = powertools_layer(self, version=config.powertools_version)
 
-        self.storage = Storage(self, "Storage", table_name=config.table_name, removal=config.removal)
+        self.storage = Storage(
+            self,
+            "Storage",
+            table_name=config.table_name,
+            removal=config.removal,
+            existing_bucket_name=config.existing_bucket_name,
+        )
         self.ingest = Ingest(
             self,
             "Ingest",
@@ -34,29 +42,58 @@ class FileSearchStack(Stack):
             tombstone_ttl_days=config.tombstone_ttl_days,
             log_level=config.log_level,
             removal=config.removal,
+            event_source=config.event_source,
         )
         self.search_api = SearchApi(
             self,
             "SearchApi",
             bucket=self.storage.bucket,
             table=self.storage.table,
+            queue=self.ingest.queue,
+            dead_letter_queue=self.ingest.dead_letter_queue,
+            # A bucket the stack creates starts empty and every object since has an event; an existing
+            # one is not indexed until its first backfill completes.
+            initial_state=State.BUILDING if self.storage.imports_bucket else State.READY,
             layer=layer,
             api_auth=config.api_auth,
             log_level=config.log_level,
             removal=config.removal,
         )
+        self.backfill = Backfill(
+            self,
+            "Backfill",
+            bucket=self.storage.bucket,
+            table=self.storage.table,
+            layer=layer,
+            key_layout=config.key_layout,
+            tombstone_ttl_days=config.tombstone_ttl_days,
+            concurrency=config.backfill_concurrency,
+            batch_size=config.backfill_batch_size,
+            segments=config.reconcile_segments,
+            log_level=config.log_level,
+            removal=config.removal,
+        )
+        if self.storage.imports_bucket:
+            # Live events flow before the listing starts, so nothing changed during the run is missed.
+            self.initial_backfill = self.backfill.start_once_on_create(
+                after=[self.storage.bucket, self.ingest, self.storage.table]
+            )
+        if config.reconcile_schedule is not None:
+            self.reconcile_schedule = self.backfill.schedule_reconcile(config.reconcile_schedule)
         self.alarms = Alarms(
             self,
             "Alarms",
             queue=self.ingest.queue,
             dead_letter_queue=self.ingest.dead_letter_queue,
+            dead_letter_retention=RETENTION,
             indexer=self.ingest.indexer,
             api=self.search_api.api,
+            backfill=self.backfill.state_machine,
             alarm_email=config.alarm_email,
         )
 
         CfnOutput(self, "ApiUrl", value=self.search_api.api.url, description="Base URL of the search API")
-        CfnOutput(self, "BucketName", value=self.storage.bucket.bucket_name, description="Upload bucket")
+        CfnOutput(self, "BucketName", value=self.storage.bucket.bucket_name, description="The indexed bucket")
         CfnOutput(self, "TableName", value=self.storage.table.table_name, description="File metadata table")
         CfnOutput(self, "QueueUrl", value=self.ingest.queue.queue_url, description="S3 event queue")
         CfnOutput(
@@ -64,4 +101,16 @@ class FileSearchStack(Stack):
             "DeadLetterQueueUrl",
             value=self.ingest.dead_letter_queue.queue_url,
             description="S3 events the indexer gave up on",
+        )
+        CfnOutput(
+            self,
+            "BackfillStateMachineArn",
+            value=self.backfill.state_machine.state_machine_arn,
+            description='Starts a backfill ({"operation": "backfill"}) or reconcile of the index',
+        )
+        CfnOutput(
+            self,
+            "AlarmTopicArn",
+            value=self.alarms.topic.topic_arn,
+            description="Where every alarm publishes",
         )

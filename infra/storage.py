@@ -1,14 +1,21 @@
-"""Where files and their index live: the upload bucket (with its access-log bucket) and `FileMetaData`."""
+"""Where files and their index live: the indexed bucket (with its access-log bucket) and `FileMetaData`.
+
+The indexed bucket is either created here, or an existing bucket imported by name: an imported bucket is
+never created, configured, given a removal policy or deleted by the stack (only its event notifications
+are added, by the ingest construct).
+"""
 
 from __future__ import annotations
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from file_index import schema
 from infra.config import RemovalChoice
+from infra.nag import acknowledge, arn_reference
 
 _ATTRIBUTE_TYPES = {"S": dynamodb.AttributeType.STRING, "N": dynamodb.AttributeType.NUMBER}
 # Access logs serve audits of who fetched what; a year covers the usual review cycle.
@@ -19,15 +26,64 @@ def _attribute(key: schema.KeyAttribute) -> dynamodb.Attribute:
     return dynamodb.Attribute(name=key.name, type=_ATTRIBUTE_TYPES[key.type])
 
 
+def bucket_arn_reference(bucket: s3.IBucket) -> str:
+    """How a cdk-nag finding spells the ARN of `bucket`, created by the stack or imported by name."""
+    if isinstance(bucket.node.default_child, s3.CfnBucket):
+        return arn_reference(bucket)
+    # An imported bucket's ARN is a literal with the partition left to CloudFormation.
+    name = Stack.of(bucket).resolve(bucket.bucket_name)
+    return f"arn:<AWS::Partition>:s3:::{name}"
+
+
+def grant_object_lookup(grantee: iam.IGrantable, bucket: s3.IBucket, *, reason: str) -> None:
+    """Let `grantee` HEAD any object of `bucket` (current version) and learn that one does not exist.
+
+    s3:GetObject covers HeadObject; s3:ListBucket on the bucket makes S3 answer 404 for a missing key
+    instead of 403, which is how a lookup tells "deleted" from "not allowed". Nothing else: no writes,
+    no deletes, no version reads. `reason` says in the cdk-nag acknowledgement why `grantee` needs it.
+    """
+    iam.Grant.add_to_principal(
+        grantee=grantee, actions=["s3:GetObject"], resource_arns=[bucket.arn_for_objects("*")]
+    )
+    iam.Grant.add_to_principal(grantee=grantee, actions=["s3:ListBucket"], resource_arns=[bucket.bucket_arn])
+    # The finding is raised on the principal's policy, a child of its role.
+    role = grantee.grant_principal
+    if isinstance(role, Construct):
+        acknowledge(
+            role,
+            f"AwsSolutions-IAM5[Resource::{bucket_arn_reference(bucket)}/*]",
+            f"Only s3:GetObject (HeadObject) on the objects of the indexed bucket, which any object of it "
+            f"may need: {reason}",
+        )
+
+
 class Storage(Construct):
-    """The upload bucket and the `FileMetaData` table, keys and indexes taken from `file_index.schema`."""
+    """The indexed bucket and the `FileMetaData` table, keys and indexes taken from `file_index.schema`."""
+
+    bucket: s3.IBucket
+    # Only for a bucket the stack creates: an imported bucket keeps whatever logging its owner set up.
+    access_log_bucket: s3.Bucket | None
 
     def __init__(
-        self, scope: Construct, construct_id: str, *, table_name: str, removal: RemovalChoice
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        table_name: str,
+        removal: RemovalChoice,
+        existing_bucket_name: str | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         destroy = removal is RemovalChoice.DESTROY
         removal_policy = removal.policy
+
+        self.table = self._table(table_name, removal)
+        # An existing bucket may hold objects that were never indexed: its index starts BUILDING.
+        self.imports_bucket = existing_bucket_name is not None
+        if existing_bucket_name is not None:
+            self.bucket = s3.Bucket.from_bucket_name(self, "UploadBucket", existing_bucket_name)
+            self.access_log_bucket = None
+            return
 
         self.access_log_bucket = s3.Bucket(
             self,
@@ -54,7 +110,9 @@ class Storage(Construct):
             auto_delete_objects=destroy,
         )
 
-        self.table = dynamodb.Table(
+    def _table(self, table_name: str, removal: RemovalChoice) -> dynamodb.Table:
+        destroy = removal is RemovalChoice.DESTROY
+        table = dynamodb.Table(
             self,
             "FileMetaData",
             table_name=table_name,
@@ -69,12 +127,13 @@ class Storage(Construct):
             encryption=dynamodb.TableEncryption.AWS_MANAGED,
             # A retained table also refuses a delete from the console or an SDK call.
             deletion_protection=not destroy,
-            removal_policy=removal_policy,
+            removal_policy=removal.policy,
         )
         for index in schema.GLOBAL_INDEXES:
-            self.table.add_global_secondary_index(
+            table.add_global_secondary_index(
                 index_name=index.name,
                 partition_key=_attribute(index.partition_key),
                 sort_key=_attribute(index.sort_key),
                 projection_type=dynamodb.ProjectionType.ALL,
             )
+        return table

@@ -29,6 +29,24 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 STACK_NAME = "S3FileSearch"
 # Throwaway dev settings: every branch of the configuration that differs from the default.
 DEV_OVERRIDES = {"removalPolicy": "destroy", "apiAuth": "none", "alarmEmail": "ops@example.com"}
+EXISTING_BUCKET = "legacy-uploads"
+# An existing bucket in use: events through EventBridge, a weekly reconcile, the backfill's knobs turned.
+IMPORTED_OVERRIDES = {
+    "existingBucketName": EXISTING_BUCKET,
+    "eventSource": "eventbridge",
+    "reconcileSchedule": "rate(7 days)",
+    "backfillConcurrency": 25,
+    "backfillBatchSize": 200,
+    "reconcileSegments": 4,
+}
+# An existing bucket fed by S3 notifications, in a throwaway stack: nothing may delete the bucket.
+IMPORTED_S3_OVERRIDES = {
+    "existingBucketName": EXISTING_BUCKET,
+    "eventSource": "s3",
+    "removalPolicy": "destroy",
+}
+# A bucket the stack creates, sending its events through EventBridge.
+EVENTBRIDGE_OVERRIDES = {"eventSource": "eventbridge"}
 
 
 def cdk_json_context() -> dict[str, Any]:
@@ -91,7 +109,34 @@ def dev_synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
     return synthesize(tmp_path_factory.mktemp("cdk-dev"), DEV_OVERRIDES)
 
 
-@pytest.fixture(params=["default", "dev"])
+@pytest.fixture(scope="session")
+def imported_synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    """An existing bucket, EventBridge events, a scheduled reconcile and non-default backfill settings."""
+    return synthesize(tmp_path_factory.mktemp("cdk-imported"), IMPORTED_OVERRIDES)
+
+
+@pytest.fixture(scope="session")
+def imported_s3_synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    """An existing bucket with S3 notifications, in a stack whose own data is destroyed with it."""
+    return synthesize(tmp_path_factory.mktemp("cdk-imported-s3"), IMPORTED_S3_OVERRIDES)
+
+
+@pytest.fixture(scope="session")
+def eventbridge_synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    """A bucket the stack creates, its events delivered through EventBridge."""
+    return synthesize(tmp_path_factory.mktemp("cdk-eventbridge"), EVENTBRIDGE_OVERRIDES)
+
+
+SYNTHS = ["default", "dev", "imported", "imported_s3", "eventbridge"]
+
+
+@pytest.fixture(params=SYNTHS)
 def any_synth(request: pytest.FixtureRequest) -> Synth:
-    """Both configurations, for the checks that must hold whatever the deployer chose."""
+    """Every configuration, for the checks that must hold whatever the deployer chose."""
+    return request.getfixturevalue(f"{request.param}_synth")
+
+
+@pytest.fixture(params=["imported", "imported_s3"])
+def existing_bucket_synth(request: pytest.FixtureRequest) -> Synth:
+    """Both stacks on an existing bucket."""
     return request.getfixturevalue(f"{request.param}_synth")

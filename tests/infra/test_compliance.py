@@ -19,8 +19,12 @@ EXPECTED_ACKNOWLEDGED_RULES = {
     "AwsSolutions-IAM4",
     "AwsSolutions-IAM5",
     "AwsSolutions-L1",
+    "AwsSolutions-S1",
     "AwsSolutions-SMG4",
 }
+# CDK's own singleton functions: the bucket-notifications handler, and the AwsCustomResource handler that
+# starts the first backfill of an existing bucket.
+CDK_HANDLERS = ("BucketNotificationsHandler", "AWS679f53fac002430cb0da5b7982bd2287")
 
 
 def nag_report(synth: Synth) -> dict[str, Any]:
@@ -109,7 +113,7 @@ def test_only_cdks_own_handler_keeps_the_basic_execution_policy(any_synth: Synth
     paths = [c["constructPath"] for v in suppressed for c in v["violatingConstructs"]]
 
     assert paths
-    assert all(path.startswith(f"{any_synth.stack.stack_name}/BucketNotificationsHandler") for path in paths)
+    assert all(path.split("/")[1].startswith(CDK_HANDLERS) for path in paths), paths
     for violation in suppressed:
         assert "minimum" not in violation["reason"]
         assert "any log group of the account" in violation["reason"]

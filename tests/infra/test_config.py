@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from file_index import schema
-from infra.config import ApiAuth, ConfigError, LogLevel, RemovalChoice, StackConfig
+from infra.config import ApiAuth, ConfigError, EventSource, LogLevel, RemovalChoice, StackConfig
 from tests.infra.conftest import REPO_ROOT, cdk_json_context
 
 pytestmark = pytest.mark.xdist_group("infra")
@@ -27,6 +27,15 @@ def test_cdk_json_context_gives_the_secure_defaults() -> None:
     assert config.api_auth is ApiAuth.IAM
     assert config.alarm_email is None
     assert config.key_layout == "default"
+    # The stack creates its bucket, fed by S3 notifications, with no scheduled reconcile.
+    assert config.existing_bucket_name is None
+    assert config.event_source is EventSource.S3
+    assert config.reconcile_schedule is None
+    assert (config.backfill_concurrency, config.backfill_batch_size, config.reconcile_segments) == (
+        10,
+        500,
+        8,
+    )
 
 
 def test_every_documented_key_is_in_cdk_json() -> None:
@@ -40,6 +49,12 @@ def test_every_documented_key_is_in_cdk_json() -> None:
         "alarmEmail",
         "apiAuth",
         "tombstoneTtlDays",
+        "existingBucketName",
+        "eventSource",
+        "backfillConcurrency",
+        "backfillBatchSize",
+        "reconcileSegments",
+        "reconcileSchedule",
     ):
         assert key in context
 
@@ -60,6 +75,12 @@ def test_good_values_parse_into_types() -> None:
             # `cdk -c tombstoneTtlDays=7` passes strings
             "tombstoneTtlDays": "7",
             "powertoolsVersion": "3.40.1",
+            "existingBucketName": "legacy.uploads-2019",
+            "eventSource": "EventBridge",
+            "backfillConcurrency": "100",
+            "backfillBatchSize": 1000,
+            "reconcileSegments": "16",
+            "reconcileSchedule": "cron(0 3 ? * SUN *)",
         }
     )
 
@@ -72,7 +93,20 @@ def test_good_values_parse_into_types() -> None:
         api_auth=ApiAuth.NONE,
         tombstone_ttl_days=7,
         powertools_version="3.40.1",
+        existing_bucket_name="legacy.uploads-2019",
+        event_source=EventSource.EVENTBRIDGE,
+        backfill_concurrency=100,
+        backfill_batch_size=1000,
+        reconcile_segments=16,
+        reconcile_schedule="cron(0 3 ? * SUN *)",
     )
+
+
+@pytest.mark.parametrize(
+    "schedule", ["rate(7 days)", "rate(1 day)", "rate(1 hour)", "rate(30 minutes)", "cron(15 2 1 * ? *)"]
+)
+def test_eventbridge_schedules_are_accepted(schedule: str) -> None:
+    assert StackConfig.from_mapping({"reconcileSchedule": schedule}).reconcile_schedule == schedule
 
 
 @pytest.mark.parametrize(
@@ -94,6 +128,28 @@ def test_good_values_parse_into_types() -> None:
         ("keyLayout", "(?P<user>[^_]+", "'default' or a Python regex"),
         ("keyLayout", r"(?P<user>[^_]+)_(.+)", "'default' or a Python regex"),
         ("keyLayout", 42, "'default' or a Python regex"),
+        ("existingBucketName", "Legacy_Uploads", "an S3 bucket name"),
+        ("existingBucketName", "ab", "an S3 bucket name"),
+        ("existingBucketName", "-legacy", "an S3 bucket name"),
+        ("existingBucketName", "legacy..uploads", "an S3 bucket name"),
+        ("existingBucketName", "192.168.10.12", "an S3 bucket name"),
+        ("existingBucketName", "s3://legacy-uploads", "an S3 bucket name"),
+        ("existingBucketName", 42, "an S3 bucket name"),
+        ("eventSource", "sns", "s3, eventbridge"),
+        ("backfillConcurrency", "0", "an integer from 1 to 1000"),
+        ("backfillConcurrency", 1001, "an integer from 1 to 1000"),
+        ("backfillConcurrency", "ten", "an integer from 1 to 1000"),
+        ("backfillBatchSize", "0", "an integer from 1 to 10000"),
+        ("backfillBatchSize", 10001, "an integer from 1 to 10000"),
+        ("reconcileSegments", 41, "an integer from 1 to 40"),
+        ("reconcileSchedule", "weekly", "an EventBridge schedule"),
+        ("reconcileSchedule", "rate(7 Days)", "an EventBridge schedule"),
+        ("reconcileSchedule", "rate(0 days)", "an EventBridge schedule"),
+        ("reconcileSchedule", "rate(1 days)", "singular unit for 1"),
+        ("reconcileSchedule", "rate(7 day)", "singular unit for 1"),
+        ("reconcileSchedule", "cron(0 3 * * *)", "a cron expression has 6 fields"),
+        ("reconcileSchedule", "cron(0 3 1 * MON *)", "day-of-month or day-of-week must be '?'"),
+        ("reconcileSchedule", 7, "an EventBridge schedule"),
     ],
 )
 def test_a_bad_value_names_its_key_and_the_allowed_values(key: str, value: Any, allowed: str) -> None:
@@ -116,6 +172,8 @@ def test_a_key_layout_without_the_file_group_says_which_group_is_missing() -> No
 def test_unset_values_fall_back_to_defaults() -> None:
     # `cdk -c alarmEmail=` and cdk.json's "" both mean "no e-mail".
     assert StackConfig.from_mapping({"alarmEmail": "", "logLevel": None}) == StackConfig()
+    # ...and for these: the stack's own bucket, no schedule.
+    assert StackConfig.from_mapping({"existingBucketName": "", "reconcileSchedule": ""}) == StackConfig()
 
 
 def test_app_py_refuses_a_bad_value_before_building_anything() -> None:
@@ -132,3 +190,18 @@ def test_app_py_refuses_a_bad_value_before_building_anything() -> None:
 
     assert result.returncode != 0
     assert "ConfigError: context removalPolicy='keep' is invalid; allowed: retain, destroy" in result.stderr
+
+
+def test_app_py_refuses_a_bad_schedule_naming_the_key() -> None:
+    env = {
+        **os.environ,
+        "CDK_CONTEXT_JSON": json.dumps({**cdk_json_context(), "reconcileSchedule": "every sunday"}),
+        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+    }
+
+    result = subprocess.run(
+        [sys.executable, "app.py"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+    assert result.returncode != 0
+    assert "ConfigError: context reconcileSchedule='every sunday' is invalid" in result.stderr

@@ -17,6 +17,14 @@ pytestmark = pytest.mark.xdist_group("infra")
 
 INDEXER_HANDLER = "indexer.handler.lambda_handler"
 SEARCH_HANDLER = "search.handler.lambda_handler"
+BACKFILL_HANDLERS = [
+    "backfill.handler.start_run",
+    "backfill.handler.write_batch",
+    "backfill.handler.sweep_segment",
+    "backfill.handler.finish_run",
+    "backfill.handler.fail_run",
+]
+ALL_HANDLERS = [INDEXER_HANDLER, SEARCH_HANDLER, *BACKFILL_HANDLERS]
 
 
 def function(synth: Synth, handler: str) -> tuple[str, dict[str, Any]]:
@@ -281,7 +289,7 @@ def test_indexer_drains_the_queue_with_partial_batch_responses(default_synth: Sy
 # --- functions ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("handler", [INDEXER_HANDLER, SEARCH_HANDLER])
+@pytest.mark.parametrize("handler", ALL_HANDLERS)
 def test_functions_are_python_arm64_traced_with_the_powertools_layer(
     default_synth: Synth, handler: str
 ) -> None:
@@ -312,6 +320,10 @@ def test_function_code_is_the_functions_directory_without_caches(default_synth: 
     assert (asset_dir / "file_index" / "schema.py").is_file()
     assert (asset_dir / "indexer" / "__init__.py").is_file()
     assert (asset_dir / "search" / "__init__.py").is_file()
+    assert (asset_dir / "backfill" / "__init__.py").is_file()
+    for handler in BACKFILL_HANDLERS:
+        _, backfill = function(default_synth, handler)
+        assert backfill["Code"]["S3Key"] == indexer["Code"]["S3Key"]
     assert not list(asset_dir.rglob("__pycache__"))
     assert not list(asset_dir.rglob("*.pyc"))
 
@@ -322,6 +334,8 @@ def test_indexer_environment_is_the_contract(default_synth: Synth) -> None:
 
     assert props["Environment"]["Variables"] == {
         "TABLE_NAME": {"Ref": table_id},
+        # The indexer refuses events of any other bucket.
+        "BUCKET_NAME": {"Ref": default_synth.logical_id(default_synth.stack.storage.bucket)},
         "KEY_LAYOUT": "default",
         "TOMBSTONE_TTL_DAYS": "30",
         "POWERTOOLS_SERVICE_NAME": "indexer",
@@ -332,13 +346,17 @@ def test_indexer_environment_is_the_contract(default_synth: Synth) -> None:
 
 def test_search_environment_is_the_contract(default_synth: Synth) -> None:
     _, props = function(default_synth, SEARCH_HANDLER)
-    storage = default_synth.stack.storage
+    storage, ingest_ = default_synth.stack.storage, default_synth.stack.ingest
 
     assert props["Environment"]["Variables"] == {
         "TABLE_NAME": {"Ref": default_synth.logical_id(storage.table)},
         "BUCKET_NAME": {"Ref": default_synth.logical_id(storage.bucket)},
         "CURSOR_SECRET_ARN": {"Ref": default_synth.logical_id(default_synth.stack.search_api.cursor_secret)},
         "DOWNLOAD_URL_EXPIRY_SECONDS": str(search_api.DOWNLOAD_URL_EXPIRY_SECONDS),
+        "QUEUE_URL": {"Ref": default_synth.logical_id(ingest_.queue)},
+        "DEAD_LETTER_QUEUE_URL": {"Ref": default_synth.logical_id(ingest_.dead_letter_queue)},
+        # The stack created the bucket empty: every object since has an event, so the index is complete.
+        "INDEX_INITIAL_STATE": "READY",
         "POWERTOOLS_SERVICE_NAME": "search",
         "POWERTOOLS_METRICS_NAMESPACE": "S3FileSearch",
         "POWERTOOLS_LOG_LEVEL": "INFO",
@@ -371,9 +389,10 @@ def test_no_policy_allows_a_wildcard_action(any_synth: Synth) -> None:
                 assert not wildcards, f"{logical_id} allows {wildcards}"
 
 
-def test_indexer_may_write_the_table_and_read_nothing(default_synth: Synth) -> None:
+def test_indexer_may_write_the_table_and_head_objects(default_synth: Synth) -> None:
     statements = role_statements(default_synth, INDEXER_HANDLER)
     table_id = default_synth.logical_id(default_synth.stack.storage.table)
+    bucket_id = default_synth.logical_id(default_synth.stack.storage.bucket)
 
     # Exactly the calls the indexer makes, on the table only: no deletes, batch writes, DescribeTable, or
     # index ARNs.
@@ -385,7 +404,9 @@ def test_indexer_may_write_the_table_and_read_nothing(default_synth: Synth) -> N
             "Resource": get_att(table_id),
         }
     ]
-    assert not actions_of(statements, "s3"), "enrichment is off: the indexer does not read the bucket"
+    # HEAD of an object whose current version was deleted for good (GetObject covers HeadObject; ListBucket
+    # turns a missing key's 403 into a 404). No writes, deletes or version reads.
+    assert [s for s in statements if actions(s)[0].startswith("s3:")] == object_lookup_statements(bucket_id)
     assert not actions_of(statements, "secretsmanager")
     queue_id = default_synth.logical_id(default_synth.stack.ingest.queue)
     assert actions_of(statements, "sqs") == {
@@ -396,6 +417,18 @@ def test_indexer_may_write_the_table_and_read_nothing(default_synth: Synth) -> N
         "sqs:ReceiveMessage",
     }
     assert all(s["Resource"] == get_att(queue_id) for s in statements if actions(s)[0].startswith("sqs:"))
+
+
+def object_lookup_statements(bucket_id: str) -> list[dict[str, Any]]:
+    """What a function that HEADs objects of the bucket created by the stack may do to it."""
+    return [
+        {
+            "Action": "s3:GetObject",
+            "Effect": "Allow",
+            "Resource": {"Fn::Join": ["", [get_att(bucket_id), "/*"]]},
+        },
+        {"Action": "s3:ListBucket", "Effect": "Allow", "Resource": get_att(bucket_id)},
+    ]
 
 
 def test_search_may_read_the_table_presign_objects_and_read_its_secret(default_synth: Synth) -> None:
@@ -431,10 +464,16 @@ def test_search_may_read_the_table_presign_objects_and_read_its_secret(default_s
             "Resource": {"Ref": secret_id},
         }
     ]
-    assert not actions_of(statements, "sqs")
+    # `GET /status`: the backlog of both queues, and the age of the oldest event (CloudWatch only).
+    queue_id, _, dlq_id, _ = queues(default_synth)
+    (sqs_statement,) = [s for s in statements if actions(s)[0].startswith("sqs:")]
+    assert actions(sqs_statement) == ["sqs:GetQueueAttributes"]
+    assert sorted(sqs_statement["Resource"], key=str) == sorted([get_att(queue_id), get_att(dlq_id)], key=str)
+    # Merged with X-Ray's statement: both are on Resource "*", which the services force.
+    assert actions_of(statements, "cloudwatch") == {"cloudwatch:GetMetricStatistics"}
 
 
-@pytest.mark.parametrize("handler", [INDEXER_HANDLER, SEARCH_HANDLER])
+@pytest.mark.parametrize("handler", ALL_HANDLERS)
 def test_functions_write_only_their_own_log_group(default_synth: Synth, handler: str) -> None:
     """No AWSLambdaBasicExecutionRole (every log group of the account): log events to its own group only."""
     _, props = function(default_synth, handler)
@@ -456,11 +495,20 @@ def test_functions_write_only_their_own_log_group(default_synth: Synth, handler:
     ]
 
 
-@pytest.mark.parametrize("handler", [INDEXER_HANDLER, SEARCH_HANDLER])
-def test_only_xray_uses_a_wildcard_resource(default_synth: Synth, handler: str) -> None:
-    for statement in role_statements(default_synth, handler):
-        if statement["Resource"] == "*":
-            assert set(actions(statement)) == {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+@pytest.mark.parametrize("handler", ALL_HANDLERS)
+def test_only_xray_and_cloudwatch_use_a_wildcard_resource(default_synth: Synth, handler: str) -> None:
+    """Only actions without resource-level permissions; CloudWatch metrics only for `GET /status`."""
+    forced = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+    if handler == SEARCH_HANDLER:
+        forced.add("cloudwatch:GetMetricStatistics")
+    wildcard_actions = {
+        action
+        for statement in role_statements(default_synth, handler)
+        if statement["Resource"] == "*"
+        for action in actions(statement)
+    }
+
+    assert wildcard_actions == forced
 
 
 # --- search API ---------------------------------------------------------------------------------------
@@ -539,7 +587,21 @@ def test_outputs_name_the_api_url_bucket_table_and_queues(default_synth: Synth) 
     outputs = default_synth.template_json["Outputs"]
     storage, ingest_ = default_synth.stack.storage, default_synth.stack.ingest
 
-    assert set(outputs) == {"ApiUrl", "BucketName", "TableName", "QueueUrl", "DeadLetterQueueUrl"}
+    assert set(outputs) == {
+        "ApiUrl",
+        "BucketName",
+        "TableName",
+        "QueueUrl",
+        "DeadLetterQueueUrl",
+        "BackfillStateMachineArn",
+        "AlarmTopicArn",
+    }
+    assert outputs["BackfillStateMachineArn"]["Value"] == {
+        "Ref": default_synth.logical_id(default_synth.stack.backfill.state_machine)
+    }
+    assert outputs["AlarmTopicArn"]["Value"] == {
+        "Ref": default_synth.logical_id(default_synth.stack.alarms.topic)
+    }
     assert outputs["BucketName"]["Value"] == {"Ref": default_synth.logical_id(storage.bucket)}
     assert outputs["TableName"]["Value"] == {"Ref": default_synth.logical_id(storage.table)}
     assert outputs["QueueUrl"]["Value"] == {"Ref": default_synth.logical_id(ingest_.queue)}
@@ -554,39 +616,80 @@ def test_outputs_name_the_api_url_bucket_table_and_queues(default_synth: Synth) 
 # --- alarms -------------------------------------------------------------------------------------------
 
 
-def alarm_dimensions(synth: Synth) -> dict[tuple[str, str], dict[str, Any]]:
-    alarms = synth.resources("AWS::CloudWatch::Alarm").values()
-    return {(a["Properties"]["Namespace"], a["Properties"]["MetricName"]): a["Properties"] for a in alarms}
+def alarms_by_id(synth: Synth) -> dict[str, dict[str, Any]]:
+    """Each alarm's properties, by the construct id of the alarm in `Alarms`."""
+    construct_ids = {synth.logical_id(alarm): alarm.node.id for alarm in synth.stack.alarms.all}
+    return {
+        construct_ids[logical_id]: alarm["Properties"]
+        for logical_id, alarm in synth.resources("AWS::CloudWatch::Alarm").items()
+    }
+
+
+def metric(alarm: dict[str, Any]) -> tuple[str, str, list[dict[str, Any]]]:
+    return alarm["Namespace"], alarm["MetricName"], alarm["Dimensions"]
+
+
+def queue_name(logical_id: str) -> list[dict[str, Any]]:
+    return [{"Name": "QueueName", "Value": {"Fn::GetAtt": [logical_id, "QueueName"]}}]
 
 
 def test_day_one_alarms_watch_the_right_resources(default_synth: Synth) -> None:
-    alarms = alarm_dimensions(default_synth)
+    alarms = alarms_by_id(default_synth)
     queue_id, _, dlq_id, _ = queues(default_synth)
     indexer_id, _ = function(default_synth, INDEXER_HANDLER)
+    state_machine_id = default_synth.logical_id(default_synth.stack.backfill.state_machine)
 
     assert set(alarms) == {
-        ("AWS/SQS", "ApproximateNumberOfMessagesVisible"),
-        ("AWS/SQS", "ApproximateAgeOfOldestMessage"),
-        ("AWS/Lambda", "Errors"),
-        ("AWS/Lambda", "Throttles"),
-        ("AWS/ApiGateway", "5XXError"),
+        "DeadLetters",
+        "DeadLettersExpiring",
+        "OldestEventAge",
+        "IndexerErrors",
+        "IndexerThrottles",
+        "ApiServerErrors",
+        "BackfillFailed",
     }
-    dlq = alarms[("AWS/SQS", "ApproximateNumberOfMessagesVisible")]
-    assert dlq["Dimensions"] == [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dlq_id, "QueueName"]}}]
+    dlq = alarms["DeadLetters"]
+    assert metric(dlq) == ("AWS/SQS", "ApproximateNumberOfMessagesVisible", queue_name(dlq_id))
     assert (dlq["Threshold"], dlq["ComparisonOperator"]) == (0, "GreaterThanThreshold")
-    age = alarms[("AWS/SQS", "ApproximateAgeOfOldestMessage")]
-    assert age["Dimensions"] == [{"Name": "QueueName", "Value": {"Fn::GetAtt": [queue_id, "QueueName"]}}]
+    age = alarms["OldestEventAge"]
+    assert metric(age) == ("AWS/SQS", "ApproximateAgeOfOldestMessage", queue_name(queue_id))
     assert age["Threshold"] == 900
-    for metric in ("Errors", "Throttles"):
-        lambda_alarm = alarms[("AWS/Lambda", metric)]
-        assert lambda_alarm["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": indexer_id}}]
+    for construct_id, metric_name in (("IndexerErrors", "Errors"), ("IndexerThrottles", "Throttles")):
+        lambda_alarm = alarms[construct_id]
+        dimensions = [{"Name": "FunctionName", "Value": {"Ref": indexer_id}}]
+        assert metric(lambda_alarm) == ("AWS/Lambda", metric_name, dimensions)
         assert (lambda_alarm["Threshold"], lambda_alarm["Statistic"]) == (0, "Sum")
-    api_alarm = alarms[("AWS/ApiGateway", "5XXError")]
+    api_alarm = alarms["ApiServerErrors"]
     (api,) = default_synth.resources("AWS::ApiGateway::RestApi").values()
     # API Gateway's metrics are keyed by the API's name: one name per stack, and the alarm watches it.
     assert api["Properties"]["Name"] == f"{STACK_NAME}-api"
-    assert api_alarm["Dimensions"] == [{"Name": "ApiName", "Value": api["Properties"]["Name"]}]
-    assert all("TreatMissingData" in a and a["TreatMissingData"] == "notBreaching" for a in alarms.values())
+    assert metric(api_alarm) == (
+        "AWS/ApiGateway",
+        "5XXError",
+        [{"Name": "ApiName", "Value": api["Properties"]["Name"]}],
+    )
+    failed = alarms["BackfillFailed"]
+    dimensions = [{"Name": "StateMachineArn", "Value": {"Ref": state_machine_id}}]
+    assert metric(failed) == ("AWS/States", "ExecutionsFailed", dimensions)
+    assert (failed["Threshold"], failed["Statistic"], failed["ComparisonOperator"]) == (
+        0,
+        "Sum",
+        "GreaterThanThreshold",
+    )
+    assert all(a["TreatMissingData"] == "notBreaching" for a in alarms.values())
+
+
+def test_dead_letters_alarm_before_the_queue_deletes_them(default_synth: Synth) -> None:
+    """SQS deletes a message when its retention ends: the alarm leaves three days to redrive it."""
+    _, _, dlq_id, dlq = queues(default_synth)
+    expiring = alarms_by_id(default_synth)["DeadLettersExpiring"]
+
+    assert metric(expiring) == ("AWS/SQS", "ApproximateAgeOfOldestMessage", queue_name(dlq_id))
+    assert expiring["Statistic"] == "Maximum"
+    assert expiring["ComparisonOperator"] == "GreaterThanThreshold"
+    assert expiring["Threshold"] == dlq["MessageRetentionPeriod"] - 3 * 24 * 3600
+    # The metric is reported every 5 minutes at most; one breaching period must be enough.
+    assert expiring["EvaluationPeriods"] * expiring["Period"] <= 3600
 
 
 def test_two_stacks_in_one_account_alarm_on_their_own_api() -> None:
@@ -609,10 +712,20 @@ def test_two_stacks_in_one_account_alarm_on_their_own_api() -> None:
         assert metric.dimensions == {"ApiName": name}
 
 
-def test_without_an_alarm_email_there_is_no_topic(default_synth: Synth) -> None:
-    default_synth.template.resource_count_is("AWS::SNS::Topic", 0)
-    for alarm in default_synth.resources("AWS::CloudWatch::Alarm").values():
-        assert "AlarmActions" not in alarm["Properties"]
+def test_every_alarm_publishes_to_the_alarm_topic(any_synth: Synth) -> None:
+    """The topic exists without an e-mail too: no alarm ever fires into nothing."""
+    (topic_id,) = any_synth.resources("AWS::SNS::Topic")
+    alarms = any_synth.resources("AWS::CloudWatch::Alarm").values()
+
+    assert len(alarms) == len(any_synth.stack.alarms.all) == 7
+    for alarm in alarms:
+        assert alarm["Properties"]["AlarmActions"] == [{"Ref": topic_id}]
+        assert alarm["Properties"]["OKActions"] == [{"Ref": topic_id}]
+
+
+def test_without_an_alarm_email_the_topic_has_no_subscription(default_synth: Synth) -> None:
+    default_synth.template.resource_count_is("AWS::SNS::Topic", 1)
+    default_synth.template.resource_count_is("AWS::SNS::Subscription", 0)
 
 
 def test_an_alarm_email_subscribes_to_an_encrypted_ssl_only_topic(dev_synth: Synth) -> None:
@@ -639,8 +752,3 @@ def test_an_alarm_email_subscribes_to_an_encrypted_ssl_only_topic(dev_synth: Syn
         },
     )
     dev_synth.template.has_resource_properties("AWS::KMS::Key", {"EnableKeyRotation": True})
-    alarms = dev_synth.resources("AWS::CloudWatch::Alarm").values()
-    assert len(alarms) == 5
-    for alarm in alarms:
-        assert alarm["Properties"]["AlarmActions"] == [{"Ref": topic_id}]
-        assert alarm["Properties"]["OKActions"] == [{"Ref": topic_id}]
