@@ -7,7 +7,6 @@ The topic always exists, so every alarm has an action: subscribe a pager, a chat
 from __future__ import annotations
 
 from aws_cdk import Duration
-from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_iam as iam
@@ -25,6 +24,10 @@ MAX_MESSAGE_AGE = Duration.minutes(15)
 # SQS deletes a dead letter when the retention ends; three days before that leave time to fix the cause
 # and redrive, over a weekend.
 DEAD_LETTER_EXPIRY_WARNING = Duration.days(3)
+# "Retry later" answers (the table or the stage throttled): a few are normal back-pressure that clients
+# absorb by retrying; this many in each of three periods in a row means too little capacity for the load.
+RETRY_LATER_ANSWERS_PER_PERIOD = 10
+RETRY_LATER_PERIODS = 3
 
 
 class Alarms(Construct):
@@ -39,7 +42,8 @@ class Alarms(Construct):
         dead_letter_queue: sqs.IQueue,
         dead_letter_retention: Duration,
         indexer: lambda_.IFunction,
-        api: apigw.RestApi,
+        api_server_errors: cloudwatch.IMetric,
+        api_retry_later_answers: cloudwatch.IMetric,
         backfill: sfn.IStateMachine,
         alarm_email: str | None,
     ) -> None:
@@ -75,10 +79,21 @@ class Alarms(Construct):
             "The indexer was throttled: the account's Lambda concurrency is exhausted",
             indexer.metric_throttles(period=PERIOD, statistic=cloudwatch.Stats.SUM),
         )
+        # Counted from the access log, where each answer has its status: API Gateway's 5XXError metric
+        # would also count the function's deliberate 503 "busy, retry later", which has its own alarm.
         self.api_server_errors = self._above(
             "ApiServerErrors",
-            "The search API answered 5xx: the API promises 4xx for every bad input",
-            api.metric_server_error(period=PERIOD, statistic=cloudwatch.Stats.SUM),
+            "The search API answered 5xx other than its deliberate 503 (crash, timeout, integration "
+            "error): the API promises 4xx for every bad input",
+            api_server_errors,
+        )
+        self.api_retry_later = self._above(
+            "ApiThrottled",
+            "The search API keeps answering 'retry later' (503: the table throttled it; 429: the stage's "
+            "throttling limits): sustained, callers wait or give up",
+            api_retry_later_answers,
+            threshold=RETRY_LATER_ANSWERS_PER_PERIOD,
+            periods=RETRY_LATER_PERIODS,
         )
         self.backfill_failures = self._above(
             "BackfillFailed",
@@ -92,15 +107,22 @@ class Alarms(Construct):
             self.indexer_errors,
             self.indexer_throttles,
             self.api_server_errors,
+            self.api_retry_later,
             self.backfill_failures,
         )
 
         self.topic = self._notify(alarm_email)
 
     def _above(
-        self, construct_id: str, description: str, metric: cloudwatch.IMetric, *, threshold: float = 0
+        self,
+        construct_id: str,
+        description: str,
+        metric: cloudwatch.IMetric,
+        *,
+        threshold: float = 0,
+        periods: int = 1,
     ) -> cloudwatch.Alarm:
-        """An alarm as soon as one period's value exceeds `threshold`; no data (an idle stack) is fine."""
+        """An alarm when `periods` periods in a row exceed `threshold`; no data (an idle stack) is fine."""
         return cloudwatch.Alarm(
             self,
             construct_id,
@@ -108,7 +130,8 @@ class Alarms(Construct):
             metric=metric,
             threshold=threshold,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            evaluation_periods=1,
+            evaluation_periods=periods,
+            datapoints_to_alarm=periods,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
 

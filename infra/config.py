@@ -17,9 +17,9 @@ from aws_cdk import RemovalPolicy
 
 from file_index import schema
 from file_index.key_layout import DEFAULT_LAYOUT, InvalidKeyLayoutError, KeyLayout
+from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
 
 REQUIREMENTS = Path(__file__).resolve().parent.parent / "requirements.txt"
-_SEMVER = re.compile(r"^\d+\.\d+\.\d+$")
 
 
 def pinned_powertools_version(requirements: Path = REQUIREMENTS) -> str:
@@ -30,7 +30,6 @@ def pinned_powertools_version(requirements: Path = REQUIREMENTS) -> str:
     return pin.group(1)
 
 
-DEFAULT_TOMBSTONE_TTL_DAYS = 30
 DEFAULT_KEY_LAYOUT = DEFAULT_LAYOUT
 # Ten batch writers at a time leave the table's capacity (and the account's Lambda concurrency) to live
 # indexing, whose own pollers are capped at ten as well.
@@ -113,7 +112,8 @@ class StackConfig:
     alarm_email: str | None = None
     api_auth: ApiAuth = ApiAuth.IAM
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS
-    # The layer is found at deploy time from AWS's public SSM parameter for this exact release.
+    # The layer is found at deploy time from AWS's public SSM parameter for this exact release: always the
+    # one requirements.txt pins, which the tests ran with (`powertoolsVersion` may only repeat it).
     powertools_version: str = field(default_factory=pinned_powertools_version)
     # None: the stack creates its bucket. A name: the stack indexes that existing bucket and changes
     # nothing of it but its event notifications.
@@ -236,8 +236,14 @@ def _key_layout(key: str, value: Any) -> str:
 
 
 def _powertools_version(key: str, value: Any) -> str:
-    if not isinstance(value, str) or not _SEMVER.fullmatch(value):
-        raise ConfigError(f"context {key}={value!r} is invalid; allowed: a Powertools release such as 3.37.0")
+    """Only the pinned release: Lambda must run the Powertools the tests ran with, never another one."""
+    pinned = pinned_powertools_version()
+    if value != pinned:
+        raise ConfigError(
+            f"context {key}={value!r} is invalid; allowed: {pinned!r} only, the release requirements.txt "
+            "pins and the tests run with (to move the functions to another release, change the pin in "
+            "requirements.txt and run the tests; or leave the key unset)"
+        )
     return value
 
 

@@ -45,8 +45,8 @@ def acknowledge_lambda_basics(scope: IConstruct) -> None:
     acknowledge(
         scope,
         "AwsSolutions-L1",
-        "Python 3.11 on purpose, not the latest runtime: the tests, the type checker and the local stack "
-        "run 3.11. python3.11 runs on Amazon Linux 2 (end of life 2026-06-30) and AWS deprecates it on "
-        "2027-06-30; it must move to a newer Python before then, together with the toolchain and the "
-        "Powertools layer parameter, whose path names the Python version.",
+        "Python 3.13 on purpose, not the latest runtime: the tests, the type checker and the local stack "
+        "run 3.13, and the Powertools layer is published per Python version. python3.13 runs on Amazon "
+        "Linux 2023, and AWS projects its deprecation in Lambda for 2029-06-30; moving to a newer Python "
+        "means moving the toolchain and the layer parameter with it.",
     )

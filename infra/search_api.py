@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 from aws_cdk import Duration, Fn, Stack
 from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -26,6 +29,37 @@ STAGE_NAME = "v1"
 # Per-stage limits protect the table's on-demand bill from a runaway client; raise them for real traffic.
 THROTTLING_RATE_LIMIT = 50
 THROTTLING_BURST_LIMIT = 100
+# Metrics the stack derives from the access log, in the namespace of the functions' own metrics.
+METRICS_NAMESPACE = "S3FileSearch"
+# One JSON object per request. `status` is the status the caller got: API Gateway's metrics count a
+# 5xx without saying which, the log line says it exactly. `apiId` keys the derived metrics to this API.
+ACCESS_LOG_FIELDS = {
+    "requestId": "$context.requestId",
+    "apiId": "$context.apiId",
+    "ip": "$context.identity.sourceIp",
+    "user": "$context.identity.user",
+    "caller": "$context.identity.caller",
+    "requestTime": "$context.requestTime",
+    "httpMethod": "$context.httpMethod",
+    "resourcePath": "$context.resourcePath",
+    "status": "$context.status",
+    "protocol": "$context.protocol",
+    "responseLength": "$context.responseLength",
+    "responseLatency": "$context.responseLatency",
+}
+# The function answers 503 "busy, retry later" when DynamoDB throttles it: a deliberate answer that
+# tells the caller to retry, not a fault. API Gateway answers 5xx for a Lambda proxy integration only on
+# faults (500 integration or permission error, 502 crashed function or malformed answer, 504 timeout),
+# and 429 when the stage's throttling limits are reached. So every 5xx but 503 is a server error, and
+# 429 and 503 together are the "retry later" answers.
+SERVER_ERROR_PATTERN = logs.FilterPattern.all(
+    logs.FilterPattern.regex_value("$.status", "=", "^5[0-9][0-9]$"),
+    logs.FilterPattern.string_value("$.status", "!=", "503"),
+)
+RETRY_LATER_PATTERN = logs.FilterPattern.any(
+    logs.FilterPattern.string_value("$.status", "=", "429"),
+    logs.FilterPattern.string_value("$.status", "=", "503"),
+)
 _AUTHORIZATION = {ApiAuth.IAM: apigw.AuthorizationType.IAM, ApiAuth.NONE: apigw.AuthorizationType.NONE}
 
 
@@ -160,17 +194,7 @@ class SearchApi(Construct):
                 throttling_rate_limit=THROTTLING_RATE_LIMIT,
                 throttling_burst_limit=THROTTLING_BURST_LIMIT,
                 access_log_destination=apigw.LogGroupLogDestination(self.access_log_group),
-                access_log_format=apigw.AccessLogFormat.json_with_standard_fields(
-                    caller=True,
-                    http_method=True,
-                    ip=True,
-                    protocol=True,
-                    request_time=True,
-                    resource_path=True,
-                    response_length=True,
-                    status=True,
-                    user=True,
-                ),
+                access_log_format=apigw.AccessLogFormat.custom(json.dumps(ACCESS_LOG_FIELDS)),
                 tracing_enabled=True,
                 metrics_enabled=True,
                 # Errors only: INFO would log request metadata of every call a second time.
@@ -204,6 +228,31 @@ class SearchApi(Construct):
         proxy = self.api.root.add_resource("{proxy+}")
         proxy.add_method("GET", integration, request_validator=self.request_validator)
         self._acknowledge_api_findings(api_auth)
+        self.server_errors = self._count_answers("ServerErrors", "ApiServerErrors", SERVER_ERROR_PATTERN)
+        self.retry_later_answers = self._count_answers(
+            "RetryLaterAnswers", "ApiRetryLaterAnswers", RETRY_LATER_PATTERN
+        )
+
+    def _count_answers(
+        self, construct_id: str, metric_name: str, pattern: logs.IFilterPattern
+    ) -> cloudwatch.Metric:
+        """A metric of the access log lines that match `pattern`: one count per answer, per API."""
+        metric_filter = logs.MetricFilter(
+            self,
+            construct_id,
+            log_group=self.access_log_group,
+            filter_pattern=pattern,
+            metric_namespace=METRICS_NAMESPACE,
+            metric_name=metric_name,
+            metric_value="1",
+            dimensions={"ApiId": "$.apiId"},
+            unit=cloudwatch.Unit.COUNT,
+        )
+        return metric_filter.metric(
+            dimensions_map={"ApiId": self.api.rest_api_id},
+            statistic=cloudwatch.Stats.SUM,
+            period=Duration.minutes(5),
+        )
 
     def _acknowledge_api_findings(self, api_auth: ApiAuth) -> None:
         if api_auth is ApiAuth.IAM:

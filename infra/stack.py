@@ -11,6 +11,7 @@ from file_index.state import State
 from infra.alarms import Alarms
 from infra.backfill import Backfill
 from infra.config import StackConfig
+from infra.dashboard import Dashboard
 from infra.ingest import RETENTION, Ingest
 from infra.powertools_function import powertools_layer
 from infra.search_api import SearchApi
@@ -87,9 +88,24 @@ class FileSearchStack(Stack):
             dead_letter_queue=self.ingest.dead_letter_queue,
             dead_letter_retention=RETENTION,
             indexer=self.ingest.indexer,
-            api=self.search_api.api,
+            api_server_errors=self.search_api.server_errors,
+            api_retry_later_answers=self.search_api.retry_later_answers,
             backfill=self.backfill.state_machine,
             alarm_email=config.alarm_email,
+        )
+        self.dashboard = Dashboard(
+            self,
+            "Dashboard",
+            queue=self.ingest.queue,
+            dead_letter_queue=self.ingest.dead_letter_queue,
+            indexer=self.ingest.indexer,
+            search=self.search_api.function,
+            api=self.search_api.api,
+            api_server_errors=self.search_api.server_errors,
+            api_retry_later_answers=self.search_api.retry_later_answers,
+            table=self.storage.table,
+            backfill=self.backfill.state_machine,
+            alarms=self.alarms.all,
         )
 
         CfnOutput(self, "ApiUrl", value=self.search_api.api.url, description="Base URL of the search API")
@@ -113,4 +129,10 @@ class FileSearchStack(Stack):
             "AlarmTopicArn",
             value=self.alarms.topic.topic_arn,
             description="Where every alarm publishes",
+        )
+        CfnOutput(
+            self,
+            "DashboardName",
+            value=self.dashboard.dashboard.dashboard_name,
+            description="The CloudWatch dashboard of indexing and search health",
         )

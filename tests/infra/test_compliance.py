@@ -94,13 +94,16 @@ def test_api_acknowledgements_describe_the_chosen_authorization(
     assert "unsigned requests never reach" not in dev_reason
 
 
-def test_runtime_acknowledgement_names_the_end_of_support_dates(default_synth: Synth) -> None:
+def test_runtime_acknowledgement_names_the_runtime_and_its_support(default_synth: Synth) -> None:
     (reason,) = reasons(default_synth, "AwsSolutions-L1")
 
-    assert "Amazon Linux 2" in reason
-    assert "2026-06-30" in reason  # Amazon Linux 2 end of life
-    assert "2027-06-30" in reason  # python3.11 deprecation in Lambda
+    assert "Python 3.13" in reason
+    assert "Amazon Linux 2023" in reason
+    assert "2029-06-30" in reason  # python3.13's projected deprecation in Lambda
     assert "toolchain" in reason
+    # Nothing left of the previous runtime's argument.
+    assert "3.11" not in reason
+    assert "Amazon Linux 2 " not in reason
 
 
 def test_only_cdks_own_handler_keeps_the_basic_execution_policy(any_synth: Synth) -> None:

@@ -7,15 +7,18 @@ import os
 import re
 import subprocess
 import sys
+from importlib.metadata import version
 from typing import Any
 
 import pytest
 
-from file_index import schema
+from file_index import schema, writer
 from infra.config import ApiAuth, ConfigError, EventSource, LogLevel, RemovalChoice, StackConfig
 from tests.infra.conftest import REPO_ROOT, cdk_json_context
 
 pytestmark = pytest.mark.xdist_group("infra")
+
+PINNED_POWERTOOLS = version("aws-lambda-powertools")
 
 
 def test_cdk_json_context_gives_the_secure_defaults() -> None:
@@ -74,7 +77,8 @@ def test_good_values_parse_into_types() -> None:
             "apiAuth": "none",
             # `cdk -c tombstoneTtlDays=7` passes strings
             "tombstoneTtlDays": "7",
-            "powertoolsVersion": "3.40.1",
+            # Only ever the pinned release; repeating it is harmless.
+            "powertoolsVersion": PINNED_POWERTOOLS,
             "existingBucketName": "legacy.uploads-2019",
             "eventSource": "EventBridge",
             "backfillConcurrency": "100",
@@ -92,7 +96,7 @@ def test_good_values_parse_into_types() -> None:
         alarm_email="ops@example.com",
         api_auth=ApiAuth.NONE,
         tombstone_ttl_days=7,
-        powertools_version="3.40.1",
+        powertools_version=PINNED_POWERTOOLS,
         existing_bucket_name="legacy.uploads-2019",
         event_source=EventSource.EVENTBRIDGE,
         backfill_concurrency=100,
@@ -120,8 +124,10 @@ def test_eventbridge_schedules_are_accepted(schedule: str) -> None:
         ("tombstoneTtlDays", -5, "an integer from 1 to 3650"),
         ("tombstoneTtlDays", True, "an integer from 1 to 3650"),
         ("tombstoneTtlDays", 1.5, "an integer from 1 to 3650"),
-        ("powertoolsVersion", "latest", "a Powertools release such as 3.37.0"),
-        ("powertoolsVersion", 27, "a Powertools release such as 3.37.0"),
+        ("powertoolsVersion", "latest", "only, the release requirements.txt pins"),
+        ("powertoolsVersion", 27, "only, the release requirements.txt pins"),
+        ("powertoolsVersion", "3.40.1", "only, the release requirements.txt pins"),
+        ("powertoolsVersion", "3.36.0", "only, the release requirements.txt pins"),
         ("tableName", "ab", "3-255 characters"),
         ("tableName", "File Meta Data", "3-255 characters"),
         ("alarmEmail", "ops-at-example.com", "an e-mail address, or unset"),
@@ -205,3 +211,35 @@ def test_app_py_refuses_a_bad_schedule_naming_the_key() -> None:
 
     assert result.returncode != 0
     assert "ConfigError: context reconcileSchedule='every sunday' is invalid" in result.stderr
+
+
+def test_powertools_is_always_the_pinned_release() -> None:
+    """Lambda runs the Powertools the tests ran with: requirements.txt's pin, whatever the context says."""
+    assert StackConfig().powertools_version == PINNED_POWERTOOLS
+    assert StackConfig.from_mapping({"powertoolsVersion": PINNED_POWERTOOLS}).powertools_version == (
+        PINNED_POWERTOOLS
+    )
+    with pytest.raises(ConfigError, match=re.escape(f"allowed: {PINNED_POWERTOOLS!r} only")):
+        StackConfig.from_mapping({"powertoolsVersion": "3.99.0"})
+
+
+def test_app_py_refuses_another_powertools_release() -> None:
+    env = {
+        **os.environ,
+        "CDK_CONTEXT_JSON": json.dumps({**cdk_json_context(), "powertoolsVersion": "3.99.0"}),
+        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+    }
+
+    result = subprocess.run(
+        [sys.executable, "app.py"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+    assert result.returncode != 0
+    assert "ConfigError: context powertoolsVersion='3.99.0' is invalid" in result.stderr
+    assert "requirements.txt" in result.stderr
+
+
+def test_the_tombstone_expiry_default_is_the_writers() -> None:
+    """One default for the stack, the indexer and the backfill: the writer's."""
+    assert StackConfig().tombstone_ttl_days == writer.DEFAULT_TOMBSTONE_TTL_DAYS
+    assert "DEFAULT_TOMBSTONE_TTL_DAYS =" not in (REPO_ROOT / "infra" / "config.py").read_text()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from importlib.metadata import version
 from typing import Any
 
@@ -9,7 +11,8 @@ import pytest
 from aws_cdk.assertions import Match
 
 from file_index import schema
-from infra import ingest, search_api
+from infra import alarms as alarms_module
+from infra import ingest, powertools_function, search_api
 from infra.config import RemovalChoice
 from tests.infra.conftest import STACK_NAME, Synth
 
@@ -295,19 +298,55 @@ def test_functions_are_python_arm64_traced_with_the_powertools_layer(
 ) -> None:
     _, props = function(default_synth, handler)
 
-    assert props["Runtime"] == "python3.11"
+    # Amazon Linux 2023, the Python the tests run with.
+    assert props["Runtime"] == "python3.13"
     assert props["Architectures"] == ["arm64"]
     assert props["TracingConfig"] == {"Mode": "Active"}
     (layer,) = props["Layers"]
     # The layer ARN is AWS's public SSM parameter for the exact Powertools release the tests ran with.
+    pinned = version("aws-lambda-powertools")
+    assert layer == {"Ref": f"PowertoolsLayerPython313Release{pinned.replace('.', 'x')}"}
     parameter = default_synth.template_json["Parameters"][layer["Ref"]]
     assert parameter["Type"] == "AWS::SSM::Parameter::Value<String>"
-    assert parameter["Default"] == (
-        f"/aws/service/powertools/python/arm64/python3.11/{version('aws-lambda-powertools')}"
-    )
-    # The layer is built for one Python version: its parameter path moves with the runtime.
+    assert parameter["Default"] == f"/aws/service/powertools/python/arm64/python3.13/{pinned}"
+    # The layer is built for one Python version and architecture: its parameter path moves with them.
     assert f"/{props['Runtime']}/" in parameter["Default"]
+    assert f"/{props['Architectures'][0]}/" in parameter["Default"]
     assert "LogGroup" in props["LoggingConfig"]
+
+
+def test_a_missing_layer_parameter_fails_the_deployment_naming_it(default_synth: Synth) -> None:
+    """Resolved as a template parameter: CloudFormation refuses a missing one before changing anything.
+
+    An SSM dynamic reference (`{{resolve:ssm:...}}`) in a resource would fail only when that resource is
+    created, half-way through the deployment.
+    """
+    ((parameter_id, parameter),) = [
+        (logical_id, parameter)
+        for logical_id, parameter in default_synth.template_json["Parameters"].items()
+        if parameter["Default"].startswith("/aws/service/powertools/")
+    ]
+    name = parameter["Default"]
+
+    assert "resolve:ssm" not in json.dumps(default_synth.template_json["Resources"])
+    # The parameter's description names the parameter and what to do; nothing else can be passed.
+    assert powertools_function.RUNTIME.name in parameter["Description"]
+    assert version("aws-lambda-powertools") in parameter["Description"]
+    assert "requirements.txt" in parameter["Description"]
+    assert parameter["AllowedValues"] == [name]
+    assert "requirements.txt" in parameter["ConstraintDescription"]
+    # Every function uses this one layer.
+    for handler in ALL_HANDLERS:
+        assert function(default_synth, handler)[1]["Layers"] == [{"Ref": parameter_id}]
+
+
+def test_the_layer_parameter_is_new_for_every_release() -> None:
+    """On an update the CDK CLI passes UsePreviousValue for an existing parameter, whose previous value is
+    the previous release's parameter name: a new release must be a new template parameter."""
+    ids = {powertools_function.powertools_layer_parameter_id(v) for v in ("3.37.0", "3.38.0", "3.3.70")}
+
+    assert len(ids) == 3
+    assert all(re.fullmatch(r"[A-Za-z0-9]+", logical_id) for logical_id in ids)
 
 
 def test_function_code_is_the_functions_directory_without_caches(default_synth: Synth) -> None:
@@ -595,6 +634,7 @@ def test_outputs_name_the_api_url_bucket_table_and_queues(default_synth: Synth) 
         "DeadLetterQueueUrl",
         "BackfillStateMachineArn",
         "AlarmTopicArn",
+        "DashboardName",
     }
     assert outputs["BackfillStateMachineArn"]["Value"] == {
         "Ref": default_synth.logical_id(default_synth.stack.backfill.state_machine)
@@ -646,6 +686,7 @@ def test_day_one_alarms_watch_the_right_resources(default_synth: Synth) -> None:
         "IndexerErrors",
         "IndexerThrottles",
         "ApiServerErrors",
+        "ApiThrottled",
         "BackfillFailed",
     }
     dlq = alarms["DeadLetters"]
@@ -659,15 +700,18 @@ def test_day_one_alarms_watch_the_right_resources(default_synth: Synth) -> None:
         dimensions = [{"Name": "FunctionName", "Value": {"Ref": indexer_id}}]
         assert metric(lambda_alarm) == ("AWS/Lambda", metric_name, dimensions)
         assert (lambda_alarm["Threshold"], lambda_alarm["Statistic"]) == (0, "Sum")
-    api_alarm = alarms["ApiServerErrors"]
+    api_id = default_synth.logical_id(default_synth.stack.search_api.api)
     (api,) = default_synth.resources("AWS::ApiGateway::RestApi").values()
-    # API Gateway's metrics are keyed by the API's name: one name per stack, and the alarm watches it.
+    # API Gateway's own metrics (on the dashboard) are keyed by the API's name: one name per stack.
     assert api["Properties"]["Name"] == f"{STACK_NAME}-api"
+    api_alarm = alarms["ApiServerErrors"]
+    # Counted from the access log per API (API Gateway's 5XXError also counts the deliberate 503).
     assert metric(api_alarm) == (
-        "AWS/ApiGateway",
-        "5XXError",
-        [{"Name": "ApiName", "Value": api["Properties"]["Name"]}],
+        "S3FileSearch",
+        "ApiServerErrors",
+        [{"Name": "ApiId", "Value": {"Ref": api_id}}],
     )
+    assert (api_alarm["Threshold"], api_alarm["Statistic"], api_alarm["EvaluationPeriods"]) == (0, "Sum", 1)
     failed = alarms["BackfillFailed"]
     dimensions = [{"Name": "StateMachineArn", "Value": {"Ref": state_machine_id}}]
     assert metric(failed) == ("AWS/States", "ExecutionsFailed", dimensions)
@@ -706,10 +750,78 @@ def test_two_stacks_in_one_account_alarm_on_their_own_api() -> None:
     names = [stack.search_api.api.rest_api_name for stack in stacks]
 
     assert names == ["SearchProd-api", "SearchStaging-api"]
-    for stack, name in zip(stacks, names, strict=True):
-        metric = stack.alarms.api_server_errors.metric
-        assert isinstance(metric, cdk.aws_cloudwatch.Metric)
-        assert metric.dimensions == {"ApiName": name}
+    for stack in stacks:
+        for alarm in (stack.alarms.api_server_errors, stack.alarms.api_retry_later):
+            metric = alarm.metric
+            assert isinstance(metric, cdk.aws_cloudwatch.Metric)
+            assert metric.dimensions == {"ApiId": stack.search_api.api.rest_api_id}
+
+
+# --- API server errors apart from deliberate throttling ----------------------------------------------
+
+
+def metric_filters(synth: Synth) -> dict[str, dict[str, Any]]:
+    """Each metric filter's properties, by the name of the metric it counts."""
+    return {
+        f["Properties"]["MetricTransformations"][0]["MetricName"]: f["Properties"]
+        for f in synth.resources("AWS::Logs::MetricFilter").values()
+    }
+
+
+def access_log_format(synth: Synth) -> dict[str, str]:
+    (stage,) = synth.resources("AWS::ApiGateway::Stage").values()
+    return dict(json.loads(stage["Properties"]["AccessLogSetting"]["Format"]))
+
+
+def test_access_log_lines_carry_the_status_and_the_api(default_synth: Synth) -> None:
+    fields = access_log_format(default_synth)
+
+    assert fields["status"] == "$context.status"
+    assert fields["apiId"] == "$context.apiId"
+    assert fields["requestId"] == "$context.requestId"
+
+
+def test_server_errors_are_every_5xx_but_the_deliberate_503(default_synth: Synth) -> None:
+    """The function answers 503 "busy, retry later" when the table throttles it: not an error."""
+    access_logs_id = default_synth.logical_id(default_synth.stack.search_api.access_log_group)
+    server_errors = metric_filters(default_synth)["ApiServerErrors"]
+
+    assert server_errors["LogGroupName"] == {"Ref": access_logs_id}
+    assert server_errors["FilterPattern"] == '{ ($.status = %^5[0-9][0-9]$%) && ($.status != "503") }'
+    (transformation,) = server_errors["MetricTransformations"]
+    assert transformation == {
+        "MetricNamespace": "S3FileSearch",
+        "MetricName": "ApiServerErrors",
+        "MetricValue": "1",
+        "Unit": "Count",
+        # The dimension's value comes from the log line, which names the API it belongs to.
+        "Dimensions": [{"Key": "ApiId", "Value": "$.apiId"}],
+    }
+
+
+def test_retry_later_answers_have_their_own_alarm(default_synth: Synth) -> None:
+    """429 (stage limits) and 503 (table throttled): alarmed only when sustained, apart from errors."""
+    retry_later = metric_filters(default_synth)["ApiRetryLaterAnswers"]
+    alarm = alarms_by_id(default_synth)["ApiThrottled"]
+    api_id = default_synth.logical_id(default_synth.stack.search_api.api)
+
+    assert retry_later["FilterPattern"] == '{ ($.status = "429") || ($.status = "503") }'
+    assert metric(alarm) == (
+        "S3FileSearch",
+        "ApiRetryLaterAnswers",
+        [{"Name": "ApiId", "Value": {"Ref": api_id}}],
+    )
+    assert alarm["Statistic"] == "Sum"
+    assert alarm["Threshold"] == alarms_module.RETRY_LATER_ANSWERS_PER_PERIOD > 0
+    assert alarm["EvaluationPeriods"] == alarm["DatapointsToAlarm"] == alarms_module.RETRY_LATER_PERIODS > 1
+    assert alarm["TreatMissingData"] == "notBreaching"
+
+
+def test_no_alarm_counts_api_gateways_5xx_metric(any_synth: Synth) -> None:
+    """5XXError counts the deliberate 503 too; no alarm may watch it (the dashboard shows it)."""
+    for alarm in any_synth.resources("AWS::CloudWatch::Alarm").values():
+        assert alarm["Properties"].get("MetricName") != "5XXError"
+        assert "5XXError" not in json.dumps(alarm["Properties"].get("Metrics", []))
 
 
 def test_every_alarm_publishes_to_the_alarm_topic(any_synth: Synth) -> None:
@@ -717,7 +829,7 @@ def test_every_alarm_publishes_to_the_alarm_topic(any_synth: Synth) -> None:
     (topic_id,) = any_synth.resources("AWS::SNS::Topic")
     alarms = any_synth.resources("AWS::CloudWatch::Alarm").values()
 
-    assert len(alarms) == len(any_synth.stack.alarms.all) == 7
+    assert len(alarms) == len(any_synth.stack.alarms.all) == 8
     for alarm in alarms:
         assert alarm["Properties"]["AlarmActions"] == [{"Ref": topic_id}]
         assert alarm["Properties"]["OKActions"] == [{"Ref": topic_id}]
