@@ -2,6 +2,9 @@
 
 The API's URL comes from `--api-url` or `FILE_SEARCH_API_URL`. Requests to a deployed API (https on an
 AWS host, or `--sigv4`) are signed with the caller's AWS credentials; the local stack takes plain HTTP.
+
+Results go to stdout; hints, warnings and errors to stderr, so that stdout can be piped. Exit status: 0
+done, 1 the API or the network failed, 2 bad arguments, 3 the local file could not be written.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from file_search_client import __version__
 from file_search_client.http import ApiError, SearchApiClient, fetch, key_path
 
 COLUMNS = (("objectKey", "KEY"), ("size", "SIZE"), ("uploadUser", "USER"), ("uploadDate", "UPLOADED"))
@@ -30,10 +34,44 @@ FIELDS = (
 )
 
 
+EXIT_API_ERROR = 1
+EXIT_LOCAL_WRITE_ERROR = 3
+
+EXAMPLES = """examples:
+  python -m file_search_client --api-url http://127.0.0.1:8000 search --user USER001 --date 2017-08-20
+  python -m file_search_client search --bucket my-bucket --min-size 1000000 --all --json
+  python -m file_search_client get USER001_FILE001.txt
+  python -m file_search_client download USER001_FILE001.txt -o FILE001.txt --force
+  python -m file_search_client status
+
+A deployed API (https://<id>.execute-api.<region>.amazonaws.com/<stage>) is called with SigV4 signatures
+made from your AWS credentials; set FILE_SEARCH_API_URL to leave out --api-url.
+"""
+
+
+class LocalWriteError(Exception):
+    """The downloaded file could not be written where asked (not a fault of the API)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="file_search_client", description=__doc__)
-    parser.add_argument("--api-url", default=os.environ.get("FILE_SEARCH_API_URL"), help="the API's URL")
-    parser.add_argument("--sigv4", action="store_true", default=None, help="sign requests even if not https")
+    parser = argparse.ArgumentParser(
+        prog="file_search_client",
+        description=__doc__,
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--api-url",
+        default=os.environ.get("FILE_SEARCH_API_URL"),
+        help="the API's URL, with the stage of a deployed API (default: $FILE_SEARCH_API_URL)",
+    )
+    parser.add_argument(
+        "--sigv4",
+        action="store_true",
+        default=None,
+        help="sign requests with SigV4 even if the URL is not an execute-api https URL",
+    )
     parser.add_argument("--region", help="the API's region for signing (default: from the URL or profile)")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -46,19 +84,28 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--to", help="latest upload, a day or a timestamp (inclusive)")
     search.add_argument("--min-size", type=int, help="smallest size in bytes (with --bucket)")
     search.add_argument("--max-size", type=int, help="largest size in bytes (with --bucket)")
-    search.add_argument("--order", choices=("asc", "desc"))
+    search.add_argument(
+        "--order",
+        choices=("asc", "desc"),
+        help="sort direction (default: asc for --user, by upload time; desc for --bucket, by size)",
+    )
     search.add_argument("--limit", type=int, help="items per page (API default 100, at most 1000)")
     search.add_argument("--cursor", help="continue from a page's nextCursor")
     search.add_argument("--all", action="store_true", help="follow nextCursor through every page")
     search.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     get = commands.add_parser("get", help="one file's metadata by its exact key")
-    get.add_argument("key")
+    get.add_argument("key", help="the object's exact S3 key (not URL-encoded)")
     get.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     download = commands.add_parser("download", help="download a file through a presigned URL")
-    download.add_argument("key")
-    download.add_argument("-o", "--output", help="file to write, '-' for stdout (default: the key's name)")
+    download.add_argument("key", help="the object's exact S3 key (not URL-encoded)")
+    download.add_argument(
+        "-o", "--output", help="file to write, '-' for stdout (default: the key's last part, here)"
+    )
+    download.add_argument(
+        "-f", "--force", "--overwrite", action="store_true", help="replace the file if it exists"
+    )
 
     status = commands.add_parser("status", help="the index state and the indexer's backlog")
     status.add_argument("--json", action="store_true", help="print the API's JSON answer")
@@ -169,7 +216,8 @@ def _search(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> N
         return
     out.write(format_table(items) + "\n")
     if next_cursor:
-        out.write(f"(more: --cursor {next_cursor} or --all)\n")
+        # A hint, not a result: stdout stays the table alone.
+        print(f"more results: --cursor {next_cursor} or --all", file=sys.stderr)
 
 
 def _get(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> None:
@@ -182,18 +230,47 @@ def _get(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> None
 
 
 def _download(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> None:
+    to_stdout = args.output == "-"
+    # Never write outside the current directory by default: keys may hold "../" or absolute paths.
+    target = Path(args.output) if args.output else Path(_local_name(args.key))
+    if not to_stdout:
+        # Checked before the download too, so a refusal costs no transfer; written exclusively below.
+        _check_target(target, force=args.force)
     response = client.get(key_path("download", args.key))
     location = response.headers.get("Location") or response.headers.get("location")
     if response.status not in (301, 302, 303, 307) or not location:
         raise ApiError(response.status, f"{response.status}: expected a redirect to the file")
     data = fetch(location)
-    if args.output == "-":
+    if to_stdout:
         sys.stdout.buffer.write(data)
         return
-    # Never write outside the current directory by default: keys may hold "../" or absolute paths.
-    target = Path(args.output) if args.output else Path(Path(args.key).name or "download")
-    target.write_bytes(data)
+    _write(target, data, force=args.force)
     out.write(f"{target} ({len(data)} bytes)\n")
+
+
+def _local_name(key: str) -> str:
+    name = Path(key).name
+    return name if name not in ("", ".", "..") else "download"
+
+
+def _check_target(target: Path, *, force: bool) -> None:
+    if target.is_dir():
+        raise LocalWriteError(f"{target} is a directory: give a file name with -o")
+    if not target.parent.is_dir():
+        raise LocalWriteError(f"cannot write {target}: folder {target.parent} does not exist")
+    if target.exists() and not force:
+        raise LocalWriteError(f"{target} exists: pass --force to replace it")
+
+
+def _write(target: Path, data: bytes, *, force: bool) -> None:
+    try:
+        # "x" fails if the file appeared since the check: an existing file is replaced only with --force.
+        with target.open("wb" if force else "xb") as file:
+            file.write(data)
+    except FileExistsError:
+        raise LocalWriteError(f"{target} exists: pass --force to replace it") from None
+    except OSError as error:
+        raise LocalWriteError(f"cannot write {target}: {error.strerror or error}") from None
 
 
 def _status(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> None:
@@ -217,10 +294,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     try:
         client = SearchApiClient(args.api_url, sign=args.sigv4, region=args.region)
         COMMANDS[args.command](client, args, stream)
+    except LocalWriteError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_LOCAL_WRITE_ERROR
     except ApiError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 1
+        return EXIT_API_ERROR
     except OSError as error:
+        # Only network faults are left here: local writes raise LocalWriteError.
         print(f"error: cannot reach {args.api_url}: {error}", file=sys.stderr)
-        return 1
+        return EXIT_API_ERROR
     return 0

@@ -20,8 +20,10 @@ import botocore.session
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 
+from file_search_client import __version__
+
 _EXECUTE_API_HOST = re.compile(r"^[a-z0-9]+\.execute-api\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$")
-USER_AGENT = "file-search-client/1.0"
+USER_AGENT = f"file-search-client/{__version__}"
 
 
 class ApiError(Exception):

@@ -50,8 +50,12 @@ def _sign(secret: bytes, payload: bytes) -> bytes:
 
 
 def encode_cursor(secret: bytes, query: FileQuery, start: StartKey) -> str:
+    # Non-ASCII as UTF-8, not \uXXXX escapes: two keys of 1,024 bytes then stay far below the maximum.
     payload = json.dumps(
-        {"v": VERSION, "q": fingerprint(query), "k": start}, sort_keys=True, separators=(",", ":")
+        {"v": VERSION, "q": fingerprint(query), "k": start},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
     ).encode("utf-8")
     return f"{_b64encode(payload)}.{_b64encode(_sign(secret, payload))}"
 

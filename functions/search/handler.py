@@ -5,37 +5,52 @@ Routes (the README's "Searching"): `GET /files`, `GET /files/{objectKey}`, `GET 
 `GET /status`, `GET /openapi.json` and `GET /docs`.
 
 Configuration and clients are built on the first invocation, not at import, so the module imports
-without any environment (tests set it per test; benchmarks time the bare import).
+without any environment (tests set it per test; benchmarks time the bare import). What only the OpenAPI
+document needs (its pydantic models, the Swagger UI, the response models) is imported when the document
+is first asked for: it is most of what importing this module would otherwise cost.
+
+Metrics (EMF, namespace POWERTOOLS_METRICS_NAMESPACE, default S3FileSearch; dimensions `service` and
+`QueryShape`), one set per request that reached a search route, whatever its answer: `Requests`,
+`Latency` (ms), and for lists `ItemsRead` (DynamoDB's ScannedCount) and `ItemsReturned`. The shapes are
+`key`, `user`, `user+date`, `user+range`, `bucket`, `bucket+size`, `download` and `status`.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import os
 import re
+import threading
+import time
+from collections.abc import Mapping
+from contextvars import ContextVar
 from http import HTTPStatus
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import boto3
-from aws_lambda_powertools import Logger
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
-from aws_lambda_powertools.event_handler.openapi.models import APIKey, OpenAPI, Server
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
-from aws_lambda_powertools.utilities import parameters
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.shared.json_encoder import Encoder
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from file_index.reader import FileReader
+from file_index.reader import FileQuery, FileReader
 from file_index.state import IndexStateStore
 from search.config import load_config, queue_name
 from search.cursor import MAX_CURSOR_LENGTH
 from search.errors import BadRequest, ConfigError, FileNotFound, SearchError
-from search.models import ErrorMessage, FileItem, FileListPage, IndexStatus
 from search.queries import MAX_KEY_BYTES, ListParameters, build_query
 from search.service import FileSearch, decode_object_key
 from search.status import BacklogReader, IndexStateView
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.event_handler.openapi.models import OpenAPI
+    from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
@@ -45,8 +60,22 @@ API_TITLE = "S3 File Search"
 API_VERSION = "1.0.0"
 # Bucket names are at most 63 characters; user names are parts of keys (at most 1024 bytes).
 MAX_NAME_LENGTH = MAX_KEY_BYTES
+DOCS_PATH = "/docs"
+DEFAULT_METRICS_NAMESPACE = "S3FileSearch"
+DEFAULT_SERVICE_NAME = "search"
+# The query parameters of each route; any other is refused, so that a misspelling is not ignored.
+LIST_PARAMETERS = ("user", "bucket", "date", "from", "to", "minSize", "maxSize", "order", "limit", "cursor")
+INTEGER_PARAMETERS = ("minSize", "maxSize", "limit")
 
 logger = Logger(service="file-search")
+metrics = Metrics(namespace=DEFAULT_METRICS_NAMESPACE)
+
+# The base URL the request being answered came in on, for the OpenAPI document's `servers`.
+_request_base_url: ContextVar[str | None] = ContextVar("request_base_url", default=None)
+# The query shape of the request being answered, once a route knows it (for the metrics).
+_request_shape: ContextVar[str | None] = ContextVar("request_shape", default=None)
+_HOST = re.compile(r"[A-Za-z0-9.-]+(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?")
+_INTEGER = re.compile(r"-?[0-9]+")
 
 
 class _ObjectKeyResolver(APIGatewayRestResolver):
@@ -55,6 +84,9 @@ class _ObjectKeyResolver(APIGatewayRestResolver):
     Powertools' parameters stop at "/", and S3 keys contain it: a client may send it raw
     (`/files/a/b.txt`) or as `%2F`; both must reach the route. Static routes match exactly, so
     `/files/` (an empty key) reaches the key route and is refused with a message, not listed.
+
+    Powertools has no public hook for this: `_compile_regex(rule, base_regex)` is the static method its
+    `route()` calls once per rule; tests/unit/test_search_powertools_contract.py pins that contract.
     """
 
     @staticmethod
@@ -62,12 +94,18 @@ class _ObjectKeyResolver(APIGatewayRestResolver):
         return re.compile(base_regex.format(re.sub(r"<(\w+)>", r"(?P<\1>.*)", rule)))
 
     def get_openapi_schema(self, **kwargs: Any) -> OpenAPI:
-        """Powertools' document, minus what this API never answers.
+        """Powertools' document, minus what this API never answers, naming the server it is served from.
 
         Powertools documents a 422 with its own error shape on every route, but invalid input is
         answered 400 with `{"message"}` here, and a redirect has no JSON body. `/docs` and
-        `/openapi.json` both come through this method, so they show the same document.
+        `/openapi.json` both come through this method, so they show the same document; while a request
+        is answered, its server is the base URL the request came in on.
         """
+        from aws_lambda_powertools.event_handler.openapi.models import OpenAPI, Server
+
+        base_url = _request_base_url.get()
+        if base_url is not None:
+            kwargs["servers"] = [Server(url=base_url)]
         document = super().get_openapi_schema(**kwargs).model_dump(by_alias=True, exclude_none=True)
         for path_item in document.get("paths", {}).values():
             for operation in path_item.values():
@@ -76,16 +114,25 @@ class _ObjectKeyResolver(APIGatewayRestResolver):
                 for status, response in responses.items():
                     if 300 <= int(status) < 400:
                         response.pop("content", None)
-        schemas = document.get("components", {}).get("schemas", {})
+        schemas = document.setdefault("components", {}).setdefault("schemas", {})
         for unused in ("HTTPValidationError", "ValidationError"):
             schemas.pop(unused, None)
+        schemas.update(_response_schemas())
         return OpenAPI.model_validate(document)
 
 
-app = _ObjectKeyResolver(enable_validation=True)
+# Non-ASCII text as UTF-8: as \uXXXX escapes, a page of non-ASCII keys would pass Lambda's 6 MB limit.
+app = _ObjectKeyResolver(
+    enable_validation=True,
+    serializer=functools.partial(json.dumps, separators=(",", ":"), ensure_ascii=False, cls=Encoder),
+)
 
-_SIGV4 = {
-    "sigv4": APIKey.model_validate(
+
+def _openapi_info() -> dict[str, Any]:
+    """The document's metadata, built when the document is (its models cost most of an import)."""
+    from aws_lambda_powertools.event_handler.openapi.models import APIKey
+
+    sigv4 = APIKey.model_validate(
         {
             "type": "apiKey",
             "name": "Authorization",
@@ -94,25 +141,57 @@ _SIGV4 = {
             "x-amazon-apigateway-authtype": "awsSigv4",
         }
     )
-}
-_OPENAPI_INFO: dict[str, Any] = {
-    "title": API_TITLE,
-    "version": API_VERSION,
-    "description": (
-        "Find files uploaded to S3 by key, by uploader and time, or by bucket and size. "
-        "Errors are JSON objects with a `message` and a 4xx status."
-    ),
-    "security_schemes": _SIGV4,
-    "security": [{"sigv4": []}],
-}
-app.enable_swagger(path="/docs", **_OPENAPI_INFO)
+    return {
+        "title": API_TITLE,
+        "version": API_VERSION,
+        "description": (
+            "Find files uploaded to S3 by key, by uploader and time, or by bucket and size. "
+            "Errors are JSON objects with a `message` and a 4xx status."
+        ),
+        "security_schemes": {"sigv4": sigv4},
+        "security": [{"sigv4": []}],
+    }
 
-_ERRORS: dict[int | HTTPStatus, Any] = {
-    400: {"description": "Invalid request", "content": {"application/json": {"model": ErrorMessage}}},
-}
-_NOT_FOUND: dict[int | HTTPStatus, Any] = {
-    404: {"description": "No such file", "content": {"application/json": {"model": ErrorMessage}}},
-}
+
+_docs_lock = threading.Lock()
+_docs_enabled = False
+
+
+def enable_docs() -> None:
+    """Serve `GET /docs` (the Swagger UI), registering it on first use; safe from several threads."""
+    global _docs_enabled
+    with _docs_lock:
+        if not _docs_enabled:
+            app.enable_swagger(path=DOCS_PATH, **_openapi_info())
+            _docs_enabled = True
+
+
+# The documented answers' models (search.models), by name: the routes refer to them by `$ref`, and the
+# document gets their schemas when it is built, so that importing the handler builds no response model.
+RESPONSE_MODELS = ("FileListPage", "FileItem", "IndexStatus", "ErrorMessage")
+
+
+def _json_answer(description: str, model: str) -> OpenAPIResponse:
+    schema = {"$ref": f"#/components/schemas/{model}"}
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _response_schemas() -> dict[str, Any]:
+    """The JSON schemas of RESPONSE_MODELS and of the models they use, by name."""
+    from search import models
+
+    schemas: dict[str, Any] = {}
+    for name in RESPONSE_MODELS:
+        schema = getattr(models, name).model_json_schema(
+            ref_template="#/components/schemas/{model}", mode="serialization"
+        )
+        schemas.update(schema.pop("$defs", {}))
+        schemas[name] = schema
+    return schemas
+
+
+_ERRORS: dict[int, OpenAPIResponse] = {400: _json_answer("Invalid request", "ErrorMessage")}
+_NOT_FOUND: dict[int, OpenAPIResponse] = {404: _json_answer("No such file", "ErrorMessage")}
 _STATUS_OF_ERROR: dict[type[SearchError], HTTPStatus] = {
     BadRequest: HTTPStatus.BAD_REQUEST,
     FileNotFound: HTTPStatus.NOT_FOUND,
@@ -130,6 +209,9 @@ _THROTTLING_CODES = frozenset(
 @functools.cache
 def file_search() -> FileSearch:
     """The service with its configuration and clients, built once per execution environment."""
+    # Imported here: Powertools' parameters utility is needed once per execution environment.
+    from aws_lambda_powertools.utilities import parameters
+
     config = load_config()
     # Read once: the key signs every cursor, and a rotation simply invalidates cursors in flight. A
     # provider of its own (not the module-wide default) so its client follows the current endpoint.
@@ -165,6 +247,82 @@ def file_search() -> FileSearch:
         cursor_secret=cursor_secret,
         download_url_expiry_seconds=config.download_url_expiry_seconds,
     )
+
+
+def check_whole_numbers(names: tuple[str, ...]) -> None:
+    """BadRequest unless each of the query parameters `names` is written in digits (with a minus sign).
+
+    Request validation has already read them as integers, but pydantic reads `7.0`, `+7`, ` 7` and `7_0`
+    as 7 (its strict mode refuses every string, and query values are all strings).
+    """
+    given = app.current_event.query_string_parameters or {}
+    for name in names:
+        value = given.get(name)
+        if value is not None and not _INTEGER.fullmatch(value):
+            raise BadRequest(f"query parameter {name}: Input should be an integer written in digits only")
+
+
+def _suggestion(name: str, known: tuple[str, ...]) -> str | None:
+    """The known parameter `name` was probably meant to be: same letters in another case, or close."""
+    import difflib  # only a refused request needs it
+
+    by_lower = {candidate.lower(): candidate for candidate in known}
+    if name.lower() in by_lower:
+        return by_lower[name.lower()]
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
+    return by_lower[close[0]] if close else None
+
+
+def reject_unknown_parameters(route: str, known: tuple[str, ...] = ()) -> None:
+    """BadRequest naming each query parameter of the request that `route` does not take."""
+    given = app.current_event.multi_value_query_string_parameters or {}
+    unknown = sorted(name for name in given if name not in known)
+    if not unknown:
+        return
+    parts = []
+    for name in unknown:
+        suggestion = _suggestion(name, known)
+        hint = f" (did you mean {suggestion!r}?)" if suggestion else ""
+        parts.append(f"unknown query parameter {name!r}{hint}")
+    takes = ", ".join(known) if known else "none"
+    raise BadRequest(f"{'; '.join(parts)}; {route} takes {takes}")
+
+
+def request_base_url(event: Mapping[str, Any]) -> str:
+    """The URL the API was called at, before the route: scheme, host and API Gateway's stage or base path.
+
+    API Gateway names the domain the client called (`requestContext.domainName`) and the full path of the
+    request (`requestContext.path`: the stage on an execute-api domain, the base path mapping on a custom
+    domain, then the route). An event without a domain name reached the function some other way (the
+    local stack's stand-in, whose stage is in no URL): its base is the bare host. The scheme is
+    X-Forwarded-Proto's (API Gateway's is https), http without one; without a usable Host header the
+    base is the path alone.
+    """
+    headers = {str(name).lower(): str(value) for name, value in (event.get("headers") or {}).items()}
+    context = event.get("requestContext") or {}
+    prefix = ""
+    route_path = str(event.get("path") or "")
+    full_path = str(context.get("path") or "")
+    if context.get("domainName") and route_path and full_path.endswith(route_path):
+        prefix = full_path[: len(full_path) - len(route_path)].rstrip("/")
+    host = headers.get("host", "").strip()
+    if not _HOST.fullmatch(host):
+        return prefix or "/"
+    scheme = headers.get("x-forwarded-proto", "").split(",")[0].strip().lower()
+    if scheme not in ("http", "https"):
+        scheme = "http"
+    return f"{scheme}://{host}{prefix}"
+
+
+def query_shape(params: ListParameters) -> str:
+    """The shape of a list request for the metrics: user, user+date, user+range, bucket, bucket+size."""
+    if params.user is not None:
+        if params.date is not None:
+            return "user+date"
+        return "user+range" if params.from_ is not None or params.to is not None else "user"
+    if params.bucket is not None:
+        return "bucket+size" if params.min_size is not None or params.max_size is not None else "bucket"
+    return "invalid"
 
 
 def _message(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
@@ -226,7 +384,7 @@ def _unexpected(error: Exception) -> Response:
         "`indexState` BUILDING says the index is being built, so the answer may miss files."
     ),
     responses={
-        200: {"description": "One page", "content": {"application/json": {"model": FileListPage}}},
+        200: _json_answer("One page", "FileListPage"),
         **_ERRORS,
     },
     tags=["files"],
@@ -252,24 +410,38 @@ def list_files(
         Query(alias="maxSize", ge=0, le=MAX_SIZE, description="Largest size in bytes (bucket lists)"),
     ] = None,
     order: Annotated[Literal["asc", "desc"] | None, Query(description="Sort direction")] = None,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Items per page")] = DEFAULT_LIMIT,
+    limit: Annotated[
+        int,
+        Query(
+            ge=1,
+            le=MAX_LIMIT,
+            description=(
+                "Most items per page; a page of very long keys may hold fewer (it stays under Lambda's "
+                "6 MB response limit) and then has a nextCursor"
+            ),
+        ),
+    ] = DEFAULT_LIMIT,
     cursor: Annotated[
         str | None, Query(max_length=MAX_CURSOR_LENGTH, description="nextCursor of the previous page")
     ] = None,
 ) -> Response[dict[str, Any]]:
-    query = build_query(
-        ListParameters(
-            user=user,
-            bucket=bucket,
-            date=date,
-            from_=from_,
-            to=to,
-            min_size=min_size,
-            max_size=max_size,
-            order=order,
-        )
+    reject_unknown_parameters("GET /files", LIST_PARAMETERS)
+    check_whole_numbers(INTEGER_PARAMETERS)
+    params = ListParameters(
+        user=user,
+        bucket=bucket,
+        date=date,
+        from_=from_,
+        to=to,
+        min_size=min_size,
+        max_size=max_size,
+        order=order,
     )
+    _request_shape.set(query_shape(params))
+    query: FileQuery = build_query(params)
     result = file_search().list_files(query, limit=limit, cursor=cursor)
+    metrics.add_metric(name="ItemsRead", unit=MetricUnit.Count, value=result.scanned_count)
+    metrics.add_metric(name="ItemsReturned", unit=MetricUnit.Count, value=len(result.items))
     logger.info(
         "listed",
         extra={
@@ -299,13 +471,15 @@ _KEY_PARAMETER = Path(
     "/files/<objectKey>",
     summary="One file by its exact key",
     responses={
-        200: {"description": "The file", "content": {"application/json": {"model": FileItem}}},
+        200: _json_answer("The file", "FileItem"),
         **_ERRORS,
         **_NOT_FOUND,
     },
     tags=["files"],
 )
 def get_file(objectKey: Annotated[str, _KEY_PARAMETER]) -> Response[dict[str, Any]]:
+    _request_shape.set("key")
+    reject_unknown_parameters("GET /files/{objectKey}")
     item = file_search().get_file(decode_object_key(objectKey))
     return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=item)
 
@@ -321,6 +495,8 @@ def get_file(objectKey: Annotated[str, _KEY_PARAMETER]) -> Response[dict[str, An
     tags=["files"],
 )
 def download_file(objectKey: Annotated[str, _KEY_PARAMETER]) -> Response[None]:
+    _request_shape.set("download")
+    reject_unknown_parameters("GET /download/{objectKey}")
     url = file_search().download_url(decode_object_key(objectKey))
     return Response(
         status_code=HTTPStatus.FOUND,
@@ -339,38 +515,72 @@ def download_file(objectKey: Annotated[str, _KEY_PARAMETER]) -> Response[None]:
         "A figure SQS or CloudWatch could not give this time is null and named in `unavailable`; the "
         "answer is still 200."
     ),
-    responses={200: {"description": "The status", "content": {"application/json": {"model": IndexStatus}}}},
+    responses={200: _json_answer("The status", "IndexStatus")},
     tags=["status"],
 )
 def get_status() -> Response[dict[str, Any]]:
+    from search.models import IndexStatus
+
+    _request_shape.set("status")
+    reject_unknown_parameters("GET /status")
     report = file_search().status()
     # Through the documented model, so the answer cannot drift from the OpenAPI document.
     body = IndexStatus.model_validate(report.to_json()).model_dump(mode="json")
     return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=body)
 
 
-def openapi_json(base_path: str = "") -> str:
-    """The API's OpenAPI document; docs/openapi.json holds it for base path "".
+def openapi_json() -> str:
+    """The API's OpenAPI document, naming the server of the request being answered (else "/").
 
-    Regenerate the file with `python -m search.handler > docs/openapi.json`.
+    docs/openapi.json holds it as generated outside a request: `python -m search.handler > docs/openapi.json`.
     """
-    return app.get_openapi_json_schema(servers=[Server(url=base_path or "/")], **_OPENAPI_INFO)
+    from aws_lambda_powertools.event_handler.openapi.models import Server
+
+    return app.get_openapi_json_schema(servers=[Server(url="/")], **_openapi_info())
 
 
 @app.get("/openapi.json", include_in_schema=False)
 def openapi_document() -> Response[str]:
-    # Served with the stage as base path, so "Try it out" in /docs and generated clients hit this stage.
-    return Response(
-        status_code=HTTPStatus.OK,
-        content_type=content_types.APPLICATION_JSON,
-        body=openapi_json(app._get_base_path()),
-    )
+    # The server is the URL this request came in on, so "Try it out" in /docs and generated clients
+    # reach this API (its stage when deployed, the bare host on the local stack).
+    body = openapi_json()
+    return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=body)
+
+
+def _is_docs_request(event: Mapping[str, Any]) -> bool:
+    return str(event.get("path") or "").rstrip("/") == DOCS_PATH
+
+
+def _observability_from_env() -> None:
+    # Read per invocation, not at import: the environment may be set after the import (tests, the local
+    # stack). Without a namespace, Powertools would fail the flush; the product's is the default.
+    metrics.namespace = os.getenv("POWERTOOLS_METRICS_NAMESPACE") or DEFAULT_METRICS_NAMESPACE
+    metrics.service = os.getenv("POWERTOOLS_SERVICE_NAME") or DEFAULT_SERVICE_NAME
 
 
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    started = time.perf_counter()
     request_id = (event.get("requestContext") or {}).get("requestId")
     logger.set_correlation_id(request_id)
-    return app.resolve(event, context)
+    if _is_docs_request(event):
+        enable_docs()
+    _observability_from_env()
+    base_token = _request_base_url.set(request_base_url(event))
+    shape_token = _request_shape.set(None)
+    try:
+        return app.resolve(event, context)
+    finally:
+        shape = _request_shape.get()
+        if shape is not None:
+            metrics.add_dimension(name="QueryShape", value=shape)
+            metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
+            latency_ms = (time.perf_counter() - started) * 1000
+            metrics.add_metric(name="Latency", unit=MetricUnit.Milliseconds, value=latency_ms)
+            # Each request's metrics go out with it. (Powertools keeps one set per process, which is
+            # right for Lambda, one request at a time; the local stack disables metrics.)
+            metrics.flush_metrics()
+        _request_shape.reset(shape_token)
+        _request_base_url.reset(base_token)
 
 
 if __name__ == "__main__":

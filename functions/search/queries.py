@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from file_index.objects import MAX_KEY_BYTES
+from file_index.objects import MAX_KEY_BYTES, iso_utc_millis
 from file_index.reader import BucketQuery, FileQuery, UserQuery
 from search.errors import BadRequest
 
@@ -61,14 +61,6 @@ def parse_day(name: str, value: str) -> date:
         raise BadRequest(f"{name} is not a valid date: {value!r}") from None
 
 
-def format_timestamp(moment: datetime) -> str:
-    """The stored form of a UTC moment: YYYY-MM-DDTHH:MM:SS.mmmZ (zero-padded even before year 1000)."""
-    return (
-        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T"
-        f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}.{moment.microsecond // 1000:03d}Z"
-    )
-
-
 def parse_bound(name: str, value: str, *, upper: bool) -> str:
     """A `from` (upper=False) or `to` (upper=True) bound in the stored timestamp form, inclusive."""
     if _DAY.fullmatch(value):
@@ -86,7 +78,7 @@ def parse_bound(name: str, value: str, *, upper: bool) -> str:
             moment += timedelta(microseconds=1000 - moment.microsecond % 1000)
     except (ValueError, OverflowError):
         raise BadRequest(f"{name} is not a valid timestamp: {value!r}") from None
-    return format_timestamp(moment)
+    return iso_utc_millis(moment)
 
 
 def _user_query(params: ListParameters, user: str, ascending: bool) -> UserQuery:

@@ -3,24 +3,58 @@ tell the index state and backlog."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit, urlunsplit
 
-from file_index.reader import FileQuery, FileReader, InvalidStartKey
+from boto3.dynamodb.types import TypeSerializer
+
+from file_index import schema
+from file_index.reader import FileQuery, FileReader, InvalidStartKey, StartKey
 from file_index.state import State
 from search.cursor import InvalidCursor, decode_cursor, encode_cursor
 from search.errors import BadRequest, FileNotFound
+from search.payload import PAGE_ITEMS_BUDGET_BYTES, items_within
 from search.queries import check_key_value
 from search.status import BacklogReader, IndexStateView, StatusReport
+
+_serializer = TypeSerializer()
+# Dot segments, which URL clients resolve away (RFC 3986, section 5.2.4), and their percent-encoded form,
+# which S3 decodes back to the key's own dots. Browsers also resolve %2E%2E (the WHATWG URL standard).
+_DOT_SEGMENTS = {".": "%2E", "..": "%2E%2E"}
 
 
 @dataclass(frozen=True)
 class FileList:
     items: list[dict[str, Any]]
     next_cursor: str | None
-    scanned_count: int  # items DynamoDB read for this page; equals len(items) by design
+    # Items DynamoDB read for this page: len(items), or more when the page was cut to fit the response.
+    scanned_count: int
     index_state: State  # BUILDING: the index is being built, so the list may miss files
+
+
+def start_key_after(query: FileQuery, item: Mapping[str, Any]) -> StartKey:
+    """The start key of the position just after `item` (an item of `query`), as DynamoDB would give it.
+
+    A query on an index continues from the base table's key and the index's key of the last item read.
+    """
+    names = (schema.OBJECT_KEY, query.index.partition_key.name, query.index.sort_key.name)
+    return {name: _serializer.serialize(item[name]) for name in names}
+
+
+def keep_dot_segments(url: str) -> str:
+    """`url` with its path's `.` and `..` segments percent-encoded, so that clients send them as they are.
+
+    botocore signs the key's path as it is, dots included; S3 decodes the path before it checks the
+    signature, so the encoded dots still match it, and name the key's own dots rather than a parent.
+    """
+    parts = urlsplit(url)
+    segments = parts.path.split("/")
+    if not any(segment in _DOT_SEGMENTS for segment in segments):
+        return url
+    path = "/".join(_DOT_SEGMENTS.get(segment, segment) for segment in segments)
+    return urlunsplit(parts._replace(path=path))
 
 
 def decode_object_key(raw: str) -> str:
@@ -51,6 +85,7 @@ class FileSearch:
         bucket_name: str,
         cursor_secret: bytes,
         download_url_expiry_seconds: int,
+        page_budget_bytes: int = PAGE_ITEMS_BUDGET_BYTES,
     ) -> None:
         self._reader = reader
         self._index_state = index_state
@@ -59,6 +94,7 @@ class FileSearch:
         self._bucket_name = bucket_name
         self._cursor_secret = cursor_secret
         self._expiry = download_url_expiry_seconds
+        self._page_budget = page_budget_bytes
 
     def get_file(self, object_key: str) -> dict[str, Any]:
         item = self._reader.get_file(object_key)
@@ -80,11 +116,17 @@ class FileSearch:
             page = self._reader.list_files(query, limit=limit, start=start)
         except InvalidStartKey:
             raise BadRequest("cursor is not valid for this query (outside its range)") from None
+        items, next_start = page.items, page.next_start
+        fitting = items_within(items, self._page_budget)
+        if fitting < len(items):
+            # Cut to fit Lambda's response limit: the next page starts after the last item returned.
+            items = items[:fitting]
+            next_start = start_key_after(query, items[-1])
         next_cursor = None
-        if page.next_start is not None:
-            next_cursor = encode_cursor(self._cursor_secret, query, page.next_start)
+        if next_start is not None:
+            next_cursor = encode_cursor(self._cursor_secret, query, next_start)
         return FileList(
-            items=page.items,
+            items=items,
             next_cursor=next_cursor,
             scanned_count=page.scanned_count,
             index_state=index_state,
@@ -95,7 +137,11 @@ class FileSearch:
         return StatusReport(state=self._index_state.read(consistent=True), backlog=self._backlog.read())
 
     def download_url(self, object_key: str) -> str:
-        """A presigned GET of the indexed version of the file, valid for the configured expiry."""
+        """A presigned GET of the indexed version of the file, valid for the configured expiry.
+
+        A key with `.` or `..` segments (`a/../b`) keeps them in the URL, percent-encoded: curl, requests
+        and urllib then fetch that key; browsers still resolve them, and S3 refuses the changed path.
+        """
         item = self.get_file(object_key)
         if item.get("bucketName") != self._bucket_name:
             # Downloads are limited to the configured bucket, whatever else the index holds.
@@ -104,4 +150,4 @@ class FileSearch:
         if "versionId" in item:
             params["VersionId"] = item["versionId"]
         url: str = self._s3.generate_presigned_url("get_object", Params=params, ExpiresIn=self._expiry)
-        return url
+        return keep_dot_segments(url)

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
 import io
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
+import file_search_client
 from file_search_client.cli import build_parser, format_item, format_status, format_table, main
 from file_search_client.http import SearchApiClient, key_path, needs_signing, region_of
 
@@ -160,3 +165,80 @@ def test_status_takes_only_json() -> None:
     assert build_parser().parse_args(["status", "--json"]).json is True
     with pytest.raises(SystemExit):
         build_parser().parse_args(["status", "--user", "U"])
+
+
+def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found.extend(_parsers(sub))
+    return found
+
+
+def test_every_option_and_argument_has_help() -> None:
+    missing = [
+        f"{parser.prog} {action.dest}"
+        for parser in _parsers(build_parser())
+        for action in parser._actions
+        if not isinstance(action, argparse._SubParsersAction) and not action.help
+    ]
+    assert not missing
+
+
+def test_version_prints_the_clients_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert file_search_client.__version__ == "0.2.0"
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out == "file_search_client 0.2.0\n"
+
+
+def test_help_ends_with_examples() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "file_search_client", "--help"], capture_output=True, text=True, check=True
+    )
+    examples = result.stdout.split("examples:\n", 1)[1]
+    assert "search --user USER001 --date 2017-08-20" in examples
+    assert "download USER001_FILE001.txt -o FILE001.txt --force" in examples
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [("directory", "is a directory: give a file name with -o"), ("missing", "does not exist")],
+)
+def test_an_unwritable_target_is_refused_before_any_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str, message: str
+) -> None:
+    target = tmp_path if where == "directory" else tmp_path / "missing" / "a.txt"
+    # Port 9 refuses at once: had the client tried the API, it would say "cannot reach".
+    code = main(["--api-url", "http://127.0.0.1:9", "download", "k", "-o", str(target)], out=io.StringIO())
+    err = capsys.readouterr().err
+    assert code == 3
+    assert message in err
+    assert "cannot reach" not in err
+
+
+def test_an_existing_file_is_refused_without_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "a.txt"
+    target.write_text("mine")
+    code = main(["--api-url", "http://127.0.0.1:9", "download", "k", "-o", str(target)], out=io.StringIO())
+    assert code == 3
+    assert "exists: pass --force to replace it" in capsys.readouterr().err
+    assert target.read_text() == "mine"
+    # With --force the check passes, so the client goes on to the (unreachable) API.
+    code = main(["--api-url", "http://127.0.0.1:9", "download", "k", "-o", str(target), "--force"])
+    assert code == 1
+    assert "cannot reach" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("key", "name"), [("a/b.txt", "b.txt"), ("a/..", "download"), ("a/", "a")])
+def test_the_default_file_name_stays_in_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], key: str, name: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_text("there")
+    assert main(["--api-url", "http://127.0.0.1:9", "download", key], out=io.StringIO()) == 3
+    assert f"{name} exists" in capsys.readouterr().err

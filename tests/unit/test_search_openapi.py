@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from local_stack.api_gateway import to_rest_event
 from search import handler
@@ -68,7 +71,69 @@ def test_the_api_serves_the_document_and_the_ui_without_any_configuration() -> N
 
     assert served["statusCode"] == 200
     document = json.loads(served["body"])
-    assert document["servers"] == [{"url": "/local"}]  # the stage, so "Try it out" reaches it
     assert document["paths"] == json.loads(handler.openapi_json())["paths"]
     assert ui["statusCode"] == 200
     assert "swagger" in ui["body"].lower()
+
+
+LOCAL = {"Host": "127.0.0.1:8000", "User-Agent": "curl/8"}
+
+
+def test_on_the_local_stack_the_server_is_the_host_the_request_came_to_not_the_stage() -> None:
+    # The stand-in sends requestContext.path "/local/..." but answers at the bare host.
+    served = handler.lambda_handler(to_rest_event("GET", "/openapi.json", headers=LOCAL), None)
+    ui = handler.lambda_handler(to_rest_event("GET", "/docs", headers=LOCAL), None)
+
+    assert json.loads(served["body"])["servers"] == [{"url": "http://127.0.0.1:8000"}]
+    assert '"url": "http://127.0.0.1:8000"' in ui["body"]
+    assert "/local" not in ui["body"].split("swagger-ui-bundle")[0]
+
+
+def _api_gateway_event(path: str, *, host: str, full_path: str, proto: str = "https") -> dict[str, Any]:
+    event = to_rest_event("GET", path, headers={"Host": host, "X-Forwarded-Proto": proto})
+    event["requestContext"].update({"domainName": host, "path": full_path, "stage": "v1"})
+    return event
+
+
+@pytest.mark.parametrize(
+    ("event", "base_url"),
+    [
+        (
+            _api_gateway_event(
+                "/openapi.json",
+                host="abc123.execute-api.eu-west-1.amazonaws.com",
+                full_path="/v1/openapi.json",
+            ),
+            "https://abc123.execute-api.eu-west-1.amazonaws.com/v1",
+        ),
+        (  # a custom domain with the API mapped at base path "search"
+            _api_gateway_event("/openapi.json", host="files.example.com", full_path="/search/openapi.json"),
+            "https://files.example.com/search",
+        ),
+        (  # a custom domain mapped at its root: no stage in the URL
+            _api_gateway_event("/openapi.json", host="files.example.com", full_path="/openapi.json"),
+            "https://files.example.com",
+        ),
+        (to_rest_event("GET", "/openapi.json", headers=LOCAL), "http://127.0.0.1:8000"),
+        (to_rest_event("GET", "/openapi.json", headers={"Host": "[::1]:8000"}), "http://[::1]:8000"),
+        (to_rest_event("GET", "/openapi.json"), "/"),  # no Host: a relative server
+        (to_rest_event("GET", "/openapi.json", headers={"Host": "evil.example/<script>"}), "/"),
+    ],
+    ids=[
+        "execute-api",
+        "custom-domain-base-path",
+        "custom-domain-root",
+        "local",
+        "ipv6",
+        "no-host",
+        "bad-host",
+    ],
+)
+def test_the_base_url_is_the_one_the_request_came_in_on(event: dict[str, Any], base_url: str) -> None:
+    assert handler.request_base_url(event) == base_url
+    served = handler.lambda_handler(event, None)
+    assert json.loads(served["body"])["servers"] == [{"url": base_url}]
+
+
+def test_the_kept_document_names_a_relative_server() -> None:
+    assert json.loads(handler.openapi_json())["servers"] == [{"url": "/"}]

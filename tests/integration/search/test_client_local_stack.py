@@ -166,6 +166,45 @@ def test_download_follows_the_presigned_redirect(
     assert target.read_bytes() == b"hello"
 
 
+def test_a_download_never_replaces_an_existing_file_without_force(
+    local_stack: LocalStack, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "mine.txt"
+    target.write_bytes(b"precious")
+    key = "USER001/dir/a b+c%.txt"
+
+    code, _ = run("--api-url", local_stack.api_url, "download", key, "-o", str(target))
+
+    assert code == 3
+    assert f"{target} exists: pass --force to replace it" in capsys.readouterr().err
+    assert target.read_bytes() == b"precious"
+    assert run("--api-url", local_stack.api_url, "download", key, "-o", str(target), "--force")[0] == 0
+    assert target.read_bytes() == b"hello"
+    assert run("--api-url", local_stack.api_url, "download", key, "-o", str(target), "--overwrite")[0] == 0
+
+
+@pytest.mark.parametrize("where", ["directory", "missing folder"])
+def test_a_local_write_error_is_not_reported_as_an_unreachable_api(
+    local_stack: LocalStack, tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    target = tmp_path if where == "directory" else tmp_path / "nowhere" / "a.txt"
+    code, _ = run("--api-url", local_stack.api_url, "download", "USER001/dir/a b+c%.txt", "-o", str(target))
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "cannot reach" not in err
+    assert ("is a directory" if where == "directory" else "does not exist") in err
+
+
+def test_the_more_hint_goes_to_stderr_and_stdout_is_only_the_table(
+    local_stack: LocalStack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, output = run("--api-url", local_stack.api_url, "search", "--bucket", BUCKET, "--limit", "1")
+    assert code == 0
+    assert len(output.splitlines()) == 2  # the header and one row
+    assert "more" not in output
+    assert "more results: --cursor " in capsys.readouterr().err
+
+
 def test_errors_exit_1_with_the_api_message(
     local_stack: LocalStack, capsys: pytest.CaptureFixture[str]
 ) -> None:
