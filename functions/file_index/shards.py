@@ -1,0 +1,369 @@
+"""Write sharding of a low-cardinality index partition key, and the merge that reads it back in order.
+
+Every upload to a bucket writes the same partition key value of the bucket index, and one partition
+takes at most 1,000 writes/s (docs/scaling.md). Spreading a value over `shard_count` shards multiplies
+that: each entry goes to the shard its object key hashes to, and a read queries every shard and merges.
+
+Keys
+----
+`shard_of(object_key, n)` is a stable hash (BLAKE2b of the UTF-8 key, 64 bits, mod n): the same on every
+machine and every run, unlike Python's `hash()`. `sharded_key(value, shard)` is the partition key value:
+shard 0 is the value itself, shard k > 0 is `value#k`. So:
+
+- one shard is exactly today's key (no suffix), and an entry written before sharding is in shard 0;
+- raising the shard count on a live table loses nothing: an entry stays in the shard it was written to,
+  and a reader that queries shards `0..n-1` of the largest count ever deployed finds every entry,
+  whichever count wrote it. Lowering it would strand the entries of the shards it drops, which is why
+  a deployment must refuse it.
+- the suffix is unambiguous only if no value contains `#`: S3 bucket names never do; `sharded_key`
+  refuses any value that does (`UnshardableValueError`), and the caller decides what to do with it.
+
+Merge
+-----
+`merge_page` reads one page of a sharded index in global order. Each shard is a callable that returns
+the next batch of its items after a position, in the index's order (by sort value; how equal sort
+values are ordered inside one shard is the shard's business, e.g. DynamoDB's own order). The merge
+returns the first `limit` items in order of (sort value, objectKey), reversed for a descending read,
+each item exactly once, and a `MergeCursor` holding, for each shard, the position of its last
+*returned* item (not of the last item read ahead), or that it is exhausted. Resuming from the cursor
+continues exactly where the page ended: paging through all pages gives the same sequence as one long
+page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import math
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+SHARD_SEPARATOR = "#"
+MAX_SHARD_COUNT = 256
+
+T = TypeVar("T")
+SortValue = int | str
+
+
+class InvalidShardCountError(ValueError):
+    """A shard count outside 1..MAX_SHARD_COUNT, or a shard number outside 0..count-1."""
+
+
+class UnshardableValueError(ValueError):
+    """A partition key value that contains the shard separator, so its shards would be ambiguous."""
+
+
+class ShardContractError(RuntimeError):
+    """A shard's fetcher broke its contract: an empty batch that is not the end, or items out of order."""
+
+
+class InvalidMergeCursorError(ValueError):
+    """A merge cursor that is malformed, or has more shards than the read it is used with."""
+
+
+def _check_count(shard_count: int) -> None:
+    if not 1 <= shard_count <= MAX_SHARD_COUNT:
+        raise InvalidShardCountError(f"shard count must be 1-{MAX_SHARD_COUNT}, not {shard_count}")
+
+
+def shard_of(object_key: str, shard_count: int) -> int:
+    """The shard of an object key among `shard_count`: stable across machines, runs and versions."""
+    _check_count(shard_count)
+    digest = hashlib.blake2b(object_key.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % shard_count
+
+
+def sharded_key(value: str, shard: int) -> str:
+    """The partition key value of `value`'s shard: the value itself for shard 0, else `value#shard`."""
+    if SHARD_SEPARATOR in value:
+        raise UnshardableValueError(f"{value!r} contains {SHARD_SEPARATOR!r}, so its shards are ambiguous")
+    if not 0 <= shard < MAX_SHARD_COUNT:
+        raise InvalidShardCountError(f"shard must be 0-{MAX_SHARD_COUNT - 1}, not {shard}")
+    return value if shard == 0 else f"{value}{SHARD_SEPARATOR}{shard}"
+
+
+def split_sharded_key(key: str) -> tuple[str, int]:
+    """(value, shard) of a partition key value made by `sharded_key`."""
+    value, separator, shard = key.rpartition(SHARD_SEPARATOR)
+    if not separator:
+        return key, 0
+    if not shard.isdigit() or shard != str(int(shard)) or SHARD_SEPARATOR in value or not value:
+        raise UnshardableValueError(f"{key!r} is not a sharded key value")
+    return value, int(shard)
+
+
+def partition_key_for(value: str, object_key: str, shard_count: int) -> str:
+    """Where a writer puts an entry: `value` unchanged for one shard, else the object key's shard."""
+    _check_count(shard_count)
+    if shard_count == 1:
+        return value
+    return sharded_key(value, shard_of(object_key, shard_count))
+
+
+def partition_keys(value: str, shard_count: int) -> list[str]:
+    """Every partition key value a reader queries for `value`, shard 0 first."""
+    _check_count(shard_count)
+    if shard_count == 1:
+        return [value]
+    return [sharded_key(value, shard) for shard in range(shard_count)]
+
+
+def fair_share(limit: int, shard_count: int) -> int:
+    """A batch size for `merge_page`: a shard's expected part of a page, plus two standard deviations.
+
+    Object keys hash evenly, so a page of `limit` takes about `limit / shard_count` items from each
+    shard; asking each for that plus a margin keeps the read-ahead near one page, and a shard that runs
+    short is topped up (one more request) only when the page really needs its items.
+    """
+    _check_count(shard_count)
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, not {limit}")
+    expected = limit / shard_count
+    return min(limit, math.ceil(expected) + math.ceil(2 * math.sqrt(expected)) + 1)
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """Where an item sits in the merged order: its index sort value, then its objectKey.
+
+    The sort values of one merge are all int or all str.
+    """
+
+    sort_value: SortValue
+    object_key: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"v": self.sort_value, "k": self.object_key}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Position:
+        if not isinstance(data, Mapping) or set(data) != {"v", "k"}:
+            raise InvalidMergeCursorError("a position is {'v': sort value, 'k': objectKey}")
+        value, key = data["v"], data["k"]
+        if isinstance(value, bool) or not isinstance(value, int | str) or not isinstance(key, str):
+            raise InvalidMergeCursorError("a position's sort value is an int or a str, its objectKey a str")
+        return cls(value, key)
+
+
+@dataclass(frozen=True)
+class ShardCursor:
+    """One shard's place in a merged read: after `after` (None: from its start), or exhausted."""
+
+    after: Position | None = None
+    exhausted: bool = False
+
+
+@dataclass(frozen=True)
+class MergeCursor:
+    """Where the next page of a merged read starts: one `ShardCursor` per shard.
+
+    `last` is the last item returned overall; a shard that the cursor does not know (the shard count
+    was raised since) starts after it, so a page never goes back before what was already returned.
+    """
+
+    shards: tuple[ShardCursor, ...]
+    last: Position | None = None
+
+    @classmethod
+    def start(cls, shard_count: int) -> MergeCursor:
+        _check_count(shard_count)
+        return cls(tuple(ShardCursor() for _ in range(shard_count)))
+
+    @property
+    def finished(self) -> bool:
+        return all(shard.exhausted for shard in self.shards)
+
+    def widened(self, shard_count: int) -> MergeCursor:
+        """This cursor for `shard_count` shards; new shards start after `last`. Fewer shards: refused."""
+        _check_count(shard_count)
+        if shard_count < len(self.shards):
+            raise InvalidMergeCursorError(
+                f"the cursor has {len(self.shards)} shards, more than the {shard_count} read now"
+            )
+        extra = tuple(ShardCursor(after=self.last) for _ in range(shard_count - len(self.shards)))
+        return MergeCursor(self.shards + extra, self.last)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON, to be signed and sealed by the caller like any other cursor."""
+        return {
+            "shards": [
+                "exhausted" if shard.exhausted else None if shard.after is None else shard.after.to_json()
+                for shard in self.shards
+            ],
+            "last": None if self.last is None else self.last.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> MergeCursor:
+        if not isinstance(data, Mapping) or set(data) != {"shards", "last"}:
+            raise InvalidMergeCursorError("a merge cursor is {'shards': [...], 'last': ...}")
+        entries = data["shards"]
+        if not isinstance(entries, list) or not 1 <= len(entries) <= MAX_SHARD_COUNT:
+            raise InvalidMergeCursorError(f"a merge cursor has 1-{MAX_SHARD_COUNT} shards")
+        shards = tuple(
+            ShardCursor(exhausted=True)
+            if entry == "exhausted"
+            else ShardCursor(None if entry is None else Position.from_json(entry))
+            for entry in entries
+        )
+        last = None if data["last"] is None else Position.from_json(data["last"])
+        return cls(shards, last)
+
+
+@dataclass(frozen=True)
+class ShardBatch(Generic[T]):
+    """What one fetch of one shard returns: items in the shard's order, and whether nothing follows."""
+
+    items: Sequence[T]
+    exhausted: bool
+
+
+# fetch(after, count): up to `count` items of the shard strictly after `after` (None: from its start),
+# in the read's order. At least one item unless `exhausted`; more than `count` is allowed (read ahead).
+ShardFetch = Callable[[Position | None, int], ShardBatch[T]]
+
+
+@dataclass(frozen=True)
+class MergedPage(Generic[T]):
+    """One page of a merged read, with the cursor of the next (None: every shard is exhausted)."""
+
+    items: list[T]
+    cursor: MergeCursor | None
+    fetches: int  # calls made to the fetchers (requests, if each fetch is one query)
+    items_read: int  # items the fetchers returned, read ahead included
+
+
+class _Descending:
+    """Reverses the order of a Position, so one min-heap serves both directions."""
+
+    __slots__ = ("position",)
+
+    def __init__(self, position: Position) -> None:
+        self.position = position
+
+    def __lt__(self, other: _Descending) -> bool:
+        return other.position < self.position
+
+
+class _Shard(Generic[T]):
+    def __init__(self, cursor: ShardCursor) -> None:
+        self.buffer: deque[tuple[Position, T]] = deque()
+        self.exhausted = cursor.exhausted
+        self.returned = cursor.after  # position of the last item returned from this shard
+        self.read_to = cursor.after  # position of the last item fetched
+
+    @property
+    def needs_fetch(self) -> bool:
+        return not self.buffer and not self.exhausted
+
+
+def merge_page(
+    fetchers: Sequence[ShardFetch[T]],
+    *,
+    position_of: Callable[[T], Position],
+    limit: int,
+    ascending: bool,
+    cursor: MergeCursor | None = None,
+    batch_size: int | None = None,
+    executor: Executor | None = None,
+) -> MergedPage[T]:
+    """The next `limit` items of a sharded read, in global order, and where the page after starts.
+
+    A shard is fetched only when the merge needs its next item and has none buffered; each fetch asks
+    for what the page may still need (`limit` minus items returned so far, capped by `batch_size`), so
+    no shard is asked for more than the page could take from it. Shards that need a fetch at the same
+    moment (all of them, at the start) are fetched together on `executor` if one is given.
+
+    `cursor` resumes a previous page; a cursor from fewer shards is widened (`MergeCursor.widened`).
+    An item ranked before the previous page's last sort value can only have been written since that
+    page; it is skipped, as a single index's cursor skips writes behind it, so pages never go back.
+    Raises `ShardContractError` if a fetcher returns an empty batch that is not the end, or items whose
+    sort values go against the read's order.
+    """
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, not {limit}")
+    if batch_size is not None and batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+    start = MergeCursor.start(len(fetchers)) if cursor is None else cursor.widened(len(fetchers))
+    shards: list[_Shard[T]] = [_Shard(shard_cursor) for shard_cursor in start.shards]
+    last = start.last
+    items: list[T] = []
+    fetches = 0
+    items_read = 0
+
+    def rank(position: Position) -> Position | _Descending:
+        return position if ascending else _Descending(position)
+
+    heap: list[tuple[Position | _Descending, int]] = []
+    while len(items) < limit:
+        wanted = limit - len(items)
+        if batch_size is not None:
+            wanted = min(wanted, batch_size)
+        needing = [index for index, shard in enumerate(shards) if shard.needs_fetch]
+        if needing:
+            requests = [(fetchers[index], shards[index].read_to) for index in needing]
+            if executor is not None and len(requests) > 1:
+                futures = [executor.submit(fetch, after, wanted) for fetch, after in requests]
+                batches = [future.result() for future in futures]
+            else:
+                batches = [fetch(after, wanted) for fetch, after in requests]
+            fetches += len(batches)
+            for index, batch in zip(needing, batches, strict=True):
+                items_read += len(batch.items)
+                _take(shards[index], index, batch, position_of, ascending, start.last)
+                if shards[index].buffer:
+                    heapq.heappush(heap, (rank(shards[index].buffer[0][0]), index))
+        if not heap:
+            break
+        _, index = heapq.heappop(heap)
+        shard = shards[index]
+        position, item = shard.buffer.popleft()
+        items.append(item)
+        shard.returned = last = position
+        if shard.buffer:
+            heapq.heappush(heap, (rank(shard.buffer[0][0]), index))
+
+    next_cursor = MergeCursor(
+        tuple(ShardCursor(shard.returned, shard.exhausted and not shard.buffer) for shard in shards), last
+    )
+    return MergedPage(
+        items=items,
+        cursor=None if next_cursor.finished else next_cursor,
+        fetches=fetches,
+        items_read=items_read,
+    )
+
+
+def _before(value: SortValue, other: SortValue, ascending: bool) -> bool:
+    return value < other if ascending else value > other  # type: ignore[operator]
+
+
+def _take(
+    shard: _Shard[T],
+    index: int,
+    batch: ShardBatch[T],
+    position_of: Callable[[T], Position],
+    ascending: bool,
+    floor: Position | None,
+) -> None:
+    if not batch.items and not batch.exhausted:
+        raise ShardContractError(f"shard {index} returned no items but is not exhausted")
+    previous = shard.read_to
+    for item in batch.items:
+        position = position_of(item)
+        if previous is not None and _before(position.sort_value, previous.sort_value, ascending):
+            raise ShardContractError(
+                f"shard {index} returned sort value {position.sort_value!r} after {previous.sort_value!r}"
+            )
+        previous = position
+        if floor is not None and _before(position.sort_value, floor.sort_value, ascending):
+            # Every item before the previous page's last sort value was returned by then, so this one
+            # was written since: like an unsharded index, a read does not go back for it.
+            shard.returned = position
+            continue
+        shard.buffer.append((position, item))
+    shard.read_to = previous
+    shard.exhausted = batch.exhausted
