@@ -1,4 +1,4 @@
-"""Applies S3 object events to FileMetaData: one conditional write per event, no read.
+"""Applies S3 object events to FileMetaData: one conditional write per ordinary event, no read.
 
 The ordering rule lives in DynamoDB's ConditionExpression, so any number of writers may run at once and
 an event may arrive any number of times, in any order:
@@ -10,53 +10,78 @@ AWS's right-pad rule. An equal or older event fails the condition and changes no
 Events without a sequencer use `<=` instead, so that of two events with the same time the one applied
 last wins (the indexer applies one key's events in delivery order).
 
-Three kinds of write, one call each:
+Creates and removals
+--------------------
+A create is a PutItem of the whole entry; a removal of the object (a delete marker,
+`LifecycleExpiration:DeleteMarkerCreated`, or a delete in an unversioned bucket) is a PutItem of a
+*tombstone* (`deleted`, `expiresAt` for DynamoDB TTL, the event's `orderKey`, none of the GSI key
+attributes), so it is in no index, and an older create that arrives later fails the condition instead of
+resurrecting the file. Both also check that their version was not deleted for good: a real version id
+must not be in `deletedVersions`; the "null" version (an upload while versioning was off or suspended, or
+a create without versionId) must be newer than `nullPurgedAt`, because S3 re-creates "null" in place and
+only the null versions from before the purge are gone.
 
-- A create is a PutItem of the whole entry under the rule above and
-  `NOT contains(deletedVersions, :versionId)`: a version recorded as deleted for good cannot come back. A
-  create without a versionId is the "null" version. The PutItem replaces the item, tombstone attributes
-  and `deletedVersions` included.
-- A removal of the object (a delete marker, `LifecycleExpiration:DeleteMarkerCreated`, or a delete in an
-  unversioned bucket) is a PutItem of a tombstone (`deleted`, `expiresAt` for DynamoDB TTL, the event's
-  `orderKey`) with none of the GSI key attributes, so it is in no index and no search returns it, and an
-  older create that arrives later fails the condition instead of resurrecting the file. A delete marker
-  also checks `deletedVersions` for its own versionId.
-- A permanent delete of one version (`ObjectRemoved:Delete` or `LifecycleExpiration:Delete` with a
-  versionId) is an UpdateItem that takes no position in the key's history, because it must not hide a
-  newer version whose create is yet to arrive. Its condition is
+The PutItem replaces the item. That is only safe when the bookkeeping it drops (`deletedVersions`,
+`nullPurgedAt`) can no longer matter, which `purgedUntil` tells: it is at least the position of every
+recorded version delete, and a deleted version's create is older than its delete, so an event newer than
+`purgedUntil` leaves nothing for the bookkeeping to block. The PutItem therefore also requires
+`purgedUntil < :orderKey`. When only that fails (an event that overtook a later version delete, rare),
+the same write is made as an UpdateItem that keeps the bookkeeping. The condition failure returns the
+old item (`ReturnValuesOnConditionCheckFailure`), so telling the two apart costs no read, and a stale or
+duplicate event stays one call.
 
-      NOT contains(deletedVersions, :v) AND
-      (attribute_not_exists(orderKey) OR (versionId = :v AND orderKey < :orderKey))
+Permanent deletes of one version
+--------------------------------
+`ObjectRemoved:Delete` or `LifecycleExpiration:Delete` with a versionId. What it means for the index
+depends on what the entry holds (the decision is in the conditions, the old item says which applied):
 
-  ("null" also matches an item without versionId). So it applies only when the item holds that very
-  version, or holds no position yet (no item, or only earlier deletes of versions). It then sets
-  `deleted` and `expiresAt`, removes the GSI key attributes, `fileId` and `eTag`, and adds the version to
-  `deletedVersions`. `orderKey` stays what it was (absent if there was none), so every newer create still
-  replaces the tombstone, while the deleted version's own create, late or duplicated, changes nothing.
-  Against an item that holds another version it changes nothing: that version is either newer, or older
-  and bound to be replaced by the key's newer events, as the next paragraph explains.
+1. The entry holds another version with a position older than the delete (the common case: a noncurrent
+   version expires). A live entry without versionId holds "null"; a delete marker's tombstone holds the
+   marker. One UpdateItem records the deleted version without hiding the entry: the id is added to
+   `deletedVersions` ("null": `nullPurgedAt` is set to the delete's position) and `purgedUntil` is
+   raised to it. The entry keeps its version and position, so a newer version's create still applies,
+   while the deleted version's create, late or duplicated, changes nothing; this holds even if that
+   version was the current one and its create is still in flight.
+2. The entry holds that very version (or, for "null", a live entry without versionId), holds no position
+   yet (no item, or an entry written by a backfill or repair), or is an older tombstone without versionId
+   (a lookup of an earlier delete, pending or done, or a delete from before versioning). The deleted
+   version may have been the current one, and S3 sends no event for the version that becomes current
+   again. So: an UpdateItem hides the entry and takes the delete's position (it keeps the bookkeeping and
+   drops the versionId, which marks the lookup as pending), then a HEAD of the object without VersionId
+   gives its current version (404, also when a delete marker is current: none), then, if there is one, an
+   UpdateItem writes it under the delete's position, only while the entry is still that pending lookup. A
+   later event always wins; an older one is stale against the delete's position. A HEAD that fails raises:
+   the record is retried, and its hide applies again (equal position, still pending).
+3. Otherwise (the entry holds an event at or after the delete) it is stale.
 
-Once the queue is drained, the index shows for each key the newest version S3 created (an upload, or a
-delete marker: then the key is hidden), provided no version was deleted for good while it was current.
-That version is never deleted, so no condition can stop its write, and after it nothing older applies.
-This covers overwrites, delete markers and lifecycle expiry of noncurrent versions, in any delivery order.
+Case 2 is the only one with more than one call (two writes and a HEAD); an ordinary event, a duplicate or
+an older event is one call and no read.
 
-Limits, from S3 itself: when the current version of a versioned object is deleted permanently (or the
-current delete marker is removed), S3 sends no event for the version that becomes current again, so the
-index shows the key as deleted (or still deleted) until its next upload; no event says which version is
-current now, and one write per event cannot read it. In one delivery order it is worse: if that delete
-arrives while the index holds an older version, it changes nothing, and the deleted version's create,
-arriving later, is indexed and stays until the key's next upload or delete marker.
+What this gives
+---------------
+Once the queue is drained, the index shows for each key its current version in the bucket (a delete
+marker hides the key), whatever the delivery order, for overwrites, delete markers, lifecycle expiry,
+suspended versioning, and permanent deletes of any version, current or not, delete markers included.
+
+Limits. A delete whose event carries no versionId is taken as the object being gone (an unversioned
+bucket): should S3 send one for the null version of a bucket whose older versions remain, the key shows
+as deleted until its next event. A lookup whose HEAD keeps failing (the indexer may not read the bucket)
+leaves its key hidden under the delete's position once the message is dead-lettered, until the key's
+next event or a reconcile. The HEAD answers what is current when it runs, possibly a later state than the
+delete's; that state's own events are still to come and write the same. The lookup needs `s3:GetObject`
+on the bucket, and `s3:ListBucket` so that S3 answers a missing key with 404 rather than 403.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
 import boto3
-from boto3.dynamodb.types import TypeSerializer
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
@@ -65,18 +90,49 @@ from file_index.objects import ObjectEvent
 
 # boto3 ships no type information for its generated clients.
 DynamoDBClient = Any
+S3Client = Any
 
 DEFAULT_TOMBSTONE_TTL_DAYS = 30
 # The versionId S3 gives an object written while versioning was off or suspended.
 NULL_VERSION = "null"
 
+# Bookkeeping of permanent version deletes (see the module docstring).
+# The position of the latest permanent delete of the "null" version recorded while the entry held another.
+NULL_PURGED_AT = "nullPurgedAt"
+# At least the position of every version delete recorded in deletedVersions / nullPurgedAt.
+PURGED_UNTIL = "purgedUntil"
+
+# Attributes an entry or a tombstone may carry, besides the key and the bookkeeping above. A write that
+# keeps the bookkeeping sets some and removes the rest, so it leaves what a PutItem would.
+_ENTRY_ATTRIBUTES = (
+    schema.BUCKET_NAME,
+    schema.FILE_ID,
+    schema.SIZE,
+    schema.UPLOAD_USER,
+    schema.UPLOAD_DATE,
+    schema.SEQUENCER,
+    schema.E_TAG,
+    schema.VERSION_ID,
+    schema.ORDER_KEY,
+    schema.DELETED,
+    schema.EXPIRES_AT,
+)
+# Conditions only change when the item changes, so a handful of rounds covers any real contention.
+_MAX_ROUNDS = 6
+_NOT_FOUND_CODES = frozenset({"404", "NoSuchKey", "NotFound"})
+
 _serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
 
 
 class Outcome(StrEnum):
     WRITTEN = "written"  # the item now describes the object
     DELETED = "deleted"  # the item is now a tombstone
-    STALE = "stale"  # the index already holds this event or a later one: nothing changed
+    STALE = "stale"  # the index already holds this event or a later one: nothing visible changed
+
+
+class WriteContentionError(RuntimeError):
+    """The item kept changing between the conditional writes of one event; retry the event."""
 
 
 def dynamodb_client(*, max_attempts: int = 5, max_connections: int = 32) -> DynamoDBClient:
@@ -85,11 +141,19 @@ def dynamodb_client(*, max_attempts: int = 5, max_connections: int = 32) -> Dyna
     boto3 picks up AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_DYNAMODB), which is how local runs reach moto
     or DynamoDB Local. Clients, unlike resources, are safe to share between threads.
     """
-    config = Config(
+    return boto3.session.Session().client("dynamodb", config=_client_config(max_attempts, max_connections))
+
+
+def s3_client(*, max_attempts: int = 5, max_connections: int = 32) -> S3Client:
+    """An S3 client for the writer's HEAD lookups, with the same retry and pool settings."""
+    return boto3.session.Session().client("s3", config=_client_config(max_attempts, max_connections))
+
+
+def _client_config(max_attempts: int, max_connections: int) -> Config:
+    return Config(
         retries={"mode": "standard", "total_max_attempts": max_attempts},
         max_pool_connections=max_connections,
     )
-    return boto3.session.Session().client("dynamodb", config=config)
 
 
 def apply_event(
@@ -97,93 +161,333 @@ def apply_event(
     table_name: str,
     event: ObjectEvent,
     *,
+    s3: S3Client,
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS,
     now: datetime | None = None,
 ) -> Outcome:
     """Write `event` into the index if it is newer than what the index holds for its key.
 
-    Exactly one PutItem or UpdateItem call (SDK retries aside). Raises botocore's ClientError for anything
-    but a failed condition, e.g. throttling that outlasted the SDK's retries.
+    One PutItem or UpdateItem (SDK retries aside), except in the rare cases the module docstring names.
+    `s3` is used only for a HEAD of the event's object when a permanent version delete may have changed
+    which version is current. Raises botocore's ClientError for anything but a failed condition (e.g.
+    throttling that outlasted the SDK's retries, or a HEAD answered with 403), and `WriteContentionError`
+    when other writers kept changing the item.
     """
     expires_at = int(((now or datetime.now(UTC)) + timedelta(days=tombstone_ttl_days)).timestamp())
-    try:
-        if event.removes_one_version:
-            _remove_version(dynamodb, table_name, event, expires_at)
-        else:
-            _put(dynamodb, table_name, event, expires_at)
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+    write = _Write(dynamodb, table_name, event, expires_at)
+    if event.removes_one_version:
+        return write.remove_version(s3)
+    return write.put()
+
+
+@dataclass(frozen=True)
+class _Write:
+    """The writes of one event, and the reading of the old item a failed condition returns."""
+
+    dynamodb: DynamoDBClient
+    table_name: str
+    event: ObjectEvent
+    expires_at: int
+
+    @property
+    def order(self) -> str:
+        return self.event.order_key
+
+    @property
+    def version(self) -> str:
+        return _version_of(self.event)
+
+    # Creates and removals of the object.
+
+    def put(self) -> Outcome:
+        """A create's entry or a removal's tombstone (module docstring, "Creates and removals")."""
+        done = Outcome.DELETED if self.event.is_removal else Outcome.WRITTEN
+        item = (
+            _tombstone(self.event, self.order, self.expires_at)
+            if self.event.is_removal
+            else entry_item(self.event, self.order)
+        )
+        checks_version = not self.event.is_removal or self.event.version_id is not None
+        names = {"#order": schema.ORDER_KEY, "#purgedUntil": PURGED_UNTIL}
+        values: dict[str, Any] = {":order": self.order}
+        condition = f"({self._newer('#order')})"
+        if checks_version:
+            condition += f" AND {self._version_allowed(names, values)}"
+        unbound = "(attribute_not_exists(#purgedUntil) OR #purgedUntil < :order)"
+        old = self._conditional(
+            "put_item",
+            Item=serialize(item),
+            ConditionExpression=f"{condition} AND {unbound}",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=serialize(values),
+        )
+        if old is _APPLIED:
+            return done
+        if old is not None and (
+            not self._is_newer_than(old.get(schema.ORDER_KEY))
+            or (checks_version and not self._allowed_by(old))
+        ):
             return Outcome.STALE
-        raise
-    return Outcome.DELETED if event.is_removal else Outcome.WRITTEN
+        # Only the bookkeeping rule failed: the same write, keeping it.
+        del names["#purgedUntil"]
+        set_part, remove_part = _set_and_remove(item, names, values)
+        old = self._conditional(
+            "update_item",
+            Key=self._key(),
+            ConditionExpression=condition,
+            UpdateExpression=f"{set_part} {remove_part}".strip(),
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=serialize(values),
+        )
+        return done if old is _APPLIED else Outcome.STALE
 
-
-def _put(dynamodb: DynamoDBClient, table_name: str, event: ObjectEvent, expires_at: int) -> None:
-    """A create's entry or a removal's tombstone, if the event is newer than the item."""
-    order_key = event.order_key
-    item = _tombstone(event, order_key, expires_at) if event.is_removal else entry_item(event, order_key)
-    names = {"#order": schema.ORDER_KEY}
-    values: dict[str, Any] = {":order": order_key}
-    condition = f"({_newer(event)})"
-    if not event.is_removal or event.version_id is not None:
+    def _version_allowed(self, names: dict[str, str], values: dict[str, Any]) -> str:
+        if self.version == NULL_VERSION:
+            names["#nullPurgedAt"] = NULL_PURGED_AT
+            return "(attribute_not_exists(#nullPurgedAt) OR #nullPurgedAt < :order)"
         names["#deletedVersions"] = schema.DELETED_VERSIONS
-        values[":version"] = _version_of(event)
-        condition += " AND NOT contains(#deletedVersions, :version)"
-    dynamodb.put_item(
-        TableName=table_name,
-        Item=serialize(item),
-        ConditionExpression=condition,
-        ExpressionAttributeNames=names,
-        ExpressionAttributeValues=serialize(values),
+        values[":version"] = self.version
+        return "NOT contains(#deletedVersions, :version)"
+
+    def _allowed_by(self, old: Mapping[str, Any]) -> bool:
+        """Python's reading of `_version_allowed` against an item."""
+        if self.version == NULL_VERSION:
+            purged = old.get(NULL_PURGED_AT)
+            return purged is None or purged < self.order
+        return self.version not in old.get(schema.DELETED_VERSIONS, set())
+
+    # Permanent deletes of one version.
+
+    def remove_version(self, s3: S3Client) -> Outcome:
+        """Module docstring, "Permanent deletes of one version": cases 1 to 3, decided by the conditions."""
+        old: Mapping[str, Any] | None = None
+        first = True
+        for _ in range(_MAX_ROUNDS):
+            if first or self._holds_another_version(old):
+                # Case 1 is tried first: it is the common one, and it is one call when it applies.
+                result = self._record_deleted_version(old)
+                first = False
+                if result is _APPLIED or isinstance(result, Outcome):
+                    return Outcome.STALE
+                old = result
+                continue
+            if old is not None and self._is_stale_delete(old):
+                return Outcome.STALE
+            hidden = self._hide()
+            if hidden is not _APPLIED:
+                old = hidden
+                continue
+            return self._write_current(s3)
+        raise WriteContentionError(f"{self.event.key!r}: the item changed under every write of one event")
+
+    def _holds_another_version(self, old: Mapping[str, Any] | None) -> bool:
+        """Python's reading of case 1's condition against an item."""
+        if old is None or schema.ORDER_KEY not in old or not self._is_newer_than(old[schema.ORDER_KEY]):
+            return False
+        held = old.get(schema.VERSION_ID)
+        if held is None:
+            return self.version != NULL_VERSION and not old.get(schema.DELETED)
+        return bool(held != self.version)
+
+    def _is_stale_delete(self, old: Mapping[str, Any]) -> bool:
+        held_order = old.get(schema.ORDER_KEY)
+        if held_order is None or self._is_newer_than(held_order):
+            return False
+        return not (held_order == self.order and _is_pending_lookup(old))
+
+    def _record_deleted_version(self, old: Mapping[str, Any] | None) -> Any:
+        """Case 1: returns _APPLIED, Outcome.STALE when nothing is left to record, or the old item."""
+        names = {"#order": schema.ORDER_KEY, "#version": schema.VERSION_ID, "#purgedUntil": PURGED_UNTIL}
+        values: dict[str, Any] = {":order": self.order, ":version": self.version}
+        # Another version: a versionId that differs, or none (the "null" version) on an entry that is not
+        # a tombstone (a tombstone without versionId may be a pending lookup, which case 2 owns).
+        another = "(attribute_exists(#version) AND #version <> :version)"
+        if self.version != NULL_VERSION:
+            names["#deleted"] = schema.DELETED
+            another = f"({another} OR (attribute_not_exists(#version) AND attribute_not_exists(#deleted)))"
+        condition = f"{self._later('#order')} AND {another}"
+        raise_bound = old is None or _below(old.get(PURGED_UNTIL), self.order)
+        if raise_bound:
+            condition += " AND (attribute_not_exists(#purgedUntil) OR #purgedUntil < :order)"
+            updates = ["#purgedUntil = :order"]
+        else:
+            condition += " AND #purgedUntil >= :order"
+            updates = []
+        if self.version == NULL_VERSION:
+            names["#nullPurgedAt"] = NULL_PURGED_AT
+            if old is not None and not _below(old.get(NULL_PURGED_AT), self.order):
+                return Outcome.STALE  # null versions up to here are already blocked
+            condition += " AND (attribute_not_exists(#nullPurgedAt) OR #nullPurgedAt < :order)"
+            expression = "SET " + ", ".join([*updates, "#nullPurgedAt = :order"])
+        else:
+            names["#deletedVersions"] = schema.DELETED_VERSIONS
+            values[":versions"] = {self.version}
+            expression = "ADD #deletedVersions :versions"
+            if updates:
+                expression = "SET " + ", ".join(updates) + " " + expression
+        return self._conditional(
+            "update_item",
+            Key=self._key(),
+            ConditionExpression=condition,
+            UpdateExpression=expression,
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=serialize(values),
+        )
+
+    def _hide(self) -> Any:
+        """Case 2, first write: hide the entry under the delete's position and mark the lookup pending."""
+        names = {"#order": schema.ORDER_KEY, "#version": schema.VERSION_ID, "#deleted": schema.DELETED}
+        values: dict[str, Any] = {":order": self.order, ":version": self.version, ":true": True}
+        # An older entry without versionId holds "null", or nothing case 1 can keep showing.
+        condition = (
+            "attribute_not_exists(#order)"
+            f" OR ({self._later('#order')} AND (#version = :version OR attribute_not_exists(#version)))"
+            " OR (#order = :order AND #deleted = :true AND attribute_not_exists(#version))"
+        )
+        tombstone: dict[str, Any] = {
+            schema.ORDER_KEY: self.order,
+            schema.DELETED: True,
+            schema.EXPIRES_AT: self.expires_at,
+        }
+        if self.event.sequencer is not None:
+            tombstone[schema.SEQUENCER] = self.event.sequencer
+        update_names: dict[str, str] = {}
+        update_values: dict[str, Any] = {}
+        set_part, remove_part = _set_and_remove(tombstone, update_names, update_values, prefix="h")
+        return self._conditional(
+            "update_item",
+            Key=self._key(),
+            ConditionExpression=condition,
+            UpdateExpression=f"{set_part} {remove_part}".strip(),
+            ExpressionAttributeNames={**names, **update_names},
+            ExpressionAttributeValues=serialize({**values, **update_values}),
+        )
+
+    def _write_current(self, s3: S3Client) -> Outcome:
+        """Case 2, the lookup and the second write; DELETED when there is no current version."""
+        current = _head(s3, self.event.bucket, self.event.key)
+        if current is None:
+            return Outcome.DELETED
+        restored = ObjectEvent(
+            event_name="ObjectCreated:Put",
+            bucket=self.event.bucket,
+            key=self.event.key,
+            event_time=current.last_modified,
+            sequencer=self.event.sequencer,
+            size=current.size,
+            e_tag=current.e_tag,
+            version_id=current.version_id,
+            upload_user=self.event.upload_user,
+            file_id=self.event.file_id,
+            no_user_reason=self.event.no_user_reason,
+        )
+        item = entry_item(restored, self.order)
+        names = {"#order": schema.ORDER_KEY, "#deleted": schema.DELETED, "#version": schema.VERSION_ID}
+        values: dict[str, Any] = {":order": self.order, ":true": True}
+        # Still the lookup this delete started. No version delete can record anything meanwhile (case 1
+        # needs a versionId, which the hide removed): they take this path and a later position instead.
+        condition = "#order = :order AND #deleted = :true AND attribute_not_exists(#version)"
+        update_names: dict[str, str] = {}
+        update_values: dict[str, Any] = {}
+        set_part, remove_part = _set_and_remove(item, update_names, update_values, prefix="c")
+        old = self._conditional(
+            "update_item",
+            Key=self._key(),
+            ConditionExpression=condition,
+            UpdateExpression=f"{set_part} {remove_part}".strip(),
+            ExpressionAttributeNames={**names, **update_names},
+            ExpressionAttributeValues=serialize({**values, **update_values}),
+        )
+        if old is _APPLIED:
+            return Outcome.WRITTEN
+        return Outcome.DELETED  # a later event got there first; the delete itself was applied
+
+    # Shared pieces.
+
+    def _newer(self, order: str) -> str:
+        return f"attribute_not_exists({order}) OR {self._later(order)}"
+
+    def _later(self, order: str) -> str:
+        # Without a sequencer, equal times go to the event applied last (see module docstring).
+        return f"{order} < :order" if self.event.sequencer is not None else f"{order} <= :order"
+
+    def _is_newer_than(self, held_order: str | None) -> bool:
+        """Python's reading of `_newer` against an item's orderKey."""
+        if held_order is None:
+            return True
+        return held_order < self.order if self.event.sequencer is not None else held_order <= self.order
+
+    def _key(self) -> dict[str, Any]:
+        return serialize({schema.OBJECT_KEY: self.event.key})
+
+    def _conditional(self, operation: str, **request: Any) -> Any:
+        """`_APPLIED`, or the item as it was when the condition failed (None: there was none)."""
+        try:
+            getattr(self.dynamodb, operation)(
+                TableName=self.table_name, ReturnValuesOnConditionCheckFailure="ALL_OLD", **request
+            )
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise
+            raw = error.response.get("Item")
+            return None if raw is None else {name: _deserializer.deserialize(v) for name, v in raw.items()}
+        return _APPLIED
+
+
+_APPLIED: Any = object()
+
+
+def _below(value: str | None, order: str) -> bool:
+    return value is None or value < order
+
+
+def _is_pending_lookup(item: Mapping[str, Any]) -> bool:
+    """A hide that has no version yet: a lookup in progress, or one that found no current version."""
+    return bool(item.get(schema.DELETED)) and schema.VERSION_ID not in item
+
+
+@dataclass(frozen=True)
+class _CurrentVersion:
+    version_id: str | None
+    size: int
+    e_tag: str | None
+    last_modified: datetime
+
+
+def _head(s3: S3Client, bucket: str, key: str) -> _CurrentVersion | None:
+    """The object's current version; None when it has none (404, also when a delete marker is current)."""
+    try:
+        response = s3.head_object(Bucket=bucket, Key=key)
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") in _NOT_FOUND_CODES:
+            return None
+        raise
+    e_tag = response.get("ETag")
+    return _CurrentVersion(
+        version_id=response.get("VersionId"),
+        size=int(response["ContentLength"]),
+        e_tag=e_tag.strip('"') if e_tag else None,
+        last_modified=response["LastModified"],
     )
 
 
-def _remove_version(dynamodb: DynamoDBClient, table_name: str, event: ObjectEvent, expires_at: int) -> None:
-    """A permanent delete of one version: hides the item only if it holds that version (module docstring)."""
-    version = _version_of(event)
-    same_version = "#version = :version"
-    if version == NULL_VERSION:
-        # The "null" version is what an unversioned upload became; its item has no versionId.
-        same_version = "(#version = :version OR attribute_not_exists(#version))"
-    removed = sorted(schema.GSI_KEY_ATTRIBUTES | {schema.FILE_ID, schema.E_TAG})
-    names = {
-        "#order": schema.ORDER_KEY,
-        "#version": schema.VERSION_ID,
-        "#deletedVersions": schema.DELETED_VERSIONS,
-        "#deleted": schema.DELETED,
-        "#expiresAt": schema.EXPIRES_AT,
-        **{f"#removed{position}": name for position, name in enumerate(removed)},
-    }
-    values = {
-        ":order": event.order_key,
-        ":version": version,
-        ":versions": {version},
-        ":true": True,
-        ":expiresAt": expires_at,
-    }
-    dynamodb.update_item(
-        TableName=table_name,
-        Key=serialize({schema.OBJECT_KEY: event.key}),
-        ConditionExpression=(
-            "NOT contains(#deletedVersions, :version)"
-            f" AND (attribute_not_exists(#order) OR ({same_version} AND {_later(event)}))"
-        ),
-        UpdateExpression=(
-            "SET #deleted = :true, #expiresAt = :expiresAt ADD #deletedVersions :versions REMOVE "
-            + ", ".join(f"#removed{position}" for position in range(len(removed)))
-        ),
-        ExpressionAttributeNames=names,
-        ExpressionAttributeValues=serialize(values),
-    )
-
-
-def _newer(event: ObjectEvent) -> str:
-    return f"attribute_not_exists(#order) OR {_later(event)}"
-
-
-def _later(event: ObjectEvent) -> str:
-    # Without a sequencer, equal times go to the event applied last (see module docstring).
-    return "#order < :order" if event.sequencer is not None else "#order <= :order"
+def _set_and_remove(
+    item: Mapping[str, Any], names: dict[str, str], values: dict[str, Any], *, prefix: str = "a"
+) -> tuple[str, str]:
+    """SET and REMOVE clauses that leave an existing item's entry attributes exactly as `item` has them,
+    and its bookkeeping as it was."""
+    sets, removes = [], []
+    for position, name in enumerate(_ENTRY_ATTRIBUTES):
+        alias = f"#{prefix}{position}"
+        names[alias] = name
+        if name in item:
+            values[f":{prefix}{position}"] = item[name]
+            sets.append(f"{alias} = :{prefix}{position}")
+        else:
+            removes.append(alias)
+    extra = set(item) - set(_ENTRY_ATTRIBUTES) - {schema.OBJECT_KEY}
+    assert not extra, f"not an entry attribute: {sorted(extra)}"
+    return ("SET " + ", ".join(sets)) if sets else "", ("REMOVE " + ", ".join(removes)) if removes else ""
 
 
 def _version_of(event: ObjectEvent) -> str:

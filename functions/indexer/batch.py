@@ -6,6 +6,10 @@ events of one key are written one after another in delivery order, which is what
 sequencer their "last delivered wins on a tie" rule (see `file_index.objects`); it costs nothing for
 sequenced events, whose order the condition settles anyway.
 
+Events of any bucket but the indexed one are refused before anything is written: they are reported as
+`foreign` and their message succeeds (a retry could never make them apply). Without this, a delete in
+another bucket would hide this bucket's entry of the same key.
+
 A message succeeds when all its records do. A malformed message fails alone, before anything is written;
 a record whose write fails (throttling or 5xx beyond the SDK's retries, or any other exception) fails its
 message only, and the rest of its key's chain is still written. Nothing a message holds can fail the
@@ -22,7 +26,7 @@ from datetime import UTC, datetime
 from botocore.exceptions import BotoCoreError, ClientError
 
 from file_index.key_layout import KeyLayout
-from file_index.writer import Outcome
+from file_index.writer import Outcome, WriteContentionError
 from indexer.events import MalformedMessageError, ObjectEvent, parse_message
 
 ApplyEvent = Callable[[ObjectEvent], Outcome]
@@ -62,6 +66,8 @@ class MessageReport:
     results: list[EventResult] = field(default_factory=list)
     # Why the body could not be parsed: a MalformedMessageError, or (a bug) anything else parsing raised.
     malformed: Exception | None = None
+    # Events of another bucket than the indexed one: never written, and no reason to retry.
+    foreign: list[ObjectEvent] = field(default_factory=list)
 
     @property
     def failed_results(self) -> list[EventResult]:
@@ -92,10 +98,11 @@ def index_batch(
     messages: Iterable[Message],
     *,
     layout: KeyLayout,
+    bucket: str,
     apply: ApplyEvent,
     executor: Executor,
 ) -> list[MessageReport]:
-    """Parse and write a batch; one report per message, in delivery order."""
+    """Parse and write a batch of `bucket`'s events; one report per message, in delivery order."""
     reports: list[MessageReport] = []
     # Each key's events in delivery order; different keys' chains run concurrently.
     chains: dict[str, list[tuple[str, ObjectEvent]]] = {}
@@ -108,6 +115,9 @@ def index_batch(
             report.malformed = error
             continue
         for event in events:
+            if event.bucket != bucket:
+                report.foreign.append(event)
+                continue
             chains.setdefault(event.key, []).append((message.message_id, event))
 
     futures = [executor.submit(_apply_chain, chain, apply) for chain in chains.values()]
@@ -131,9 +141,13 @@ def _apply_chain(chain: Sequence[tuple[str, ObjectEvent]], apply: ApplyEvent) ->
 
 
 def is_expected(error: BaseException | None) -> bool:
-    """A failure the service can cause (DynamoDB or the network); anything else is a bug, logged with its
-    traceback, and still fails only its own message (retried, then dead-lettered)."""
-    return isinstance(error, (MalformedMessageError, ClientError, BotoCoreError))
+    """A failure the services can cause (DynamoDB, S3, the network, writes racing on one key); anything
+    else is a bug, logged with its traceback, and still fails only its own message (retried, then
+    dead-lettered)."""
+    return isinstance(
+        error,
+        (MalformedMessageError, ClientError, BotoCoreError, WriteContentionError),
+    )
 
 
 def _describe(error: Exception | None) -> str:

@@ -1,17 +1,21 @@
-"""Indexer Lambda: SQS batches of S3 event notifications into FileMetaData, with partial batch responses.
+"""Indexer Lambda: SQS batches of S3 events (notifications or EventBridge) into FileMetaData, with partial
+batch responses.
 
 Thin on purpose: `indexer.batch` parses and writes (concurrently), `file_index.writer` holds the rule;
 this module reads the configuration once, logs, emits metrics and turns per-message results into
 `batchItemFailures` with Powertools' batch processor.
 
 Metrics (EMF): IndexedFiles, DeletedFiles, StaleEvents (older or duplicate events that changed nothing),
-FailedRecords (records not written, malformed messages counted once) and IndexLagMs (event time to write).
+FailedRecords (records not written, malformed messages counted once), ForeignBucketEvents (events of another
+bucket than BUCKET_NAME, refused: never written, their messages acknowledged; one warning per bucket and
+batch) and IndexLagMs (event time to write).
 """
 
 from __future__ import annotations
 
 import functools
 import os
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +27,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from file_index.objects import ObjectEvent
-from file_index.writer import DynamoDBClient, Outcome, apply_event, dynamodb_client
+from file_index.writer import DynamoDBClient, Outcome, S3Client, apply_event, dynamodb_client, s3_client
 from indexer.batch import Message, MessageReport, index_batch, is_expected
 from indexer.config import IndexerConfig
 
@@ -42,6 +46,7 @@ class Runtime:
 
     config: IndexerConfig
     dynamodb: DynamoDBClient
+    s3: S3Client  # for the writer's rare HEAD of an object (see file_index.writer)
     executor: ThreadPoolExecutor
 
     def apply(self, event: ObjectEvent) -> Outcome:
@@ -49,13 +54,14 @@ class Runtime:
             self.dynamodb,
             self.config.table_name,
             event,
+            s3=self.s3,
             tombstone_ttl_days=self.config.tombstone_ttl_days,
         )
 
 
 @functools.cache
 def cold_start() -> Runtime:
-    """Configuration, client and thread pool, once per process; `cold_start.cache_clear()` starts afresh."""
+    """Configuration, clients and thread pool, once per process; `cold_start.cache_clear()` starts afresh."""
     config = IndexerConfig.from_env()
     _observability_from_env()
     return Runtime(
@@ -63,6 +69,7 @@ def cold_start() -> Runtime:
         dynamodb=dynamodb_client(
             max_attempts=config.dynamodb_max_attempts, max_connections=config.write_concurrency
         ),
+        s3=s3_client(max_attempts=config.dynamodb_max_attempts, max_connections=config.write_concurrency),
         executor=ThreadPoolExecutor(max_workers=config.write_concurrency, thread_name_prefix="index-write"),
     )
 
@@ -91,10 +98,12 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     reports = index_batch(
         (Message(record["messageId"], record.get("body", "")) for record in records),
         layout=runtime.config.key_layout,
+        bucket=runtime.config.bucket_name,
         apply=runtime.apply,
         executor=runtime.executor,
     )
     _report(reports)
+    _report_foreign(reports, runtime.config.bucket_name)
     by_message = {report.message_id: report for report in reports}
 
     def settle(record: SQSRecord) -> None:
@@ -157,6 +166,17 @@ def _report(reports: list[MessageReport]) -> None:
             "failed": failed,
         },
     )
+
+
+def _report_foreign(reports: list[MessageReport], indexed_bucket: str) -> None:
+    """One warning per foreign bucket in the batch, however many of its events came."""
+    by_bucket = Counter(event.bucket for report in reports for event in report.foreign)
+    for bucket, count in sorted(by_bucket.items()):
+        logger.warning(
+            "Events of another bucket refused",
+            extra={"bucket": bucket, "events": count, "indexedBucket": indexed_bucket},
+        )
+    metrics.add_metric(name="ForeignBucketEvents", unit=MetricUnit.Count, value=sum(by_bucket.values()))
 
 
 def _reason(error: Exception | None) -> str:

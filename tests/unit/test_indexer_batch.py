@@ -11,18 +11,18 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 
 from file_index.key_layout import KeyLayout
 from file_index.objects import ObjectEvent
-from file_index.writer import Outcome
+from file_index.writer import Outcome, WriteContentionError
 from indexer.batch import Message, index_batch, is_expected
 from indexer.events import MalformedMessageError
 
 
-def message(message_id: str, *keys_and_sequencers: tuple[str, str]) -> Message:
+def message(message_id: str, *keys_and_sequencers: tuple[str, str], bucket: str = "b") -> Message:
     records = [
         {
             "eventSource": "aws:s3",
             "eventName": "ObjectCreated:Put",
             "eventTime": "2024-05-01T10:00:00.000Z",
-            "s3": {"bucket": {"name": "b"}, "object": {"key": key, "size": 1, "sequencer": sequencer}},
+            "s3": {"bucket": {"name": bucket}, "object": {"key": key, "size": 1, "sequencer": sequencer}},
         }
         for key, sequencer in keys_and_sequencers
     ]
@@ -61,7 +61,9 @@ def test_a_failing_record_fails_its_message_and_the_chain_goes_on(error: Excepti
         message("m3", ("U_a", "03")),
     ]
     with ThreadPoolExecutor(2) as executor:
-        reports = index_batch(messages, layout=KeyLayout.parse(None), apply=apply, executor=executor)
+        reports = index_batch(
+            messages, layout=KeyLayout.parse(None), bucket="b", apply=apply, executor=executor
+        )
 
     assert [report.error is not None for report in reports] == [False, True, False]
     assert sorted(apply.applied) == [("U_a", "01"), ("U_a", "03"), ("U_b", "01")]  # U_a's chain went on
@@ -86,6 +88,7 @@ def test_an_unexpected_parse_failure_fails_its_message_only(monkeypatch: pytest.
         reports = index_batch(
             [message("m1", ("U_boom", "01")), message("m2", ("U_a", "01"))],
             layout=KeyLayout.parse(None),
+            bucket="b",
             apply=apply,
             executor=executor,
         )
@@ -99,4 +102,34 @@ def test_expected_failures_are_service_and_input_errors() -> None:
     assert is_expected(throttled)
     assert is_expected(MalformedMessageError("bad"))
     assert is_expected(EndpointConnectionError(endpoint_url="http://dynamodb"))
+    assert is_expected(WriteContentionError("retry"))
     assert not is_expected(RuntimeError("bug"))
+
+
+def test_events_of_another_bucket_are_reported_never_applied_and_their_message_succeeds() -> None:
+    apply = Recorder({})
+    mixed = Message(
+        "m2",
+        json.dumps(
+            {
+                "Records": [
+                    json.loads(message("x", ("U_a", "02"), bucket="other").body)["Records"][0],
+                    json.loads(message("x", ("U_c", "01")).body)["Records"][0],
+                ]
+            }
+        ),
+    )
+    with ThreadPoolExecutor(1) as executor:
+        reports = index_batch(
+            [message("m1", ("U_a", "03"), ("U_b", "01"), bucket="other"), mixed],
+            layout=KeyLayout.parse(None),
+            bucket="b",
+            apply=apply,
+            executor=executor,
+        )
+    assert apply.applied == [("U_c", "01")]
+    assert [[(e.bucket, e.key) for e in report.foreign] for report in reports] == [
+        [("other", "U_a"), ("other", "U_b")],
+        [("other", "U_a")],
+    ]
+    assert [report.error for report in reports] == [None, None]

@@ -2,13 +2,16 @@
 
 `indexer` is parametrised over both engines for the tests that use `engine`; the handler reaches the
 engine the way the local stack does, through boto3's endpoint variables, and starts cold in each test.
+S3 is moto's in both cases: the indexed bucket `BUCKET` exists (empty) for the writer's HEAD lookups.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+from unittest import mock
 
 import boto3
 import pytest
@@ -17,6 +20,10 @@ from moto import mock_aws
 from file_index import schema
 from indexer import handler
 from tests.integration.conftest import DynamoDBLocal
+
+# The indexed bucket (the indexer's BUCKET_NAME); hand-built events name it unless a test says otherwise.
+BUCKET = "fileupload.a"
+FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 
 
 @dataclass
@@ -68,14 +75,19 @@ def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> I
         return
     local: DynamoDBLocal = request.getfixturevalue("dynamodb_local")
     table_name: str = request.getfixturevalue("dynamodb_local_table")
-    # Only DynamoDB goes to DynamoDB Local; the indexer talks to nothing else.
+    # Only DynamoDB goes to DynamoDB Local (moto passes requests to other endpoints through); S3 is moto's.
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", local.endpoint_url)
-    yield Engine("dynamodb_local", local.client(), table_name)
+    # moto installs credentials of its own, and DynamoDB Local keeps one database per access key: the
+    # handler must sign as the test client does.
+    with mock_aws(), mock.patch.dict(os.environ, FAKE_CREDENTIALS):
+        yield Engine("dynamodb_local", local.client(), table_name)
 
 
 def _indexer(engine: Engine, monkeypatch: pytest.MonkeyPatch, context: Any) -> Iterator[Indexer]:
     monkeypatch.setenv("TABLE_NAME", engine.table_name)
+    monkeypatch.setenv("BUCKET_NAME", BUCKET)
     monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "file-indexer")
+    boto3.client("s3").create_bucket(Bucket=BUCKET)
     _fresh_handler()
     yield Indexer(engine, context)
     _fresh_handler()

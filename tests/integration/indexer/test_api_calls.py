@@ -1,13 +1,16 @@
-"""Exactly one DynamoDB write per S3 record (a PutItem, or an UpdateItem for a permanent delete of one
-version) and not a single read, counted with botocore's event hooks
-on the handler's client: `before-call` fires once per API call, `before-send` once per HTTP attempt."""
+"""Exactly one DynamoDB write per ordinary S3 record (a PutItem, or an UpdateItem for the permanent delete
+of a version the index does not show) and not a single read, from DynamoDB or S3; the lookup only where
+a version the index shows (or no position yet) is deleted for good. Counted with botocore's event hooks
+on the handler's clients: `before-call` fires once per API call, `before-send` once per HTTP attempt."""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any
 
-from tests.integration.indexer.conftest import Indexer
+import boto3
+
+from tests.integration.indexer.conftest import BUCKET, Indexer
 from tests.integration.indexer.notifications import TEST_EVENT_BODY, SqsQueue, notification, s3_record
 
 
@@ -24,10 +27,11 @@ class CallCounter:
 
 
 def count_calls(indexer: Indexer) -> CallCounter:
+    """DynamoDB and S3 calls of the handler, in one counter (S3's operations have names of their own)."""
     counter = CallCounter()
-    events = indexer.runtime.dynamodb.meta.events
-    events.register("before-call.dynamodb", counter.on_call)
-    events.register("before-send.dynamodb", counter.on_send)
+    for client, service in ((indexer.runtime.dynamodb, "dynamodb"), (indexer.runtime.s3, "s3")):
+        client.meta.events.register(f"before-call.{service}", counter.on_call)
+        client.meta.events.register(f"before-send.{service}", counter.on_send)
     return counter
 
 
@@ -43,20 +47,30 @@ def test_one_write_and_no_read_per_event(indexer: Indexer) -> None:
         s3_record("ObjectRemoved:Delete", "U1_a.txt", sequencer="0D", version_id="v9"),  # another version
         s3_record("ObjectCreated:Copy", "no-user.txt", event_time="2024-05-01T10:00:00.000Z"),  # no sequencer
         s3_record("ObjectCreated:Put", "U3_v.txt", sequencer="0A", version_id="v1"),
-        s3_record("ObjectRemoved:Delete", "U3_v.txt", sequencer="0C", version_id="v1"),  # the indexed version
-        s3_record("LifecycleExpiration:Delete", "U3_w.txt", sequencer="0C", version_id="v1"),  # no item yet
-        s3_record("ObjectRemoved:DeleteMarkerCreated", "U3_v.txt", sequencer="0D", version_id="m1"),
+        s3_record("ObjectCreated:Put", "U3_v.txt", sequencer="0B", version_id="v2"),
+        s3_record("LifecycleExpiration:Delete", "U3_v.txt", sequencer="0C", version_id="v1"),  # noncurrent
+        s3_record("ObjectRemoved:Delete", "U3_v.txt", sequencer="0D", version_id="null"),  # noncurrent null
+        s3_record("ObjectCreated:Put", "U3_v.txt", sequencer="0A", version_id="v1"),  # deleted: stays out
+        s3_record("ObjectRemoved:DeleteMarkerCreated", "U3_v.txt", sequencer="0E", version_id="m1"),
+        s3_record("ObjectCreated:Put", "U3_v.txt", sequencer="0F", version_id="v3"),  # drops the bookkeeping
+        # The rare case, last: a version delete with no entry yet looks the object up.
+        s3_record("ObjectRemoved:Delete", "U4_w.txt", sequencer="0A", version_id="v9"),
     ]
     version_deletes = 3
     queue = SqsQueue()
     queue.send(*(notification(record) for record in records))
     queue.send(notification(*records[:3]), TEST_EVENT_BODY, "not json")
 
-    queue.deliver(indexer, indexer.context)
+    queue.deliver(indexer, indexer.context, batches=(len(records) + 3,))
 
-    writes = len(records) + 3
-    assert dict(counter.calls) == {"PutItem": writes - version_deletes, "UpdateItem": version_deletes}
-    assert counter.attempts == writes
+    # The last record is the one rare case: its own first try, the hide, the HEAD (404: nothing to write).
+    ordinary = len(records) - 1 + 3
+    assert dict(counter.calls) == {
+        "PutItem": ordinary - version_deletes,
+        "UpdateItem": version_deletes + 2,
+        "HeadObject": 1,
+    }
+    assert counter.attempts == ordinary + 3
 
 
 def test_a_batch_of_100_records_is_100_writes(indexer: Indexer) -> None:
@@ -74,14 +88,25 @@ def test_a_batch_of_100_records_is_100_writes(indexer: Indexer) -> None:
     assert dict(counter.calls) == {"PutItem": 100}
 
 
-def test_a_version_delete_is_one_update_whatever_it_finds(indexer: Indexer) -> None:
-    counter = count_calls(indexer)
-    deletes = [
-        s3_record("ObjectRemoved:Delete", "U4_x.txt", sequencer=f"0{n}", version_id=version)
-        for n, version in enumerate(["v1", "v2", "v1", "null"], start=1)  # absent, tombstone, dup, null
-    ]
+def test_the_delete_of_the_indexed_version_adds_one_lookup_and_one_write(indexer: Indexer) -> None:
+    s3 = boto3.client("s3")
+    s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+    v1 = s3.put_object(Bucket=BUCKET, Key="U5_y.txt", Body=b"1")["VersionId"]
+    v2 = s3.put_object(Bucket=BUCKET, Key="U5_y.txt", Body=b"22")["VersionId"]
+    s3.delete_object(Bucket=BUCKET, Key="U5_y.txt", VersionId=v2)
     queue = SqsQueue()
-    queue.send(*(notification(record) for record in deletes))
-    queue.deliver(indexer, indexer.context, batches=(1,))
-    assert dict(counter.calls) == {"UpdateItem": len(deletes)}
-    assert counter.attempts == len(deletes)
+    queue.send(
+        notification(s3_record("ObjectCreated:Put", "U5_y.txt", sequencer="01", version_id=v1, size=1)),
+        notification(s3_record("ObjectCreated:Put", "U5_y.txt", sequencer="02", version_id=v2, size=2)),
+    )
+    queue.deliver(indexer, indexer.context)
+    counter = count_calls(indexer)
+    queue.send(notification(s3_record("ObjectRemoved:Delete", "U5_y.txt", sequencer="03", version_id=v2)))
+    queue.deliver(indexer, indexer.context)
+    # The first try (case 1: another version?), the hide, the HEAD, the write of v1.
+    assert dict(counter.calls) == {"UpdateItem": 3, "HeadObject": 1}
+    counter.calls.clear()
+    # Its duplicate is stale at once.
+    queue.send(notification(s3_record("ObjectRemoved:Delete", "U5_y.txt", sequencer="03", version_id=v2)))
+    queue.deliver(indexer, indexer.context)
+    assert dict(counter.calls) == {"UpdateItem": 1}
