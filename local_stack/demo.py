@@ -3,14 +3,20 @@
 Starts the local stack on free ports (so a running `make serve` does not clash), uploads files of two
 users over two days, deletes one, waits until the indexer has caught up, then runs the guideline's four
 searches over HTTP against the search API, shows that the deleted file is gone and that a download
-redirect serves the uploaded bytes. Every answer is compared with what the uploads imply: any difference
-ends the demo with a message and exit status 1, so CI can run it as a test.
+redirect serves the uploaded bytes. Then it builds the index from the bucket: files uploaded while the
+bucket sent no events are invisible until `file_search_admin backfill` (run in this process, through
+the command line's own entry point) indexes them; and it breaks two entries on purpose (a wrong size, a
+removed entry) and shows `file_search_admin reconcile` finding and repairing both. Every answer is
+compared with what the uploads imply: any difference ends the demo with a message and exit status 1, so
+CI can run it as a test.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import http.client
+import io
 import json
 import sys
 import time
@@ -20,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
+from file_search_admin.cli import main as admin
 from local_stack.stack import IndexingTimeoutError, LocalFileSearch
 
 DAY_1 = dt.datetime(2017, 8, 20, 9, 15, tzinfo=dt.UTC)  # the guideline's example day
@@ -58,6 +65,15 @@ SAMPLES = (
 )
 DELETED = "USER001_FILE003.txt"  # deleted on day 2
 DOWNLOADED = "USER002/photos/cat 1.jpg"
+# Uploaded while the bucket sent no events, as files already in a bucket before it was indexed.
+# Their uploadDate is the object's LastModified (a listing has no event time): today.
+EXISTING = (
+    ("USER003_old-report.pdf", "USER003", "old-report.pdf", 640),
+    ("USER003_old-notes.txt", "USER003", "old-notes.txt", 64),
+    ("USER003/archive/2016.zip", "USER003", "archive/2016.zip", 4096),
+)
+BROKEN_SIZE = "USER001_FILE002.csv"  # its entry's size is changed in the table
+BROKEN_REMOVED = "USER002/notes.md"  # its entry is deleted from the table
 
 
 def say(line: str = "") -> None:
@@ -78,6 +94,8 @@ def run() -> None:
         api = SearchApi(stack.api_url)
         search_all(api, stack.bucket)
         check_deleted_and_download(api, stack)
+        backfill_existing_files(api, stack)
+        reconcile_broken_entries(api, stack)
         say("- stopping the local stack")
     say(f"Demo passed: every answer matched the uploads ({time.monotonic() - started:.1f} s).")
 
@@ -187,6 +205,73 @@ def check_deleted_and_download(api: SearchApi, stack: LocalFileSearch) -> None:
     if data != expected:
         raise DemoCheckFailed(f"the presigned URL served {len(data)} bytes that differ from the upload")
     say(f"  fetched it: {len(data)} bytes, identical to what was uploaded")
+
+
+def run_admin(*argv: str) -> None:
+    """`python -m file_search_admin ...` in this process: the stack's environment points it at moto."""
+    say(f"    $ python -m file_search_admin {' '.join(argv)}")
+    if admin(list(argv)) != 0:
+        raise DemoCheckFailed(f"file_search_admin {argv[0]} failed (its message is above)")
+
+
+def backfill_existing_files(api: SearchApi, stack: LocalFileSearch) -> None:
+    say()
+    say("5. Files that were in the bucket before the index: uploaded with the bucket's notifications off")
+    s3 = stack.client("s3")
+    existing = [SampleFile(*sample, day=dt.datetime.now(dt.UTC)) for sample in EXISTING]
+    with stack.notifications_disabled():
+        for sample in existing:
+            s3.put_object(Bucket=stack.bucket, Key=sample.key, Body=sample.body)
+            say(f"    PUT    {sample.key} ({sample.size} bytes, no event)")
+    stack.wait_until_indexed(timeout=60)
+    path, items = api.list_files(user="USER003")
+    say(f"   GET {path} -> {len(items)} items: no event, no entry")
+    if items:
+        raise DemoCheckFailed(f"USER003's files were found before the backfill: {items}")
+    say("- building the index from the bucket (live events keep winning over the listing):")
+    run_admin("backfill", "--bucket", stack.bucket, "--table", stack.table_name)
+    path, items = api.list_files(user="USER003")
+    show("   USER003's files after the backfill", path, items)
+    expected = sorted(existing, key=lambda sample: sample.key)
+    got = sorted(items, key=lambda item: str(item.get("objectKey")))
+    expect_items("user after backfill", got, expected, stack.bucket)
+
+
+def reconcile_broken_entries(api: SearchApi, stack: LocalFileSearch) -> None:
+    say()
+    say(f"6. A broken index: {BROKEN_SIZE}'s size changed in the table, {BROKEN_REMOVED}'s entry deleted")
+    dynamodb = stack.client("dynamodb")
+    dynamodb.update_item(
+        TableName=stack.table_name,
+        Key={"objectKey": {"S": BROKEN_SIZE}},
+        UpdateExpression="SET #size = :size",
+        ExpressionAttributeNames={"#size": "size"},
+        ExpressionAttributeValues={":size": {"N": "999999"}},
+    )
+    dynamodb.delete_item(TableName=stack.table_name, Key={"objectKey": {"S": BROKEN_REMOVED}})
+    broken = api.get_json(key_path("/files", BROKEN_SIZE))
+    status, _, _ = api.get(key_path("/files", BROKEN_REMOVED))
+    say(f"   {BROKEN_SIZE}: size {broken.get('size')}; {BROKEN_REMOVED}: {status}")
+    if broken.get("size") != 999999 or status != 404:
+        raise DemoCheckFailed("the entries were not broken as the demo meant")
+    say("- comparing the bucket with the index and repairing it (one HEAD and one write per difference):")
+    run_admin("reconcile", "--bucket", stack.bucket, "--table", stack.table_name)
+    say("  (a repaired entry's uploadDate is the object's LastModified; the demo moved moto's event clock)")
+    for key in (BROKEN_SIZE, BROKEN_REMOVED):
+        uploaded = next(sample for sample in SAMPLES if sample.key == key)
+        sample = dataclasses.replace(uploaded, day=dt.datetime.now(dt.UTC))
+        item = api.get_json(key_path("/files", key))
+        say(f"   GET {key_path('/files', key)} -> size {item.get('size')}, {item.get('uploadDate')}")
+        expect_items("key after reconcile", [item], [sample], stack.bucket)
+    argv = ["reconcile", "--bucket", stack.bucket, "--table", stack.table_name, "--dry-run", "--json"]
+    say(f"- a second reconcile finds nothing:\n    $ python -m file_search_admin {' '.join(argv)}")
+    out = io.StringIO()
+    if admin(argv, stdout=out) != 0:
+        raise DemoCheckFailed("file_search_admin reconcile failed (its message is above)")
+    found = json.loads(out.getvalue())["found"]
+    say(f"    found {found}")
+    if any(found.values()):
+        raise DemoCheckFailed(f"a second reconcile still found differences: {found}")
 
 
 def show(title: str, path: str, items: Sequence[dict[str, Any]]) -> None:

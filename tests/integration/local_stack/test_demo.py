@@ -33,6 +33,11 @@ def test_the_demo_verifies_the_four_searches_and_exits_0():
         assert heading in result.stdout
     assert "GET /files/USER001_FILE003.txt -> 404" in result.stdout
     assert "identical to what was uploaded" in result.stdout
+    assert "GET /files?user=USER003 -> 0 items" in result.stdout
+    assert "listed 9, written 3, skipped 6" in result.stdout
+    assert "missing from the index     found      1, fixed      1: USER002/notes.md" in result.stdout
+    assert "entry of another version   found      1, fixed      1: USER001_FILE002.csv" in result.stdout
+    assert "found {'missing': 0, 'stale': 0, 'orphaned': 0}" in result.stdout
     assert "Demo passed" in result.stdout
 
 

@@ -1,0 +1,305 @@
+"""The `python -m file_search_admin` command line: backfill, reconcile, redrive, status.
+
+Every command takes `--json` (its summary as one JSON object on stdout, counts as numbers), the AWS SDK's
+usual configuration (`--profile`, `--region`, `AWS_PROFILE`, `AWS_ENDPOINT_URL` for the local stack), and
+exits 1 with one line on stderr naming the problem (a missing bucket, table or queue, a permission
+denied); argument errors exit 2. No command writes to a bucket.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from file_index.key_layout import InvalidKeyLayoutError, KeyLayout
+from file_index.repair import Difference
+from file_index.schema import TABLE_NAME
+from file_index.state import IndexStateStore
+from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
+from file_search_admin.aws import Aws, check_bucket, check_queue, check_table
+from file_search_admin.backfill import run_backfill
+from file_search_admin.deployed import start_execution, state_machine_arn
+from file_search_admin.errors import AdminError, one_line
+from file_search_admin.progress import BackfillProgress
+from file_search_admin.reconcile import DEFAULT_MAX_KEYS, run_reconcile
+from file_search_admin.redrive import redrive
+
+PROG = "file_search_admin"
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
+
+EXAMPLES = """\
+examples:
+  # build the index from what the bucket holds (resumes an interrupted run)
+  python -m file_search_admin backfill --bucket my-bucket --table FileMetaData
+  # the same at scale, through the deployed stack's state machine
+  python -m file_search_admin backfill --deployed --stack-name S3FileSearch
+  # what is wrong with the index, without changing it; then repair it
+  python -m file_search_admin reconcile --bucket my-bucket --table FileMetaData --dry-run
+  python -m file_search_admin reconcile --bucket my-bucket --table FileMetaData --json
+  # move dead-lettered events back to the queue
+  python -m file_search_admin redrive --dlq-url "$DLQ_URL" --queue-url "$QUEUE_URL"
+  # is the index complete?
+  python -m file_search_admin status --bucket my-bucket --table FileMetaData
+  # the local stack (make serve): point the SDK at it
+  AWS_ENDPOINT_URL=http://127.0.0.1:5000 python -m file_search_admin backfill --bucket fileupload.a
+"""
+
+
+def _positive(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{raw!r} must be at least 1")
+    return value
+
+
+def _layout(raw: str) -> KeyLayout:
+    try:
+        return KeyLayout.parse(raw)
+    except InvalidKeyLayoutError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--profile", help="AWS profile (default: the SDK's, e.g. AWS_PROFILE)")
+    common.add_argument("--region", help="AWS region (default: the SDK's, e.g. AWS_DEFAULT_REGION)")
+    common.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout")
+
+    index = argparse.ArgumentParser(add_help=False)
+    index.add_argument("--bucket", help="the indexed bucket")
+    index.add_argument("--table", default=TABLE_NAME, help=f"the index table (default {TABLE_NAME})")
+
+    writes = argparse.ArgumentParser(add_help=False)
+    writes.add_argument(
+        "--key-layout",
+        type=_layout,
+        default=KeyLayout.parse("default"),
+        help="how a key names its uploader, as the stack's keyLayout (default: 'default')",
+    )
+    writes.add_argument("--concurrency", type=_positive, default=16, help="requests in flight (default 16)")
+
+    deployed = argparse.ArgumentParser(add_help=False)
+    deployed.add_argument("--deployed", action="store_true", help="start the stack's state machine instead")
+    deployed.add_argument(
+        "--stack-name", help="with --deployed: the stack whose output names the state machine"
+    )
+    deployed.add_argument("--state-machine-arn", help="with --deployed: the state machine itself")
+
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Build, verify, repair and redrive the S3 File Search index.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    backfill = commands.add_parser(
+        "backfill",
+        parents=[common, index, writes, deployed],
+        help="index every object the bucket holds (resumable)",
+        description="List the bucket's current objects and index each one the index has no item for.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    backfill.add_argument("--restart", action="store_true", help="start afresh instead of resuming")
+    backfill.add_argument(
+        "--page-size",
+        type=_positive,
+        default=1000,
+        help="objects per listing page and checkpoint (default 1000)",
+    )
+
+    reconcile = commands.add_parser(
+        "reconcile",
+        parents=[common, index, writes, deployed],
+        help="compare the bucket with the index and repair the differences",
+        description="Find objects missing from the index, entries of another version and entries of "
+        "objects that no longer exist; confirm each with a HEAD and repair it with one conditional write.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    reconcile.add_argument("--dry-run", action="store_true", help="report the differences, write nothing")
+    reconcile.add_argument(
+        "--tombstone-ttl-days",
+        type=_positive,
+        default=DEFAULT_TOMBSTONE_TTL_DAYS,
+        help="expiry of the tombstones it writes, as the stack's tombstoneTtlDays "
+        f"(default {DEFAULT_TOMBSTONE_TTL_DAYS})",
+    )
+    reconcile.add_argument(
+        "--max-keys", type=_positive, default=DEFAULT_MAX_KEYS, help="keys shown per kind of difference"
+    )
+
+    redrive_parser = commands.add_parser(
+        "redrive",
+        parents=[common],
+        help="move dead-lettered messages back to the queue",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    redrive_parser.add_argument("--dlq-url", required=True, help="the dead-letter queue's URL")
+    redrive_parser.add_argument("--queue-url", required=True, help="the indexer's queue URL")
+
+    commands.add_parser(
+        "status",
+        parents=[common, index],
+        help="the index state of a bucket (BUILDING or READY, with progress)",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser
+
+
+def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse, then check what argparse cannot: which options go together."""
+    args = parser.parse_args(argv)
+    if args.command in ("backfill", "reconcile") and args.deployed:
+        if bool(args.stack_name) == bool(args.state_machine_arn):
+            parser.error(f"{args.command} --deployed needs exactly one of --stack-name, --state-machine-arn")
+        if args.bucket:
+            parser.error(f"{args.command} --deployed runs on the stack's bucket: leave out --bucket")
+    elif args.command in ("backfill", "reconcile", "status"):
+        if not args.bucket:
+            parser.error(f"{args.command} needs --bucket")
+        if getattr(args, "stack_name", None) or getattr(args, "state_machine_arn", None):
+            parser.error("--stack-name and --state-machine-arn go with --deployed")
+    return args
+
+
+def main(
+    argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None
+) -> int:
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    parser = build_parser()
+    args = parse_args(parser, argv)
+    try:
+        summary = _run(args, err)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted (a backfill resumes from its last checkpoint when run again)", file=err)
+        return EXIT_INTERRUPTED
+    except (AdminError, ClientError, BotoCoreError) as error:
+        print(f"{PROG}: error: {one_line(error)}", file=err)
+        return EXIT_FAILED
+    if args.json:
+        out.write(json.dumps(summary, ensure_ascii=False) + "\n")
+    else:
+        out.write(_human(summary) + "\n")
+    out.flush()
+    return EXIT_OK
+
+
+def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
+    aws = Aws.from_options(
+        profile=args.profile, region=args.region, max_connections=getattr(args, "concurrency", 10) + 4
+    )
+    if args.command in ("backfill", "reconcile") and args.deployed:
+        arn = args.state_machine_arn or state_machine_arn(aws.client("cloudformation"), args.stack_name)
+        execution = start_execution(aws.client("stepfunctions"), arn, args.command)
+        return {"command": args.command, "deployed": True, "stateMachineArn": arn, "executionArn": execution}
+    if args.command == "redrive":
+        sqs = aws.client("sqs")
+        check_queue(sqs, args.dlq_url)
+        check_queue(sqs, args.queue_url)
+        return redrive(sqs, dlq_url=args.dlq_url, queue_url=args.queue_url).to_json()
+
+    dynamodb = aws.client("dynamodb")
+    check_table(dynamodb, args.table)
+    if args.command == "status":
+        state = IndexStateStore(dynamodb, args.table).read(args.bucket)
+        return {"command": "status", **(state.to_json() if state else {"bucket": args.bucket, "state": None})}
+
+    s3 = aws.client("s3")
+    check_bucket(s3, args.bucket)
+    if args.command == "backfill":
+        with BackfillProgress(enabled=err.isatty() and not args.json) as progress:
+            summary = run_backfill(
+                s3=s3,
+                dynamodb=dynamodb,
+                bucket=args.bucket,
+                table=args.table,
+                layout=args.key_layout,
+                concurrency=args.concurrency,
+                restart=args.restart,
+                page_size=args.page_size,
+                on_progress=progress.update,
+            )
+        return summary.to_json()
+    result = run_reconcile(
+        s3=s3,
+        dynamodb=dynamodb,
+        bucket=args.bucket,
+        table=args.table,
+        layout=args.key_layout,
+        dry_run=args.dry_run,
+        concurrency=args.concurrency,
+        tombstone_ttl_days=args.tombstone_ttl_days,
+        max_keys=args.max_keys,
+    )
+    return result.to_json()
+
+
+def _human(summary: dict[str, Any]) -> str:
+    command = summary["command"]
+    if summary.get("deployed"):
+        return f"started {command} on {summary['stateMachineArn']}\nexecution {summary['executionArn']}"
+    if command == "backfill":
+        resumed = f" (resumed after {summary['resumedAfter']!r})" if summary["resumed"] else ""
+        return (
+            f"backfill of s3://{summary['bucket']} into {summary['table']}{resumed}: "
+            f"listed {summary['listed']:,}, written {summary['written']:,}, skipped {summary['skipped']:,} "
+            f"in {summary['seconds']:.1f} s ({summary['objectsPerSecond']:,.0f} objects/s); "
+            f"index {summary['state']}"
+        )
+    if command == "reconcile":
+        return _human_reconcile(summary)
+    if command == "redrive":
+        failed = f", {summary['failed']} failed (left in the dead-letter queue)" if summary["failed"] else ""
+        return f"moved {summary['moved']} message(s) back to {summary['queueUrl']}{failed}"
+    if summary.get("state") is None:
+        return f"bucket {summary['bucket']}: no index state recorded (never backfilled or reconciled)"
+    lines = [
+        f"bucket {summary['bucket']}: {summary['state']} ({summary['operation']}, run {summary['runId']})"
+    ]
+    for name in ("startedAt", "updatedAt", "finishedAt", "lastError"):
+        if summary.get(name):
+            lines.append(f"  {name}: {summary[name]}")
+    if summary["progress"]:
+        lines.append("  " + ", ".join(f"{name} {value:,}" for name, value in summary["progress"].items()))
+    return "\n".join(lines)
+
+
+def _human_reconcile(summary: dict[str, Any]) -> str:
+    mode = " (dry run: nothing written)" if summary["dryRun"] else ""
+    lines = [
+        f"reconcile of s3://{summary['bucket']} against {summary['table']}{mode}: "
+        f"listed {summary['listed']:,} objects, scanned {summary['scanned']:,} items "
+        f"in {summary['seconds']:.1f} s"
+    ]
+    labels = {
+        Difference.MISSING.value: "missing from the index",
+        Difference.STALE.value: "entry of another version",
+        Difference.ORPHANED.value: "entry of a deleted object",
+    }
+    for kind, label in labels.items():
+        found, fixed = summary["found"][kind], summary["fixed"][kind]
+        keys = summary["keys"][kind]
+        shown = f": {', '.join(keys)}{', ...' if found > len(keys) else ''}" if keys else ""
+        lines.append(f"  {label:<26} found {found:>6,}, fixed {fixed:>6,}{shown}")
+    if summary["conflicts"]:
+        lines.append(f"  changed by a live event meanwhile (left to it): {summary['conflicts']:,}")
+    if not any(summary["found"].values()):
+        lines.append("  the index matches the bucket")
+    if summary["state"]:
+        lines.append(f"index {summary['state']}")
+    return "\n".join(lines)

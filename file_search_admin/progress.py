@@ -1,0 +1,53 @@
+"""The backfill's progress bar on a terminal (rich): objects listed, written, skipped, and the rate."""
+
+from __future__ import annotations
+
+import time
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+
+from file_search_admin.backfill import BackfillCounts
+
+
+class BackfillProgress:
+    """A live line on stderr; `enabled=False` (not a terminal, or --json) shows nothing at all."""
+
+    def __init__(self, *, enabled: bool, console: Console | None = None) -> None:
+        self._progress = Progress(
+            SpinnerColumn(),
+            TextColumn("[bold]{task.description}"),
+            TextColumn("listed {task.fields[listed]:>10,}"),
+            TextColumn("written {task.fields[written]:>10,}"),
+            TextColumn("skipped {task.fields[skipped]:>10,}"),
+            TextColumn("{task.fields[rate]:>8,.0f} objects/s"),
+            TimeElapsedColumn(),
+            console=console or Console(stderr=True),
+            disable=not enabled,
+        )
+        self._task: TaskID | None = None
+        self._started = time.monotonic()
+
+    def __enter__(self) -> BackfillProgress:
+        self._progress.start()
+        self._started = time.monotonic()
+        self._task = self._progress.add_task("backfill", total=None, listed=0, written=0, skipped=0, rate=0.0)
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._progress.stop()
+
+    def update(self, counts: BackfillCounts) -> None:
+        if self._task is None:
+            return
+        elapsed = time.monotonic() - self._started
+        self._progress.update(
+            self._task,
+            listed=counts.listed,
+            written=counts.written,
+            skipped=counts.skipped,
+            rate=counts.listed / elapsed if elapsed > 0 else 0.0,
+        )

@@ -1,0 +1,396 @@
+"""Backfill and reconcile writes: the index built from, and checked against, the bucket itself.
+
+Both the command line (`file_search_admin`) and the state machine's Lambda (`backfill.handler`) write
+through this module, so a backfill or a repair means the same thing wherever it runs.
+
+**Backfill.** A listed object (`ListedObject`) becomes the entry a create event would write
+(`writer.entry_item`), without a sequencer and without `orderKey`: it holds no position in the key's
+history, so any live event replaces it. It is written only where the index has no item for the key
+(`attribute_not_exists(objectKey)`): an entry or a tombstone a live event wrote always wins over a
+listing, so a backfill may run while uploads and deletes go on. A failed condition is `SKIPPED`.
+
+**Reconcile.** `difference` compares an index item with the object S3 holds:
+
+- `MISSING`: the object exists, the index has no item or a tombstone;
+- `STALE`: the entry's size, eTag or versionId differ from the object's current version;
+- `ORPHANED`: a live entry for an object that no longer exists.
+
+A difference seen in a listing is confirmed by a HEAD of the object (`head_object`; a 404 or a delete
+marker means gone) before anything is written, and the repair (`repair`) compares the item with what the
+HEAD answered. Each repair is ONE conditional write that applies only if the item is still exactly what
+the reconcile read: every attribute it read must be unchanged, and the watched attributes it did not see
+must still be absent. A live event that lands in between therefore always wins (`Repair.CONFLICT`). The
+repair keeps the item's `orderKey` (absent stays absent) and every bookkeeping attribute it does not
+rewrite (`deletedVersions`, `nullPurgedAt`, `purgedUntil` and whatever else the writer keeps), so it
+takes no position in the key's history: a later event still replaces it, an older or duplicate event
+still changes nothing. A repaired entry carries no `sequencer` (no event wrote it); a repaired tombstone
+has the writer's shape (`deleted`, `expiresAt`, none of the index key attributes).
+
+Version ids: an item without `versionId` and the `null` version are the same version (objects written
+while versioning was off). A listing that cannot see versions (the state machine's S3 reader) compares
+size and eTag only; the HEAD that confirms a difference brings the version id.
+
+Folder placeholders (keys ending in `/`) are objects like any other: listed, indexed and repaired.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer
+from botocore.exceptions import ClientError
+
+from file_index import schema
+from file_index.key_layout import KeyLayout
+from file_index.objects import ObjectEvent
+from file_index.state import is_state_key
+from file_index.writer import (
+    DEFAULT_TOMBSTONE_TTL_DAYS,
+    NULL_PURGED_AT,
+    NULL_VERSION,
+    PURGED_UNTIL,
+    DynamoDBClient,
+    entry_item,
+    serialize,
+)
+
+# boto3 ships no type information for its generated clients.
+S3Client = Any
+
+BACKFILL_EVENT = "ObjectCreated:Backfill"
+RECONCILE_EVENT = "ObjectCreated:Reconcile"
+
+# What an entry says about its object: rewritten by a repair.
+ENTRY_ATTRIBUTES = frozenset(
+    {
+        schema.OBJECT_KEY,
+        schema.BUCKET_NAME,
+        schema.FILE_ID,
+        schema.SIZE,
+        schema.UPLOAD_USER,
+        schema.UPLOAD_DATE,
+        schema.SEQUENCER,
+        schema.E_TAG,
+        schema.VERSION_ID,
+    }
+)
+TOMBSTONE_ATTRIBUTES = frozenset({schema.DELETED, schema.EXPIRES_AT})
+# Attributes whose appearance since the read means a writer touched the item: a repair checks that each
+# one it did not see is still absent (those it saw must still be equal).
+WATCHED_ATTRIBUTES = (
+    ENTRY_ATTRIBUTES
+    | TOMBSTONE_ATTRIBUTES
+    | {schema.ORDER_KEY, schema.DELETED_VERSIONS, NULL_PURGED_AT, PURGED_UNTIL}
+)
+# BatchGetItem's limit per request.
+MAX_BATCH_GET = 100
+
+_deserializer = TypeDeserializer()
+_NOT_FOUND = frozenset({"404", "NoSuchKey", "NotFound"})
+
+
+class BackfillOutcome(StrEnum):
+    WRITTEN = "written"  # the index had no item for the key: the listed object is now indexed
+    SKIPPED = "skipped"  # the index already had an entry or a tombstone (a live event wins)
+
+
+class Difference(StrEnum):
+    MISSING = "missing"  # the object exists; the index has no entry (no item, or a tombstone)
+    STALE = "stale"  # the entry describes another version (size, eTag or versionId differ)
+    ORPHANED = "orphaned"  # a live entry for an object that no longer exists
+
+
+class Repair(StrEnum):
+    FIXED = "fixed"  # the one conditional write applied
+    CONFLICT = "conflict"  # the item changed since it was read: a live event won, nothing written
+    SETTLED = "settled"  # the HEAD showed no difference any more (S3 changed since the listing)
+    DRY_RUN = "dry-run"  # a confirmed difference, not written on request
+
+
+@dataclass(frozen=True)
+class ListedObject:
+    """One current object version as a listing or a HEAD shows it.
+
+    `e_tag` is without its quotes. `version_id` is None where the source cannot see versions (an
+    unversioned bucket's listing, the state machine's reader); "null" is the version of an object written
+    while versioning was off.
+    """
+
+    key: str
+    size: int
+    e_tag: str
+    last_modified: datetime
+    version_id: str | None = None
+
+    @classmethod
+    def from_listing(cls, entry: Mapping[str, Any]) -> ListedObject:
+        """An entry of boto3's list_objects_v2 `Contents` or list_object_versions `Versions`."""
+        return cls(
+            key=str(entry["Key"]),
+            size=int(entry["Size"]),
+            e_tag=strip_etag(str(entry.get("ETag", ""))),
+            last_modified=_aware(entry["LastModified"]),
+            version_id=entry.get("VersionId"),
+        )
+
+    @classmethod
+    def from_head(cls, key: str, response: Mapping[str, Any]) -> ListedObject:
+        return cls(
+            key=key,
+            size=int(response["ContentLength"]),
+            e_tag=strip_etag(str(response.get("ETag", ""))),
+            last_modified=_aware(response["LastModified"]),
+            version_id=response.get("VersionId"),
+        )
+
+    def event(self, bucket: str, layout: KeyLayout, event_name: str = BACKFILL_EVENT) -> ObjectEvent:
+        """The create this object stands for: no sequencer, the object's time as the event's time."""
+        parts = layout.split(self.key)
+        return ObjectEvent(
+            event_name=event_name,
+            bucket=bucket,
+            key=self.key,
+            event_time=self.last_modified,
+            sequencer=None,
+            size=self.size,
+            e_tag=self.e_tag or None,
+            version_id=self.version_id,
+            upload_user=parts.upload_user,
+            file_id=parts.file_id,
+            no_user_reason=parts.mismatch_reason,
+        )
+
+
+def strip_etag(raw: str) -> str:
+    """S3's ETag header and listings quote the value; events and the index do not."""
+    return raw.strip('"')
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+# -- backfill ----------------------------------------------------------------------------------------------
+
+
+def backfill_object(
+    dynamodb: DynamoDBClient, table_name: str, bucket: str, obj: ListedObject, layout: KeyLayout
+) -> BackfillOutcome:
+    """Index `obj` only if the index has no item (entry or tombstone) for its key: one PutItem."""
+    item = entry_item(obj.event(bucket, layout), None)
+    try:
+        dynamodb.put_item(
+            TableName=table_name,
+            Item=serialize(item),
+            ConditionExpression="attribute_not_exists(#key)",
+            ExpressionAttributeNames={"#key": schema.OBJECT_KEY},
+        )
+    except ClientError as error:
+        if _code(error) == "ConditionalCheckFailedException":
+            return BackfillOutcome.SKIPPED
+        raise
+    return BackfillOutcome.WRITTEN
+
+
+# -- reading the index -------------------------------------------------------------------------------------
+
+
+def plain_item(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A DynamoDB item (attribute values) as plain values."""
+    return {name: _deserializer.deserialize(value) for name, value in raw.items()}
+
+
+def is_live(item: Mapping[str, Any] | None) -> bool:
+    """An entry that describes an object (not a tombstone, not absent)."""
+    return item is not None and not item.get(schema.DELETED)
+
+
+def scan_index(dynamodb: DynamoDBClient, table_name: str) -> Iterator[dict[str, Any]]:
+    """Every object item of the table (entries and tombstones), state records left out; one Scan."""
+    paginator = dynamodb.get_paginator("scan")
+    for page in paginator.paginate(TableName=table_name, ConsistentRead=True):
+        for raw in page.get("Items", []):
+            if not is_state_key(raw[schema.OBJECT_KEY]["S"]):
+                yield plain_item(raw)
+
+
+def get_items(dynamodb: DynamoDBClient, table_name: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The items of `keys` (absent keys are absent), with BatchGetItem, consistent, unprocessed retried."""
+    found: dict[str, dict[str, Any]] = {}
+    unique = list(dict.fromkeys(keys))
+    for start in range(0, len(unique), MAX_BATCH_GET):
+        request: dict[str, Any] = {
+            table_name: {
+                "Keys": [{schema.OBJECT_KEY: {"S": key}} for key in unique[start : start + MAX_BATCH_GET]],
+                "ConsistentRead": True,
+            }
+        }
+        while request:
+            response = dynamodb.batch_get_item(RequestItems=request)
+            for raw in response.get("Responses", {}).get(table_name, []):
+                item = plain_item(raw)
+                found[item[schema.OBJECT_KEY]] = item
+            # The SDK retries throttled requests; keys DynamoDB left unprocessed are asked again.
+            request = response.get("UnprocessedKeys") or {}
+    return found
+
+
+# -- comparing ---------------------------------------------------------------------------------------------
+
+
+def difference(
+    item: Mapping[str, Any] | None, current: ListedObject | None, *, compare_versions: bool = True
+) -> Difference | None:
+    """What is wrong with `item` given the object S3 holds (`current`, None if there is none)."""
+    if current is None:
+        return Difference.ORPHANED if is_live(item) else None
+    if item is None or not is_live(item):
+        return Difference.MISSING
+    if _number(item.get(schema.SIZE)) != current.size or item.get(schema.E_TAG) != (current.e_tag or None):
+        return Difference.STALE
+    if compare_versions and current.version_id is not None:
+        held = item.get(schema.VERSION_ID) or NULL_VERSION
+        if held != current.version_id:
+            return Difference.STALE
+    return None
+
+
+def _number(value: Any) -> int | None:
+    return int(value) if isinstance(value, Decimal | int) else None
+
+
+def head_object(s3: S3Client, bucket: str, key: str) -> ListedObject | None:
+    """The object's current version, or None if the key has none (404, or a delete marker is current)."""
+    try:
+        response = s3.head_object(Bucket=bucket, Key=key)
+    except ClientError as error:
+        if _code(error) in _NOT_FOUND:
+            return None
+        raise
+    if response.get("DeleteMarker"):
+        return None
+    return ListedObject.from_head(key, response)
+
+
+# -- repairing ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A difference a listing showed, after the HEAD that confirms it and the repair (if any)."""
+
+    key: str
+    kind: Difference  # what the listing showed
+    result: Repair
+
+
+@dataclass(frozen=True)
+class Repairer:
+    """Confirms and repairs the differences of one bucket's index; safe to share between threads."""
+
+    s3: S3Client
+    dynamodb: DynamoDBClient
+    table_name: str
+    bucket: str
+    layout: KeyLayout
+    dry_run: bool = False
+    tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS
+
+    def check(
+        self, key: str, item: Mapping[str, Any] | None, listed: ListedObject | None, *, compare_versions: bool
+    ) -> Finding | None:
+        """Compare `item` with the listing; on a difference, HEAD the object and repair from the HEAD.
+
+        No request at all when the listing shows no difference.
+        """
+        seen = difference(item, listed, compare_versions=compare_versions)
+        if seen is None:
+            return None
+        current = head_object(self.s3, self.bucket, key)
+        if difference(item, current) is None:
+            return Finding(key, seen, Repair.SETTLED)
+        if self.dry_run:
+            return Finding(key, seen, Repair.DRY_RUN)
+        applied = repair(
+            self.dynamodb,
+            self.table_name,
+            self.bucket,
+            key,
+            item,
+            current,
+            self.layout,
+            tombstone_ttl_days=self.tombstone_ttl_days,
+        )
+        return Finding(key, seen, Repair.FIXED if applied else Repair.CONFLICT)
+
+
+def repair(
+    dynamodb: DynamoDBClient,
+    table_name: str,
+    bucket: str,
+    key: str,
+    item: Mapping[str, Any] | None,
+    current: ListedObject | None,
+    layout: KeyLayout,
+    *,
+    tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS,
+    now: datetime | None = None,
+) -> bool:
+    """Make the item describe `current` (None: a tombstone) if it is still exactly `item`; one PutItem.
+
+    Returns False when the item changed since it was read (a live event wins) and nothing was written.
+    """
+    kept = {
+        name: value
+        for name, value in (item or {}).items()
+        if name not in ENTRY_ATTRIBUTES | TOMBSTONE_ATTRIBUTES
+    }
+    new: dict[str, Any]
+    if current is None:
+        expires_at = int(((now or datetime.now(UTC)) + timedelta(days=tombstone_ttl_days)).timestamp())
+        new = {**kept, schema.OBJECT_KEY: key, schema.DELETED: True, schema.EXPIRES_AT: expires_at}
+    else:
+        if current.key != key:
+            raise ValueError(f"object {current.key!r} cannot repair the entry of {key!r}")
+        new = {**kept, **entry_item(current.event(bucket, layout, RECONCILE_EVENT), None)}
+    assert current is not None or not schema.GSI_KEY_ATTRIBUTES & new.keys(), "tombstones stay out of indexes"
+    condition, names, values = unchanged_condition(item)
+    try:
+        dynamodb.put_item(
+            TableName=table_name,
+            Item=serialize(new),
+            ConditionExpression=condition,
+            ExpressionAttributeNames=names,
+            **({"ExpressionAttributeValues": serialize(values)} if values else {}),
+        )
+    except ClientError as error:
+        if _code(error) == "ConditionalCheckFailedException":
+            return False
+        raise
+    return True
+
+
+def unchanged_condition(item: Mapping[str, Any] | None) -> tuple[str, dict[str, str], dict[str, Any]]:
+    """A condition true only while the item is exactly `item` (None: while there is no item)."""
+    if item is None:
+        return "attribute_not_exists(#key)", {"#key": schema.OBJECT_KEY}, {}
+    names: dict[str, str] = {}
+    values: dict[str, Any] = {}
+    clauses: list[str] = []
+    for position, name in enumerate(sorted(set(item) | WATCHED_ATTRIBUTES)):
+        names[f"#a{position}"] = name
+        if name in item:
+            values[f":a{position}"] = item[name]
+            clauses.append(f"#a{position} = :a{position}")
+        else:
+            clauses.append(f"attribute_not_exists(#a{position})")
+    return " AND ".join(clauses), names, values
+
+
+def _code(error: ClientError) -> str:
+    return str(error.response.get("Error", {}).get("Code", ""))
