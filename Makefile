@@ -4,6 +4,13 @@ SHELL := /bin/bash
 
 VENV := .venv
 PY := $(VENV)/bin/python
+# Lambda runs python3.13 (infra/powertools_function.py), so the venv, the tests and the local stack do too.
+# The first interpreter of that version found: pyenv's, python3.13 on PATH, python3; or set PYTHON=...
+PYTHON_VERSION := 3.13
+IS_PYTHON_VERSION := 'import sys; sys.exit("%d.%d" % sys.version_info[:2] != "$(PYTHON_VERSION)")'
+PYTHON ?= $(shell for candidate in "$$(pyenv prefix $(PYTHON_VERSION) 2>/dev/null)/bin/python3" \
+	python$(PYTHON_VERSION) python3; do "$$candidate" -c $(IS_PYTHON_VERSION) 2>/dev/null \
+	&& { command -v "$$candidate"; break; }; done)
 STAMP := .make
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export AWS_DEFAULT_REGION ?= us-east-1
@@ -15,11 +22,14 @@ LOCAL_AWS := AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_SESSION
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
 
-$(STAMP)/python: requirements.txt requirements-cdk.txt requirements-dev.txt constraints.txt
+$(STAMP)/python$(PYTHON_VERSION): requirements.txt requirements-cdk.txt requirements-dev.txt constraints.txt
 	@mkdir -p $(STAMP)
 	@# Set-up talks on stderr: `make serve`'s stdout carries only its READY line, even on a fresh machine.
-	@echo "setting up .venv (pinned Python dependencies) ..." >&2
-	@test -x $(PY) || python3 -m venv $(VENV)
+	@test -n "$(PYTHON)" || { echo "Python $(PYTHON_VERSION) (the Lambda runtime's) is needed: install it" \
+		"(e.g. 'pyenv install $(PYTHON_VERSION)') or name it with PYTHON=/path/to/python3" >&2; exit 1; }
+	@echo "setting up .venv with $(PYTHON) (pinned Python dependencies) ..." >&2
+	@# A venv of another Python (an older checkout's) is replaced, not reused.
+	@$(PY) -c $(IS_PYTHON_VERSION) 2>/dev/null || { rm -rf $(VENV) && "$(PYTHON)" -m venv $(VENV); }
 	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -c constraints.txt >&2
 	@# functions/ is the Lambda asset root: put it (and the repo root) on the venv's path, so that
 	@# `indexer.handler` imports the same way in tests, the local stack and Lambda.
@@ -32,12 +42,14 @@ $(STAMP)/node: package.json package-lock.json
 	@npm ci --no-audit --no-fund --loglevel=error >&2
 	@touch $@
 
-setup: $(STAMP)/python $(STAMP)/node  ## create the venv and install pinned Python and Node deps
+setup: $(STAMP)/python$(PYTHON_VERSION) $(STAMP)/node  ## create the venv and install pinned Python and Node deps
 
 demo: setup  ## run the local stack, upload, delete, search, print, stop
 	$(LOCAL_AWS) $(PY) -m local_stack.demo
 
 serve: setup  ## keep the local stack up (API_PORT, AWS_PORT); prints READY {json}
+	@# The stack stops with status 0 on SIGTERM, but make then dies of the signal itself (143): scripts
+	@# that need status 0 run `$(PY) -m local_stack.serve` directly.
 	@$(LOCAL_AWS) $(PY) -m local_stack.serve
 
 test: setup  ## unit, integration and infrastructure tests
@@ -60,7 +72,7 @@ lint: setup  ## ruff and mypy
 synth: setup  ## synthesize the CloudFormation template into cdk.out/
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx cdk synth --quiet
 
-bench: setup  ## print the benchmark table (figures, side by side)
+bench: setup  ## print the benchmark table (figures, side by side) and draw its charts into bench/charts/
 	$(LOCAL_AWS) $(PY) -m bench
 
 lock:  ## re-pin every transitive Python dependency into constraints.txt

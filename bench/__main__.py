@@ -1,10 +1,12 @@
 """`python -m bench`: every benchmark side by side in one run, printed as one table.
 
-    python -m bench            # the full run (a few minutes on two cores)
+    python -m bench            # the full run (minutes on two cores); charts into bench/charts/
     python -m bench --quick    # tiny sizes, well under a minute: proves the code still runs
 
 Progress goes to stderr; stdout gets the aligned table, then the same rows as markdown for the README.
-Benchmarks print figures; they assert nothing about timings.
+Benchmarks print figures; they assert nothing about timings. A full run also draws its charts as PNG
+files (`bench.charts`) into `bench/charts/`; `--charts DIR` draws them elsewhere (a quick run draws
+none unless given `--charts`).
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ import argparse
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from bench.report import Row, markdown_table, progress, text_table
 from bench.runner import MEASURES, MeasureFailed, run_isolated
+
+DEFAULT_CHARTS = Path(__file__).resolve().parent / "charts"
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,11 @@ class Settings:
     s3_list_max: int
     uploads: int
     throughput_records: int
+    backfill_sizes: tuple[int, ...]
+    admin_concurrency: int
+    reconcile_objects: int
+    reconcile_differences: int
+    batch_repeats: int
 
     def kwargs(self, measure: str) -> dict[str, Any]:
         by_measure: dict[str, dict[str, Any]] = {
@@ -43,6 +53,13 @@ class Settings:
             "read_amplification": {"sizes": list(self.table_sizes), "s3_list_max": self.s3_list_max},
             "freshness": {"uploads": self.uploads},
             "throughput": {"records": self.throughput_records},
+            "backfill": {"sizes": list(self.backfill_sizes), "concurrency": self.admin_concurrency},
+            "reconcile": {
+                "objects": self.reconcile_objects,
+                "differences": self.reconcile_differences,
+                "concurrency": self.admin_concurrency,
+            },
+            "backfill_batch": {"latency_ms": self.latency_ms, "repeats": self.batch_repeats},
         }
         return by_measure[measure]
 
@@ -57,6 +74,12 @@ FULL = Settings(
     s3_list_max=10_000,
     uploads=300,
     throughput_records=5_000,
+    # 100,000 adds about seven minutes on moto: `--backfill-sizes 10000,100000` runs it.
+    backfill_sizes=(10_000,),
+    admin_concurrency=16,
+    reconcile_objects=10_000,
+    reconcile_differences=100,
+    batch_repeats=5,
 )
 QUICK = Settings(
     stream_keys=40,
@@ -68,10 +91,15 @@ QUICK = Settings(
     s3_list_max=500,
     uploads=10,
     throughput_records=300,
+    backfill_sizes=(300,),
+    admin_concurrency=16,
+    reconcile_objects=300,
+    reconcile_differences=5,
+    batch_repeats=1,
 )
 
 
-def parse_args(argv: list[str]) -> tuple[Settings, list[str]]:
+def parse_args(argv: list[str]) -> Options:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes: checks that the benchmarks run")
     parser.add_argument("--only", action="append", choices=sorted(MEASURES), help="run only these measures")
@@ -86,6 +114,18 @@ def parse_args(argv: list[str]) -> tuple[Settings, list[str]]:
     parser.add_argument("--records", type=int, help="records processed for CPU throughput (measure 6)")
     parser.add_argument("--repeats", type=int, help="runs per batch size, median taken (measure 2)")
     parser.add_argument("--cold-start-runs", type=int, help="fresh interpreters per module (measure 3)")
+    parser.add_argument(
+        "--backfill-sizes",
+        help="bucket sizes backfilled for measure 7, e.g. 10000,100000 (the largest is slow)",
+    )
+    parser.add_argument("--reconcile-objects", type=int, help="objects in the reconciled bucket (measure 8)")
+    parser.add_argument("--differences", type=int, help="broken entries of each kind (measure 8)")
+    parser.add_argument(
+        "--charts",
+        type=Path,
+        help=f"draw the PNG charts into this folder (default for a full run: {DEFAULT_CHARTS})",
+    )
+    parser.add_argument("--no-charts", action="store_true", help="draw no charts")
     args = parser.parse_args(argv)
     base = QUICK if args.quick else FULL
     settings = Settings(
@@ -94,24 +134,44 @@ def parse_args(argv: list[str]) -> tuple[Settings, list[str]]:
         batch_sizes=base.batch_sizes,
         latency_repeats=args.repeats or base.latency_repeats,
         cold_start_runs=args.cold_start_runs or base.cold_start_runs,
-        table_sizes=tuple(int(size) for size in args.sizes.split(",")) if args.sizes else base.table_sizes,
+        table_sizes=_sizes(args.sizes) if args.sizes else base.table_sizes,
         s3_list_max=base.s3_list_max if args.s3_list_max is None else args.s3_list_max,
         uploads=args.uploads or base.uploads,
         throughput_records=args.records or base.throughput_records,
+        backfill_sizes=_sizes(args.backfill_sizes) if args.backfill_sizes else base.backfill_sizes,
+        admin_concurrency=base.admin_concurrency,
+        reconcile_objects=args.reconcile_objects or base.reconcile_objects,
+        reconcile_differences=args.differences or base.reconcile_differences,
+        batch_repeats=args.repeats or base.batch_repeats,
     )
-    return settings, args.only or list(MEASURES)
+    charts = None if args.no_charts else args.charts or (None if args.quick else DEFAULT_CHARTS)
+    return Options(settings, args.only or list(MEASURES), charts)
+
+
+@dataclass(frozen=True)
+class Options:
+    settings: Settings
+    measures: list[str]
+    charts: Path | None
+
+
+def _sizes(raw: str) -> tuple[int, ...]:
+    return tuple(int(size) for size in raw.split(","))
 
 
 def main(argv: list[str]) -> int:
-    settings, measures = parse_args(argv)
+    options = parse_args(argv)
     rows: list[Row] = []
+    samples: dict[str, Any] = {}
     failed: list[str] = []
     started = time.perf_counter()
-    for name in measures:
+    for name in options.measures:
         progress(f"--- {name}")
         began = time.perf_counter()
         try:
-            rows.extend(run_isolated(name, settings.kwargs(name), timeout=1800))
+            measured = run_isolated(name, options.settings.kwargs(name), timeout=1800)
+            rows.extend(measured.rows)
+            samples.update(measured.samples)
         except MeasureFailed as error:
             failed.append(name)
             rows.append(Row(f"{name}: FAILED", "", None, None, "", None, str(error)))
@@ -120,6 +180,11 @@ def main(argv: list[str]) -> int:
     print(text_table(rows))
     print()
     print(markdown_table(rows))
+    if options.charts is not None:
+        from bench.charts import write_charts  # matplotlib only when charts are drawn
+
+        for path in write_charts(samples, options.charts):
+            progress(f"chart: {path}")
     if failed:
         progress(f"failed measures: {', '.join(failed)}")
         return 1

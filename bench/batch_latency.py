@@ -18,9 +18,10 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from typing import Any
 
 from bench import aws, events, instrument
-from bench.report import Row, progress
+from bench.report import Measured, Row, progress
 from file_index import schema
 
 
@@ -36,34 +37,38 @@ class _Counter:
         return batch
 
 
-def _median_ms(run_once: Callable[[], None], repeats: int) -> float:
+def _samples_ms(run_once: Callable[[], None], repeats: int) -> list[float]:
     samples = []
     for _ in range(repeats):
         start = time.perf_counter()
         run_once()
         samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
+    return samples
 
 
-def run(*, latency_ms: float, batch_sizes: list[int], repeats: int) -> list[Row]:
+def run(*, latency_ms: float, batch_sizes: list[int], repeats: int) -> Measured:
     import boto3
 
     from bench.guideline_listener import GuidelineListener
     from file_index.key_layout import KeyLayout
-    from file_index.writer import apply_event, dynamodb_client
+    from file_index.writer import apply_event, dynamodb_client, s3_client
     from indexer.events import parse_message
     from indexer.handler import cold_start, lambda_handler
 
     rows: list[Row] = []
+    # The chart's data: per writer, per batch size, every run's wall time.
+    chart: dict[str, Any] = {"latencyMs": latency_ms, "batchSizes": batch_sizes, "ms": {}}
     keys = _Counter()
     context = aws.BenchLambdaContext()
     with (
         aws.fake_credentials(),
-        aws.environment({"TABLE_NAME": schema.TABLE_NAME}),
+        aws.environment({"TABLE_NAME": schema.TABLE_NAME, "BUCKET_NAME": aws.BUCKET}),
         instrument.instant_dynamodb(),
     ):
         layout = KeyLayout.parse(None)
         writer_client = dynamodb_client()
+        # Read only for a permanent version delete, which the batches here do not hold.
+        s3 = s3_client()
         guideline = GuidelineListener(boto3.resource("dynamodb").Table("FileMetaDataGuideline"))
         lambda_handler(events.sqs_event(keys.take(10)), context)  # cold start outside the timings
         concurrency = cold_start().config.write_concurrency
@@ -80,14 +85,19 @@ def run(*, latency_ms: float, batch_sizes: list[int], repeats: int) -> list[Row]
                 def sequential(size: int = size) -> None:
                     for event in keys.take(size):
                         for parsed in parse_message(event.message_body(), layout):
-                            apply_event(writer_client, schema.TABLE_NAME, parsed)
+                            apply_event(writer_client, schema.TABLE_NAME, parsed, s3=s3)
 
                 def listener(size: int = size) -> None:
                     guideline.process(event.message_body() for event in keys.take(size))
 
-                ours_ms = _median_ms(ours, repeats)
-                sequential_ms = _median_ms(sequential, repeats)
-                guideline_ms = _median_ms(listener, repeats)
+                runs = {
+                    "concurrent (ours)": _samples_ms(ours, repeats),
+                    "sequential, same writer": _samples_ms(sequential, repeats),
+                    "guideline listener": _samples_ms(listener, repeats),
+                }
+                for writer, samples in runs.items():
+                    chart["ms"].setdefault(writer, []).append(samples)
+                ours_ms, sequential_ms, guideline_ms = (statistics.median(v) for v in runs.values())
                 floor = f"floor {latency_ms:g} ms (one round trip); {concurrency} writes in flight at most"
                 rows.append(
                     Row.versus(
@@ -109,4 +119,4 @@ def run(*, latency_ms: float, batch_sizes: list[int], repeats: int) -> list[Row]
                         note="guideline ÷ ours; read + write per event, concurrency 1",
                     )
                 )
-    return rows
+    return Measured(rows, {"batch_latency": chart})

@@ -30,7 +30,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from bench import aws, events, instrument
-from bench.report import Row, progress
+from bench.report import Measured, Row, progress
 from file_index import schema
 
 USERS = 50
@@ -172,7 +172,7 @@ def naive_returned(listing: Listing, by_key: dict[str, FileMeta], query: QueryTy
     return min(PAGE, sum(1 for key in listing.keys if query.matches(by_key[key])))
 
 
-def run(*, sizes: list[int], s3_list_max: int) -> list[Row]:
+def run(*, sizes: list[int], s3_list_max: int) -> Measured:
     import boto3
     from moto import mock_aws
 
@@ -180,6 +180,8 @@ def run(*, sizes: list[int], s3_list_max: int) -> list[Row]:
     rng = random.Random(11)
     rows: list[Row] = []
     growth: list[Row] = []
+    # The chart's data: items read for one page of each query, and by listing, per table size.
+    chart: dict[str, Any] = {"sizes": [], "itemsRead": {}, "listed": [], "modelled": []}
     with aws.fake_credentials(), mock_aws():
         table = aws.create_table()
         s3 = boto3.client("s3")
@@ -216,6 +218,9 @@ def run(*, sizes: list[int], s3_list_max: int) -> list[Row]:
                 types = query_types(bucket, files)
                 largest = size == max(sizes)
 
+                chart["sizes"].append(size)
+                chart["listed"].append(len(listing.keys))
+                chart["modelled"].append(listing.modelled)
                 if largest:
                     answer = searcher.get_file(files[len(files) // 2].key)
                     rows.append(
@@ -231,6 +236,7 @@ def run(*, sizes: list[int], s3_list_max: int) -> list[Row]:
                 for query in types:
                     progress(f"read amplification: {query.name} at {size} items")
                     answer = searcher.list_page(query.path)
+                    chart["itemsRead"].setdefault(query.name, []).append(answer.read)
                     naive = naive_returned(listing, by_key, query)
                     if largest:
                         rows.append(
@@ -263,4 +269,4 @@ def run(*, sizes: list[int], s3_list_max: int) -> list[Row]:
                                 f"{listing.requests} LIST requests per answer ({how})",
                             )
                         )
-    return rows + growth
+    return Measured(rows + growth, {"read_amplification": chart})

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,18 @@ class Row:
     ) -> Row:
         """A row whose ratio is comparison ÷ ours: above 1 means ours is smaller (fewer, faster, cheaper)."""
         return cls(measure, unit, ours, comparison, compared_with, ratio_of(comparison, ours), note)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What a measure returns: its rows, and the raw samples its chart is drawn from (JSON values).
+
+    `samples` maps a chart's name (`bench.charts.CHARTS`) to that chart's data; a measure without a
+    chart may return its rows alone.
+    """
+
+    rows: list[Row]
+    samples: dict[str, Any] = field(default_factory=dict)
 
 
 def ratio_of(numerator: float | None, denominator: float | None) -> float | None:

@@ -48,7 +48,10 @@ def run(*, keys: int) -> list[Row]:
         guideline_table = aws.create_table(GUIDELINE_TABLE)
         context = aws.BenchLambdaContext()
         failures = 0
-        with aws.environment({"TABLE_NAME": schema.TABLE_NAME}), instrument.recording() as ours:
+        with (
+            aws.environment({"TABLE_NAME": schema.TABLE_NAME, "BUCKET_NAME": aws.BUCKET}),
+            instrument.recording() as ours,
+        ):
             for batch in events.batches(stream, SQS_BATCH_SIZE):
                 response = lambda_handler(events.sqs_event(batch), context)
                 failures += len(response.get("batchItemFailures", []))

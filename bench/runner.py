@@ -2,8 +2,9 @@
 
 The handlers read their configuration and build their clients once per process, as at a Lambda cold
 start; a fresh interpreter per measure gives each measure its own cold start, its own environment and its
-own emulator, so no measure sees another's state. The child writes its rows as JSON to a file (its stdout
-belongs to the handlers' Powertools logs and metrics, which go to /dev/null) and its progress to stderr.
+own emulator, so no measure sees another's state. The child writes its rows and its chart samples as
+JSON to a file (its stdout belongs to the handlers' Powertools logs and metrics, which go to /dev/null)
+and its progress to stderr.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from bench import aws, instrument
-from bench.report import Row, progress
+from bench.report import Measured, Row, progress
 
-# name -> "module:function"; each function takes keyword arguments and returns a list of rows.
+# name -> "module:function"; each function takes keyword arguments and returns its rows, or `Measured`.
 MEASURES = {
     "requests_per_event": "bench.requests_per_event:run",
     "batch_latency": "bench.batch_latency:run",
@@ -29,6 +30,9 @@ MEASURES = {
     "read_amplification": "bench.read_amplification:run",
     "freshness": "bench.freshness:run",
     "throughput": "bench.throughput:run",
+    "backfill": "bench.backfill:run",
+    "reconcile": "bench.reconcile:run",
+    "backfill_batch": "bench.backfill_batch:run",
 }
 
 
@@ -36,7 +40,7 @@ class MeasureFailed(RuntimeError):
     pass
 
 
-def run_isolated(name: str, kwargs: dict[str, Any], *, timeout: float) -> list[Row]:
+def run_isolated(name: str, kwargs: dict[str, Any], *, timeout: float) -> Measured:
     """Run one measure in a child interpreter; raises MeasureFailed with the child's exit status."""
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
         out = Path(tmp, "rows.json")
@@ -51,7 +55,8 @@ def run_isolated(name: str, kwargs: dict[str, Any], *, timeout: float) -> list[R
             raise MeasureFailed(f"measure {name} did not finish within {timeout:.0f} s") from None
         if result.returncode != 0 or not out.exists():
             raise MeasureFailed(f"measure {name} exited with status {result.returncode}")
-        return [Row(**row) for row in json.loads(out.read_text())]
+        result_json = json.loads(out.read_text())
+        return Measured([Row(**row) for row in result_json["rows"]], result_json["samples"])
 
 
 def _main(argv: list[str]) -> int:
@@ -61,11 +66,13 @@ def _main(argv: list[str]) -> int:
     module_name, _, function_name = MEASURES[name].partition(":")
     function = getattr(importlib.import_module(module_name), function_name)
     try:
-        rows: list[Row] = function(**json.loads(raw_kwargs))
+        result: Measured | list[Row] = function(**json.loads(raw_kwargs))
     except Exception:
         progress(f"measure {name} failed:\n{traceback.format_exc()}")
         return 1
-    Path(out).write_text(json.dumps([dataclasses.asdict(row) for row in rows]))
+    measured = result if isinstance(result, Measured) else Measured(result)
+    rows = [dataclasses.asdict(row) for row in measured.rows]
+    Path(out).write_text(json.dumps({"rows": rows, "samples": measured.samples}))
     return 0
 
 

@@ -35,7 +35,7 @@ def run(*, records: int) -> list[Row]:
     # The process runs with the deployed Powertools settings (`aws.PROCESS_ENVIRONMENT`): INFO logs, metrics.
     with (
         aws.fake_credentials(),
-        aws.environment({"TABLE_NAME": schema.TABLE_NAME}),
+        aws.environment({"TABLE_NAME": schema.TABLE_NAME, "BUCKET_NAME": aws.BUCKET}),
         instrument.instant_dynamodb(),
     ):
         lambda_handler(events.sqs_event(events.creates(10, first=records)), context)  # cold start

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from aws_cdk import RemovalPolicy
 
@@ -56,8 +56,6 @@ _IP_ADDRESS = re.compile(r"^\d{1,3}(\.\d{1,3}){3}$")
 # `cron(<6 fields>)`, whose day-of-month or day-of-week must be `?`.
 _RATE = re.compile(r"^rate\((?P<value>[1-9]\d*) (?P<unit>minute|minutes|hour|hours|day|days)\)$")
 _CRON = re.compile(r"^cron\((?P<fields>[^()]+)\)$")
-
-_T = TypeVar("_T")
 
 
 class ConfigError(ValueError):
@@ -170,7 +168,7 @@ class StackConfig:
         return cls.from_context(context.get)
 
 
-def _optional(get: Callable[[str], Any], key: str, parse: Callable[[str, Any], _T], default: _T) -> _T:
+def _optional[T](get: Callable[[str], Any], key: str, parse: Callable[[str, Any], T], default: T) -> T:
     value = get(key)
     # `cdk -c key=` and an empty string in cdk.json both mean "not set", like an absent key.
     if value is None or value == "":

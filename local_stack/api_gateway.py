@@ -3,21 +3,55 @@
 `to_rest_event` builds the event API Gateway hands the search Lambda; `ApiGatewayServer` serves HTTP on
 127.0.0.1 and answers with what the handler returns. As in API Gateway's REST APIs, `path` keeps the
 percent-encoding the client sent, while `pathParameters` and the query string arrive decoded.
+
+Every answer is JSON, errors as `{"message": ...}`, including those the HTTP server gives before the
+function runs: a method other than GET on one of the API's paths is a 405 with `Allow: GET`, a method
+API Gateway does not know is a 501, and a request line over 64 KiB a 414. The deployed API differs in
+one respect: API Gateway refuses a method the resource does not define with its own 403
+`{"message": "Missing Authentication Token"}`, before the function or IAM authorization run.
+
+Like Lambda, the stand-in refuses a function response whose payload exceeds 6 MB, and answers a 502 as
+API Gateway does. The payload is the handler's return value as the Python runtime serializes it: JSON,
+with non-ASCII text escaped by the runtimes before Python 3.12.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
+import logging
+import re
+import sys
 import threading
 import uuid
 from collections.abc import Callable, Mapping
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+logger = logging.getLogger(__name__)
+
 STAGE = "local"
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
+# The deployed API defines GET only (infra/search_api.py): the function never sees another method.
+ALLOWED_METHODS = ("GET",)
+# The API's own paths; any other path goes to the function, which answers 404 whatever the method.
+API_PATHS = re.compile(r"/(files|status|openapi\.json|docs)/?|/(files|download)/.+")
+# A request line longer than this (http.server's own limit) is refused with a 414.
+MAX_REQUEST_LINE_BYTES = 65536
+# What is read and dropped of a refused request, so that closing the connection does not reset it before
+# the client has read the answer.
+_DRAIN_LIMIT_BYTES = 1 << 20
+# Lambda's limit on a synchronous invocation's response payload.
+LAMBDA_RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024
+RUNTIME_ESCAPES_NON_ASCII = sys.version_info < (3, 12)
+
+
+def response_payload_bytes(response: Mapping[str, Any]) -> int:
+    """Bytes of the handler's return value as the Lambda runtime of this Python sends it."""
+    return len(json.dumps(response, ensure_ascii=RUNTIME_ESCAPES_NON_ASCII).encode("utf-8"))
 
 
 def to_rest_event(
@@ -94,8 +128,27 @@ class ApiGatewayServer(ThreadingHTTPServer):
         self.server_close()
 
 
+def _phrase(code: int) -> str:
+    try:
+        return HTTPStatus(code).phrase
+    except ValueError:
+        return "error"
+
+
 class _RequestHandler(BaseHTTPRequestHandler):
     server: ApiGatewayServer
+
+    def _dispatch(self) -> None:
+        path = urlsplit(self.path).path
+        if self.command not in ALLOWED_METHODS and API_PATHS.fullmatch(path):
+            allowed = ", ".join(ALLOWED_METHODS)
+            self._reply_json(
+                HTTPStatus.METHOD_NOT_ALLOWED,
+                f"method {self.command} is not allowed on {path}; allowed: {allowed}",
+                {"Allow": allowed},
+            )
+            return
+        self._invoke()
 
     def _invoke(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -110,18 +163,30 @@ class _RequestHandler(BaseHTTPRequestHandler):
         try:
             response = self.server.lambda_handler(event, None)
         except Exception:  # API Gateway answers a failed invocation with a 502
-            self._reply(
-                502,
-                {"Content-Type": "application/json"},
-                json.dumps({"message": "Internal server error"}).encode(),
-            )
+            self._reply_json(HTTPStatus.BAD_GATEWAY, "Internal server error")
             raise
+        payload_bytes = response_payload_bytes(response)
+        if payload_bytes > LAMBDA_RESPONSE_LIMIT_BYTES:
+            logger.error(
+                "%s %s: the function's response payload of %d bytes exceeds Lambda's limit of %d; "
+                "API Gateway answers 502",
+                self.command,
+                self.path[:200],
+                payload_bytes,
+                LAMBDA_RESPONSE_LIMIT_BYTES,
+            )
+            self._reply_json(HTTPStatus.BAD_GATEWAY, "Internal server error")
+            return
         payload = response.get("body") or ""
         data = base64.b64decode(payload) if response.get("isBase64Encoded") else payload.encode("utf-8")
         headers = dict(response.get("headers") or {})
         for name, values in (response.get("multiValueHeaders") or {}).items():
             headers[name] = ", ".join(values)
         self._reply(int(response.get("statusCode", 200)), headers, data)
+
+    def _reply_json(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
+        data = json.dumps({"message": message}).encode()
+        self._reply(status, {"Content-Type": "application/json", **(headers or {})}, data)
 
     def _reply(self, status: int, headers: Mapping[str, str], data: bytes) -> None:
         self.send_response(status)
@@ -133,7 +198,39 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
-    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_OPTIONS = _invoke
+    # The methods API Gateway knows; http.server answers any other with send_error(501).
+    do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _dispatch
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (unknown method, request line too long, bad headers), as JSON.
+
+        The base class writes an HTML page here; API Gateway and the function answer JSON, so does this.
+        """
+        self.close_connection = True
+        if code in (HTTPStatus.REQUEST_URI_TOO_LONG, HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE):
+            self._drain_request()
+        if code == HTTPStatus.REQUEST_URI_TOO_LONG:
+            text = f"the request line is longer than {MAX_REQUEST_LINE_BYTES} bytes"
+        elif code == HTTPStatus.NOT_IMPLEMENTED and self.command:
+            text = f"method {self.command} is not supported"
+        else:
+            text = message or _phrase(code)
+            if explain:
+                text = f"{text}: {explain}"
+        self._reply_json(code, text, {"Connection": "close"})
+
+    def _drain_request(self) -> None:
+        """Read the rest of a request head refused half-read (within limits), up to its blank line.
+
+        Closing a connection with unread input resets it, and the client may lose the answer.
+        """
+        self.connection.settimeout(1.0)
+        with contextlib.suppress(OSError):
+            remaining = _DRAIN_LIMIT_BYTES
+            line = self.rfile.readline(remaining)  # the rest of the line that was too long
+            while line not in (b"", b"\r\n", b"\n") and remaining > 0:
+                remaining -= len(line)
+                line = self.rfile.readline(remaining)
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: the handler logs each request
         pass

@@ -8,6 +8,10 @@ Once everything answers it prints exactly one line to stdout, `READY {json}`, na
 endpoint, the bucket, the queues, the table and the region; everything else (its own progress and the
 handlers' logs) goes to stderr, so a script can read stdout without filtering. SIGINT or SIGTERM stops it
 cleanly with exit status 0.
+
+Under `make serve`, the exit status is make's: GNU make passes SIGTERM on to this process, waits for it
+to stop, then kills itself with the same signal (status 143; 130 for Ctrl-C). A script that needs
+status 0 runs `.venv/bin/python -m local_stack.serve` after `make setup`.
 """
 
 from __future__ import annotations

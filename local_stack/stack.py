@@ -286,6 +286,20 @@ class LocalFileSearch:
             self._poller.enable()
 
     @contextlib.contextmanager
+    def notifications_disabled(self) -> Iterator[None]:
+        """Uploads inside the block send no event at all, as in a bucket that existed before the index.
+
+        The bucket's notification configuration is removed on entry and put back on exit (which sends
+        an `s3:TestEvent`, acknowledged and skipped by the indexer).
+        """
+        s3 = self.client("s3")
+        s3.put_bucket_notification_configuration(Bucket=self.bucket, NotificationConfiguration={})
+        try:
+            yield
+        finally:
+            self._configure_notifications(s3)
+
+    @contextlib.contextmanager
     def s3_event_clock(self, start: dt.datetime) -> Iterator[None]:
         """Stamp the S3 events of requests made inside the block as if the clock read `start` on entry.
 
@@ -328,14 +342,7 @@ class LocalFileSearch:
 
         s3 = self.client("s3")
         s3.create_bucket(Bucket=self.bucket)
-        s3.put_bucket_notification_configuration(
-            Bucket=self.bucket,
-            NotificationConfiguration={
-                "QueueConfigurations": [
-                    {"Id": "file-index", "QueueArn": self.queue_arn, "Events": list(NOTIFICATION_EVENTS)}
-                ]
-            },
-        )
+        self._configure_notifications(s3)
 
         dynamodb = self.client("dynamodb")
         try:
@@ -362,6 +369,16 @@ class LocalFileSearch:
             self._max_receive_count,
             self.table_name,
             self.dynamodb_endpoint,
+        )
+
+    def _configure_notifications(self, s3: Any) -> None:
+        s3.put_bucket_notification_configuration(
+            Bucket=self.bucket,
+            NotificationConfiguration={
+                "QueueConfigurations": [
+                    {"Id": "file-index", "QueueArn": self.queue_arn, "Events": list(NOTIFICATION_EVENTS)}
+                ]
+            },
         )
 
     def _handler_env_base(self) -> dict[str, str]:

@@ -39,7 +39,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 SHARD_SEPARATOR = "#"
 MAX_SHARD_COUNT = 256
@@ -214,7 +214,7 @@ class MergeCursor:
 
 
 @dataclass(frozen=True)
-class ShardBatch(Generic[T]):
+class ShardBatch[T]:
     """What one fetch of one shard returns: items in the shard's order, and whether nothing follows."""
 
     items: Sequence[T]
@@ -227,7 +227,7 @@ ShardFetch = Callable[[Position | None, int], ShardBatch[T]]
 
 
 @dataclass(frozen=True)
-class MergedPage(Generic[T]):
+class MergedPage[T]:
     """One page of a merged read, with the cursor of the next (None: every shard is exhausted)."""
 
     items: list[T]
@@ -248,7 +248,7 @@ class _Descending:
         return other.position < self.position
 
 
-class _Shard(Generic[T]):
+class _Shard[T]:
     def __init__(self, cursor: ShardCursor) -> None:
         self.buffer: deque[tuple[Position, T]] = deque()
         self.exhausted = cursor.exhausted
@@ -260,7 +260,7 @@ class _Shard(Generic[T]):
         return not self.buffer and not self.exhausted
 
 
-def merge_page(
+def merge_page[T](
     fetchers: Sequence[ShardFetch[T]],
     *,
     position_of: Callable[[T], Position],
@@ -341,7 +341,7 @@ def _before(value: SortValue, other: SortValue, ascending: bool) -> bool:
     return value < other if ascending else value > other  # type: ignore[operator]
 
 
-def _take(
+def _take[T](
     shard: _Shard[T],
     index: int,
     batch: ShardBatch[T],

@@ -1,8 +1,9 @@
 """The benchmarks still run: each measure at tiny sizes through `python -m bench`, checked for its rows.
 
 Figures are not checked (benchmarks assert no timings); what is checked is that each measure finishes,
-prints its rows with figures in the text and markdown tables, and that the pieces the figures rest on
-(the guideline port, the call counter, the instant DynamoDB) behave as the benchmarks assume.
+prints its rows with figures in the text and markdown tables, draws its chart, and that the pieces the
+figures rest on (the guideline port, the call counter, the instant DynamoDB, the charts, the on-paper
+model) behave as the benchmarks assume.
 """
 
 from __future__ import annotations
@@ -17,10 +18,13 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from bench import aws, events, instrument, report
+from bench import aws, backfill_batch, charts, events, instrument, report
+from bench.__main__ import DEFAULT_CHARTS, parse_args
 from bench.guideline_listener import GuidelineListener, data_split, is_new_entry
+from bench.runner import MEASURES
 from file_index import schema
 
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 REPO = Path(__file__).resolve().parents[2]
 
 TINY = [
@@ -33,6 +37,9 @@ TINY = [
     "--s3-list-max=80",
     "--uploads=3",
     "--records=40",
+    "--backfill-sizes=60",
+    "--reconcile-objects=60",
+    "--differences=3",
 ]
 
 
@@ -46,19 +53,28 @@ def _hooks_only_for_these_tests() -> Iterator[None]:
 
 # measure -> the row numbers it prints
 MEASURE_ROWS = {
-    "requests_per_event": "1.",
-    "batch_latency": "2.",
-    "cold_start": "3.",
-    "read_amplification": "4.",
-    "freshness": "5.",
-    "throughput": "6.",
+    "requests_per_event": ("1.",),
+    "batch_latency": ("2.",),
+    "cold_start": ("3.",),
+    "read_amplification": ("4.",),
+    "freshness": ("5.",),
+    "throughput": ("6.",),
+    "backfill": ("7.",),
+    "reconcile": ("8.",),
+    "backfill_batch": ("9.", "10."),
 }
+# measure -> the chart it draws
+MEASURE_CHARTS = {name: f"{name}.png" for name in charts.CHARTS}
+
+
+def test_every_measure_is_run_by_these_tests() -> None:
+    assert set(MEASURE_ROWS) == set(MEASURES)
 
 
 @pytest.mark.parametrize("measure", sorted(MEASURE_ROWS))
-def test_each_measure_runs_and_prints_its_rows(measure: str) -> None:
+def test_each_measure_runs_and_prints_its_rows(measure: str, tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "bench", *TINY, f"--only={measure}"],
+        [sys.executable, "-m", "bench", *TINY, f"--only={measure}", f"--charts={tmp_path}"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -77,6 +93,63 @@ def test_each_measure_runs_and_prints_its_rows(measure: str) -> None:
         assert unit, row
         assert ours != "n/a", row  # every row carries our figure
     assert "[bench]" not in result.stdout  # progress stays on stderr
+    drawn = sorted(path.name for path in tmp_path.iterdir())
+    assert drawn == ([MEASURE_CHARTS[measure]] if measure in MEASURE_CHARTS else [])
+    for name in drawn:
+        assert (tmp_path / name).read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_a_quick_run_draws_no_chart_unless_asked() -> None:
+    assert parse_args(["--quick"]).charts is None
+    assert parse_args([]).charts == DEFAULT_CHARTS
+    assert parse_args(["--no-charts"]).charts is None
+    assert parse_args(["--quick", "--charts", "out"]).charts == Path("out")
+
+
+SAMPLES = {
+    "freshness": {"samplesMs": [5.0, 6.0, 9.5, 30.0], "oneGetMs": 4.0},
+    "read_amplification": {
+        "sizes": [100, 1000],
+        "itemsRead": {"user": [20, 100], "bucket": [100, 100]},
+        "listed": [100, 1000],
+        "modelled": [False, True],
+    },
+    "batch_latency": {
+        "latencyMs": 5.0,
+        "batchSizes": [10, 100],
+        "ms": {"concurrent (ours)": [[11.0, 12.0], [90.0, 95.0]], "sequential": [[60.0], [600.0]]},
+    },
+    "backfill": {"sizes": [100], "backfillPerSecond": [300.0], "listingPerSecond": [4000.0]},
+}
+
+
+def test_charts_are_drawn_as_png_from_raw_samples(tmp_path: Path) -> None:
+    written = charts.write_charts(SAMPLES, tmp_path / "charts")
+
+    assert sorted(path.name for path in written) == sorted(MEASURE_CHARTS.values())
+    for path in written:
+        assert path.read_bytes().startswith(PNG_SIGNATURE)
+        assert path.stat().st_size > 10_000  # axes, bars and labels, not an empty canvas
+
+
+def test_chart_samples_that_lack_a_field_or_name_no_chart_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(charts.ChartDataError, match="chart 'freshness': the samples have no 'oneGetMs'"):
+        charts.write_charts({"freshness": {"samplesMs": [1.0]}}, tmp_path)
+    with pytest.raises(charts.ChartDataError, match="no chart draws the samples \\['latency'\\]"):
+        charts.write_charts({"latency": {}}, tmp_path)
+
+
+def test_the_on_paper_backfill_is_bounded_by_the_bucket_index_partition() -> None:
+    fast = backfill_batch.model(10_000_000, batch_seconds=0.5)
+    # 10 writers x 500 items / 0.5 s = 10,000 objects/s, but one index partition takes 1,000 writes/s.
+    assert fast.hours == pytest.approx(10_000_000 / 1000 / 3600)
+    assert fast.hours_without_index_bound == pytest.approx(10_000_000 / 10_000 / 3600)
+    assert fast.dynamodb_usd == pytest.approx(30 * backfill_batch.PRICES.dynamodb_per_million_write_units)
+    slow = backfill_batch.model(1_000_000, batch_seconds=10.0)  # 500 objects/s: the writers bound it
+    assert slow.hours == slow.hours_without_index_bound == pytest.approx(1_000_000 / 500 / 3600)
+    # CPU-bound in a 512 MB function: 512/1769 of a vCPU.
+    assert backfill_batch.lambda_batch_seconds(0.2, 0.3) == pytest.approx(0.3 * 1769 / 512)
+    assert backfill_batch.lambda_batch_seconds(2.0, 0.1) == 2.0
 
 
 def test_tables_escape_cells_and_align_columns() -> None:

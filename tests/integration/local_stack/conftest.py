@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -49,14 +49,17 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-class ServeProcess:
-    """`python -m local_stack.serve` with its stdout read line by line and its stderr kept in a file."""
+SERVE_COMMAND = (sys.executable, "-m", "local_stack.serve")
 
-    def __init__(self, env: dict[str, str]) -> None:
+
+class ServeProcess:
+    """`python -m local_stack.serve` (or `command`) with stdout read line by line, stderr kept in a file."""
+
+    def __init__(self, env: dict[str, str], command: Sequence[str] = SERVE_COMMAND) -> None:
         # A file, not a pipe: serve logs freely to stderr and nothing has to drain it while a test waits.
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "local_stack.serve"],
+            list(command),
             cwd=REPO_ROOT,
             env={**os.environ, **env},
             stdout=subprocess.PIPE,
