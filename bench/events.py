@@ -18,6 +18,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote_plus
 
+from file_index.objects import iso_utc_millis
+
 REGION = "us-east-1"
 QUEUE_ARN = f"arn:aws:sqs:{REGION}:123456789012:file-search-events"
 _EPOCH = datetime(2017, 8, 20, 9, 0, 0, tzinfo=UTC)
@@ -48,7 +50,7 @@ class S3Event:
             "eventVersion": "2.1",
             "eventSource": "aws:s3",
             "awsRegion": REGION,
-            "eventTime": self.event_time.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "eventTime": iso_utc_millis(self.event_time),
             "eventName": self.event_name,
             "userIdentity": {"principalId": "AWS:AIDAEXAMPLE"},
             "requestParameters": {"sourceIPAddress": "203.0.113.10"},

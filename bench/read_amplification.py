@@ -32,6 +32,7 @@ from urllib.parse import quote, urlencode
 from bench import aws, events, instrument
 from bench.report import Measured, Row, progress
 from file_index import schema
+from file_index.objects import iso_utc_millis
 
 USERS = 50
 PAGE = 100  # the API's default limit
@@ -54,7 +55,7 @@ def file_meta(index: int, rng: random.Random) -> FileMeta:
     return FileMeta(
         key=events.object_key(user, index),
         user=f"USER{user:03d}",
-        upload_date=moment.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        upload_date=iso_utc_millis(moment),
         size=rng.randint(1, 10_000_000),
     )
 

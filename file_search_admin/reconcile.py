@@ -23,6 +23,7 @@ from file_index import schema
 from file_index.key_layout import KeyLayout
 from file_index.repair import Difference, Finding, Repair, Repairer, difference, is_live, scan_index
 from file_index.state import IndexStateStore, Operation
+from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
 from file_search_admin.aws import Client, is_versioned, list_current_objects
 
 DEFAULT_MAX_KEYS = 20
@@ -98,7 +99,7 @@ def run_reconcile(
     layout: KeyLayout,
     dry_run: bool = False,
     concurrency: int = 16,
-    tombstone_ttl_days: int = 30,
+    tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS,
     max_keys: int = DEFAULT_MAX_KEYS,
 ) -> ReconcileSummary:
     started = time.monotonic()

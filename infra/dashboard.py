@@ -37,7 +37,14 @@ THIRD_WIDTH = 8
 HEIGHT = 6
 
 # What the indexer emits per batch (functions/indexer/handler.py).
-INDEXER_OUTCOMES = ("IndexedFiles", "DeletedFiles", "StaleEvents", "FailedRecords", "ForeignBucketEvents")
+INDEXER_OUTCOMES = (
+    "IndexedFiles",
+    "DeletedFiles",
+    "StaleEvents",
+    "FailedRecords",
+    "DeferredRecords",
+    "ForeignBucketEvents",
+)
 INDEX_LAG = "IndexLagMs"
 # Every operation the functions send to the table (the search's GetItem and Query, the indexer's
 # conditional writes, the backfill's and reconcile's reads): DynamoDB reports throttles per operation.

@@ -8,20 +8,21 @@
 | `TOMBSTONE_TTL_DAYS` | expiry of the tombstones a repair writes (default 30) |
 | `SCAN_SEGMENTS` | parallel segments of the sweep for entries of deleted objects (default 8) |
 | `WRITE_CONCURRENCY` | requests in flight within one invocation (default 16) |
+| `DYNAMODB_MAX_ATTEMPTS` | SDK attempts per call, as the indexer's (`file_index.config.SdkSettings`) |
+| `SDK_CONNECT_TIMEOUT_SECONDS`, `SDK_READ_TIMEOUT_SECONDS` | as the indexer's: seconds, not botocore's 60 |
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from file_index.key_layout import InvalidKeyLayoutError, KeyLayout
+from file_index.config import ConfigError, SdkSettings, key_layout, positive_int, required
+from file_index.key_layout import KeyLayout
 from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
 
-
-class ConfigError(RuntimeError):
-    """A variable is missing or invalid; the message names it."""
+__all__ = ["BackfillConfig", "ConfigError"]
 
 
 @dataclass(frozen=True)
@@ -32,38 +33,19 @@ class BackfillConfig:
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS
     scan_segments: int = 8
     write_concurrency: int = 16
+    sdk: SdkSettings = field(default_factory=SdkSettings)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> BackfillConfig:
         env = os.environ if env is None else env
-        required = {}
-        for name in ("TABLE_NAME", "BUCKET_NAME"):
-            value = env.get(name, "").strip()
-            if not value:
-                raise ConfigError(f"{name} is not set: the backfill function needs it")
-            required[name] = value
-        try:
-            layout = KeyLayout.parse(env.get("KEY_LAYOUT"))
-        except InvalidKeyLayoutError as error:
-            raise ConfigError(f"KEY_LAYOUT is invalid: {error}") from error
+        purpose = "the backfill function needs it"
+        write_concurrency = positive_int(env, "WRITE_CONCURRENCY", 16)
         return cls(
-            table_name=required["TABLE_NAME"],
-            bucket=required["BUCKET_NAME"],
-            key_layout=layout,
-            tombstone_ttl_days=_positive_int(env, "TOMBSTONE_TTL_DAYS", DEFAULT_TOMBSTONE_TTL_DAYS),
-            scan_segments=_positive_int(env, "SCAN_SEGMENTS", 8),
-            write_concurrency=_positive_int(env, "WRITE_CONCURRENCY", 16),
+            table_name=required(env, "TABLE_NAME", purpose),
+            bucket=required(env, "BUCKET_NAME", purpose),
+            key_layout=key_layout(env),
+            tombstone_ttl_days=positive_int(env, "TOMBSTONE_TTL_DAYS", DEFAULT_TOMBSTONE_TTL_DAYS),
+            scan_segments=positive_int(env, "SCAN_SEGMENTS", 8),
+            write_concurrency=write_concurrency,
+            sdk=SdkSettings.from_env(env, max_connections=write_concurrency),
         )
-
-
-def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a positive integer, got {raw!r}") from None
-    if value < 1:
-        raise ConfigError(f"{name} must be a positive integer, got {raw!r}")
-    return value

@@ -33,7 +33,6 @@ from typing import Any
 import boto3
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from botocore.config import Config
 
 from backfill.batches import (
     Batch,
@@ -47,7 +46,6 @@ from backfill.batches import (
 from backfill.config import BackfillConfig
 from file_index.repair import Repairer
 from file_index.state import IndexStateStore, Operation
-from file_index.writer import dynamodb_client
 
 logger = Logger()
 # Share of the remaining invocation time a sweep may use; the rest covers the page in progress.
@@ -66,11 +64,10 @@ class Runtime:
 def cold_start() -> Runtime:
     """Configuration, clients and thread pool, once per process; `cold_start.cache_clear()` starts afresh."""
     config = BackfillConfig.from_env()
-    dynamodb = dynamodb_client(max_connections=config.write_concurrency)
-    s3 = boto3.session.Session().client(
-        "s3",
-        config=Config(retries={"mode": "standard"}, max_pool_connections=config.write_concurrency),
-    )
+    # Timeouts that fit an invocation (file_index.config.SdkSettings), not botocore's 60 s per attempt.
+    session = boto3.session.Session()
+    dynamodb = session.client("dynamodb", config=config.sdk.botocore_config())
+    s3 = session.client("s3", config=config.sdk.botocore_config())
     return Runtime(
         config=config,
         repairer=Repairer(

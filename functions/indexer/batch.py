@@ -14,6 +14,12 @@ A message succeeds when all its records do. A malformed message fails alone, bef
 a record whose write fails (throttling or 5xx beyond the SDK's retries, or any other exception) fails its
 message only, and the rest of its key's chain is still written. Nothing a message holds can fail the
 whole batch. Retrying a message is safe: every write is conditional and idempotent.
+
+A `Deadline` stops the batch from starting writes when the invocation is about to end: every record not
+started by then fails with `DeadlineReachedError` (its message is retried), so a stalled connection costs
+the records that were waiting for it, not a timed-out invocation that fails every message of the batch,
+written or not, and pushes them towards the dead-letter queue. A message with some records written before
+the deadline and some not fails as a whole; its retry finds the written ones stale.
 """
 
 from __future__ import annotations
@@ -30,6 +36,25 @@ from file_index.writer import Outcome, WriteContentionError
 from indexer.events import MalformedMessageError, ObjectEvent, parse_message
 
 ApplyEvent = Callable[[ObjectEvent], Outcome]
+
+
+class DeadlineReachedError(RuntimeError):
+    """The invocation was about to end before this record's write started; its message is retried."""
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """No write starts once the invocation has `margin_ms` or less left.
+
+    `remaining_ms` is the Lambda context's `get_remaining_time_in_millis`; `margin_ms` must cover the
+    longest one write can take, so that a write started in time ends in time.
+    """
+
+    remaining_ms: Callable[[], int]
+    margin_ms: int
+
+    def allows_a_write(self) -> bool:
+        return self.remaining_ms() > self.margin_ms
 
 
 @dataclass(frozen=True)
@@ -56,6 +81,11 @@ class EventResult:
     @property
     def event_time_utc(self) -> datetime:
         return self.event.event_time.astimezone(UTC)
+
+    @property
+    def deferred(self) -> bool:
+        """Not started because the invocation was about to end (not a failure of the write)."""
+        return isinstance(self.error, DeadlineReachedError)
 
 
 @dataclass
@@ -101,8 +131,12 @@ def index_batch(
     bucket: str,
     apply: ApplyEvent,
     executor: Executor,
+    deadline: Deadline | None = None,
 ) -> list[MessageReport]:
-    """Parse and write a batch of `bucket`'s events; one report per message, in delivery order."""
+    """Parse and write a batch of `bucket`'s events; one report per message, in delivery order.
+
+    With a `deadline`, each write starts only while it allows one (module docstring).
+    """
     reports: list[MessageReport] = []
     # Each key's events in delivery order; different keys' chains run concurrently.
     chains: dict[str, list[tuple[str, ObjectEvent]]] = {}
@@ -120,7 +154,7 @@ def index_batch(
                 continue
             chains.setdefault(event.key, []).append((message.message_id, event))
 
-    futures = [executor.submit(_apply_chain, chain, apply) for chain in chains.values()]
+    futures = [executor.submit(_apply_chain, chain, apply, deadline) for chain in chains.values()]
     by_message = {report.message_id: report for report in reports}
     for future in futures:
         for result in future.result():
@@ -128,9 +162,18 @@ def index_batch(
     return reports
 
 
-def _apply_chain(chain: Sequence[tuple[str, ObjectEvent]], apply: ApplyEvent) -> list[EventResult]:
+def _apply_chain(
+    chain: Sequence[tuple[str, ObjectEvent]], apply: ApplyEvent, deadline: Deadline | None
+) -> list[EventResult]:
     results = []
     for message_id, event in chain:
+        # Checked before every write: a chain may wait in the pool's queue, and each write may take long.
+        # The remaining time only shrinks, so once one event of a key is not started, neither is the rest
+        # of its chain: a later event must not be written ahead of an earlier one that its retry brings.
+        if deadline is not None and not deadline.allows_a_write():
+            error = DeadlineReachedError("not started: the invocation was about to time out")
+            results.append(EventResult(message_id, event, None, error))
+            continue
         try:
             outcome = apply(event)
         except Exception as error:  # fails this record's message only (see is_expected)
@@ -146,7 +189,7 @@ def is_expected(error: BaseException | None) -> bool:
     dead-lettered)."""
     return isinstance(
         error,
-        (MalformedMessageError, ClientError, BotoCoreError, WriteContentionError),
+        (MalformedMessageError, ClientError, BotoCoreError, WriteContentionError, DeadlineReachedError),
     )
 
 

@@ -6,24 +6,30 @@
 | `BUCKET_NAME` (required) | the indexed bucket: events of any other bucket are refused, never written |
 | `KEY_LAYOUT` | `default` (user before the first `_` or `/`) or a regex with groups `user` and `file` |
 | `TOMBSTONE_TTL_DAYS` | how long a delete's tombstone outlives the object (default 30) |
-| `DYNAMODB_MAX_ATTEMPTS` | SDK attempts per call, first included (default 5, standard retries; S3 HEAD too) |
+| `DYNAMODB_MAX_ATTEMPTS` | SDK attempts per call, first included (default 3, at most 10; S3 HEAD too) |
+| `SDK_CONNECT_TIMEOUT_SECONDS` | how long one attempt may wait for a connection (default 2, at most 60) |
+| `SDK_READ_TIMEOUT_SECONDS` | how long one attempt may wait for an answer (default 5, at most 60) |
 | `WRITE_CONCURRENCY` | writes in flight at once within a batch (default 32) |
 
 The tombstone must outlive any redelivery of an older create: SQS keeps a message at most 14 days, so the
-default leaves a margin. A bad value fails the cold start with the variable's name.
+default leaves a margin. The SDK settings bound one call (`SdkSettings.worst_call_seconds`, 24 s with the
+defaults); the indexer starts no write later than that before its invocation's end (see `indexer.batch`).
+A bad value fails the cold start with the variable's name.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from file_index.key_layout import InvalidKeyLayoutError, KeyLayout
+from file_index.config import ConfigError, SdkSettings, key_layout, positive_int, required
+from file_index.key_layout import KeyLayout
+from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
 
+__all__ = ["ConfigError", "IndexerConfig"]
 
-class ConfigError(RuntimeError):
-    """A variable is missing or invalid; the message names it."""
+DEFAULT_WRITE_CONCURRENCY = 32
 
 
 @dataclass(frozen=True)
@@ -31,41 +37,20 @@ class IndexerConfig:
     table_name: str
     bucket_name: str
     key_layout: KeyLayout
-    tombstone_ttl_days: int = 30
-    dynamodb_max_attempts: int = 5
-    write_concurrency: int = 32
+    tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS
+    write_concurrency: int = DEFAULT_WRITE_CONCURRENCY
+    sdk: SdkSettings = field(default_factory=lambda: SdkSettings(max_connections=DEFAULT_WRITE_CONCURRENCY))
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> IndexerConfig:
         env = os.environ if env is None else env
-        table_name = env.get("TABLE_NAME", "").strip()
-        if not table_name:
-            raise ConfigError("TABLE_NAME is not set: the indexer needs the FileMetaData table's name")
-        bucket_name = env.get("BUCKET_NAME", "").strip()
-        if not bucket_name:
-            raise ConfigError("BUCKET_NAME is not set: the indexer needs the name of the bucket it indexes")
-        try:
-            layout = KeyLayout.parse(env.get("KEY_LAYOUT"))
-        except InvalidKeyLayoutError as error:
-            raise ConfigError(f"KEY_LAYOUT is invalid: {error}") from error
+        write_concurrency = positive_int(env, "WRITE_CONCURRENCY", DEFAULT_WRITE_CONCURRENCY)
         return cls(
-            table_name=table_name,
-            bucket_name=bucket_name,
-            key_layout=layout,
-            tombstone_ttl_days=_positive_int(env, "TOMBSTONE_TTL_DAYS", 30),
-            dynamodb_max_attempts=_positive_int(env, "DYNAMODB_MAX_ATTEMPTS", 5),
-            write_concurrency=_positive_int(env, "WRITE_CONCURRENCY", 32),
+            table_name=required(env, "TABLE_NAME", "the indexer needs the FileMetaData table's name"),
+            bucket_name=required(env, "BUCKET_NAME", "the indexer needs the name of the bucket it indexes"),
+            key_layout=key_layout(env),
+            tombstone_ttl_days=positive_int(env, "TOMBSTONE_TTL_DAYS", DEFAULT_TOMBSTONE_TTL_DAYS),
+            write_concurrency=write_concurrency,
+            # One connection per concurrent writer.
+            sdk=SdkSettings.from_env(env, max_connections=write_concurrency),
         )
-
-
-def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a positive integer, got {raw!r}") from None
-    if value < 1:
-        raise ConfigError(f"{name} must be a positive integer, got {raw!r}")
-    return value

@@ -5,8 +5,16 @@ Thin on purpose: `indexer.batch` parses and writes (concurrently), `file_index.w
 this module reads the configuration once, logs, emits metrics and turns per-message results into
 `batchItemFailures` with Powertools' batch processor.
 
+The invocation's deadline: no write starts once the remaining time is at most the worst case of one SDK
+call (`SdkSettings.worst_call_seconds`) plus a reserve for answering; the records left are reported as
+batch item failures. An invocation that starts with less time than that cannot write anything: it fails
+with a `ConfigError` naming the variables to change. The margin covers one call: a permanent version
+delete that needs a lookup makes up to three (see `file_index.writer`), so only if all three stall to
+their timeouts can such a record still outlast the invocation.
+
 Metrics (EMF): IndexedFiles, DeletedFiles, StaleEvents (older or duplicate events that changed nothing),
-FailedRecords (records not written, malformed messages counted once), ForeignBucketEvents (events of another
+FailedRecords (records not written, malformed messages counted once), DeferredRecords (those of
+FailedRecords not started because the invocation was about to end), ForeignBucketEvents (events of another
 bucket than BUCKET_NAME, refused: never written, their messages acknowledged; one warning per bucket and
 batch) and IndexLagMs (event time to write).
 """
@@ -14,24 +22,30 @@ batch) and IndexLagMs (event time to write).
 from __future__ import annotations
 
 import functools
+import math
 import os
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from file_index.config import ConfigError, SdkSettings
 from file_index.objects import ObjectEvent
-from file_index.writer import DynamoDBClient, Outcome, S3Client, apply_event, dynamodb_client, s3_client
-from indexer.batch import Message, MessageReport, index_batch, is_expected
+from file_index.writer import DynamoDBClient, Outcome, S3Client, apply_event
+from indexer.batch import Deadline, Message, MessageReport, index_batch, is_expected
 from indexer.config import IndexerConfig
 
 DEFAULT_METRICS_NAMESPACE = "S3FileSearch"
+# Time kept after the last write may start, beyond that write's worst case: for logging the batch,
+# flushing metrics and answering.
+ANSWER_RESERVE_MS = 1000
 
 logger = Logger()
 metrics = Metrics()
@@ -48,6 +62,23 @@ class Runtime:
     dynamodb: DynamoDBClient
     s3: S3Client  # for the writer's rare HEAD of an object (see file_index.writer)
     executor: ThreadPoolExecutor
+
+    @property
+    def deadline_margin_ms(self) -> int:
+        """No write starts with this much time left or less."""
+        return math.ceil(self.config.sdk.worst_call_seconds * 1000) + ANSWER_RESERVE_MS
+
+    def deadline(self, context: LambdaContext) -> Deadline:
+        """The invocation's deadline; ConfigError when the invocation is too short for any write."""
+        remaining_ms = context.get_remaining_time_in_millis()
+        if remaining_ms <= self.deadline_margin_ms:
+            raise ConfigError(
+                f"the invocation has {remaining_ms} ms left, and a write may only "
+                f"start with more than {self.deadline_margin_ms} ms left (DYNAMODB_MAX_ATTEMPTS x "
+                "(SDK_CONNECT_TIMEOUT_SECONDS + SDK_READ_TIMEOUT_SECONDS) + back-off + "
+                f"{ANSWER_RESERVE_MS} ms): lower those or raise the function's timeout"
+            )
+        return Deadline(context.get_remaining_time_in_millis, self.deadline_margin_ms)
 
     def apply(self, event: ObjectEvent) -> Outcome:
         return apply_event(
@@ -66,12 +97,16 @@ def cold_start() -> Runtime:
     _observability_from_env()
     return Runtime(
         config=config,
-        dynamodb=dynamodb_client(
-            max_attempts=config.dynamodb_max_attempts, max_connections=config.write_concurrency
-        ),
-        s3=s3_client(max_attempts=config.dynamodb_max_attempts, max_connections=config.write_concurrency),
+        dynamodb=_client("dynamodb", config.sdk),
+        s3=_client("s3", config.sdk),
         executor=ThreadPoolExecutor(max_workers=config.write_concurrency, thread_name_prefix="index-write"),
     )
+
+
+def _client(service: str, sdk: SdkSettings) -> Any:
+    """A client with the configured retries and timeouts. A session of its own, as sessions are not
+    thread-safe (the client is); boto3 reads AWS_ENDPOINT_URL(_<SERVICE>), how local runs reach emulators."""
+    return boto3.session.Session().client(service, config=sdk.botocore_config())
 
 
 def _observability_from_env() -> None:
@@ -94,6 +129,7 @@ def _observability_from_env() -> None:
 @logger.inject_lambda_context
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     runtime = cold_start()
+    deadline = runtime.deadline(context)
     records = event.get("Records") or []
     reports = index_batch(
         (Message(record["messageId"], record.get("body", "")) for record in records),
@@ -101,6 +137,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         bucket=runtime.config.bucket_name,
         apply=runtime.apply,
         executor=runtime.executor,
+        deadline=deadline,
     )
     _report(reports)
     _report_foreign(reports, runtime.config.bucket_name)
@@ -120,6 +157,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
 def _report(reports: list[MessageReport]) -> None:
     counts = dict.fromkeys(Outcome, 0)
     failed = 0
+    deferred: Counter[str] = Counter()  # records not started, by message
     for report in reports:
         if report.malformed is not None:
             failed += 1
@@ -131,6 +169,10 @@ def _report(reports: list[MessageReport]) -> None:
             continue
         for result in report.results:
             event = result.event
+            if result.deferred:
+                failed += 1
+                deferred[report.message_id] += 1
+                continue
             if result.outcome is None:
                 failed += 1
                 logger.error(
@@ -156,6 +198,13 @@ def _report(reports: list[MessageReport]) -> None:
     metrics.add_metric(name="DeletedFiles", unit=MetricUnit.Count, value=counts[Outcome.DELETED])
     metrics.add_metric(name="StaleEvents", unit=MetricUnit.Count, value=counts[Outcome.STALE])
     metrics.add_metric(name="FailedRecords", unit=MetricUnit.Count, value=failed)
+    metrics.add_metric(name="DeferredRecords", unit=MetricUnit.Count, value=deferred.total())
+    if deferred:
+        # One line, not one per record: the cause is the clock, the same for all of them.
+        logger.warning(
+            "The invocation was about to time out: records not started; their messages will be retried",
+            extra={"records": deferred.total(), "messages": len(deferred)},
+        )
     logger.info(
         "Batch indexed",
         extra={

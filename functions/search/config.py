@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from file_index.config import ConfigError, positive_int, required
 from file_index.state import State
-from search.errors import ConfigError
 
 DEFAULT_DOWNLOAD_URL_EXPIRY_SECONDS = 300
 # SigV4 presigned URLs are valid for at most 7 days.
@@ -28,16 +28,9 @@ class SearchConfig:
     initial_state: State = State.READY
 
 
-def _required(environ: Mapping[str, str], name: str) -> str:
-    value = environ.get(name, "").strip()
-    if not value:
-        raise ConfigError(f"environment variable {name} is required")
-    return value
-
-
 def _queue_url(environ: Mapping[str, str], name: str) -> str:
     """A queue URL: http(s), a host, and the queue's name as the last path segment."""
-    value = _required(environ, name)
+    value = required(environ, name)
     parts = urlsplit(value)
     if (
         parts.scheme not in ("http", "https")
@@ -66,22 +59,16 @@ def _initial_state(environ: Mapping[str, str]) -> State:
 def load_config(environ: Mapping[str, str] | None = None) -> SearchConfig:
     """The configuration from `environ` (default: the process environment); ConfigError names a fault."""
     env = os.environ if environ is None else environ
-    raw_expiry = env.get("DOWNLOAD_URL_EXPIRY_SECONDS", "").strip()
-    expiry = DEFAULT_DOWNLOAD_URL_EXPIRY_SECONDS
-    if raw_expiry:
-        try:
-            expiry = int(raw_expiry)
-        except ValueError:
-            raise ConfigError(f"DOWNLOAD_URL_EXPIRY_SECONDS must be an integer, not {raw_expiry!r}") from None
-        if not 1 <= expiry <= MAX_DOWNLOAD_URL_EXPIRY_SECONDS:
-            raise ConfigError(
-                f"DOWNLOAD_URL_EXPIRY_SECONDS must be between 1 and {MAX_DOWNLOAD_URL_EXPIRY_SECONDS}"
-            )
     return SearchConfig(
-        table_name=_required(env, "TABLE_NAME"),
-        bucket_name=_required(env, "BUCKET_NAME"),
-        cursor_secret_arn=_required(env, "CURSOR_SECRET_ARN"),
-        download_url_expiry_seconds=expiry,
+        table_name=required(env, "TABLE_NAME"),
+        bucket_name=required(env, "BUCKET_NAME"),
+        cursor_secret_arn=required(env, "CURSOR_SECRET_ARN"),
+        download_url_expiry_seconds=positive_int(
+            env,
+            "DOWNLOAD_URL_EXPIRY_SECONDS",
+            DEFAULT_DOWNLOAD_URL_EXPIRY_SECONDS,
+            maximum=MAX_DOWNLOAD_URL_EXPIRY_SECONDS,
+        ),
         queue_url=_queue_url(env, "QUEUE_URL"),
         dead_letter_queue_url=_queue_url(env, "DEAD_LETTER_QUEUE_URL"),
         initial_state=_initial_state(env),

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+# The functions' one configuration error, here too so the handler names all it answers for in one place.
+from file_index.config import ConfigError
+
+__all__ = ["BadRequest", "ConfigError", "FileNotFound", "SearchError"]
+
 
 class SearchError(Exception):
     """A request the API answers with a 4xx and `{"message": str(error)}`."""
@@ -13,7 +18,3 @@ class BadRequest(SearchError):
 
 class FileNotFound(SearchError):
     """No indexed file under the key, or it was deleted (404)."""
-
-
-class ConfigError(RuntimeError):
-    """The function's environment is incomplete or invalid: a deployment fault, not a client's."""

@@ -1,4 +1,5 @@
-"""`index_batch` on its own: whatever one record's write raises fails that record's message only."""
+"""`index_batch` on its own: whatever one record's write raises fails that record's message only, and no
+write starts once the deadline allows none."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 from file_index.key_layout import KeyLayout
 from file_index.objects import ObjectEvent
 from file_index.writer import Outcome, WriteContentionError
-from indexer.batch import Message, index_batch, is_expected
+from indexer.batch import Deadline, DeadlineReachedError, Message, index_batch, is_expected
 from indexer.events import MalformedMessageError
 
 
@@ -103,6 +104,7 @@ def test_expected_failures_are_service_and_input_errors() -> None:
     assert is_expected(MalformedMessageError("bad"))
     assert is_expected(EndpointConnectionError(endpoint_url="http://dynamodb"))
     assert is_expected(WriteContentionError("retry"))
+    assert is_expected(DeadlineReachedError("late"))
     assert not is_expected(RuntimeError("bug"))
 
 
@@ -133,3 +135,62 @@ def test_events_of_another_bucket_are_reported_never_applied_and_their_message_s
         [("other", "U_a")],
     ]
     assert [report.error for report in reports] == [None, None]
+
+
+class Clock:
+    """The invocation's remaining time, which each applied write uses up by `per_write_ms`."""
+
+    def __init__(self, remaining_ms: int, per_write_ms: int, apply: Recorder) -> None:
+        self.start_ms = remaining_ms
+        self.per_write_ms = per_write_ms
+        self.apply = apply
+
+    def remaining_ms(self) -> int:
+        return self.start_ms - self.per_write_ms * len(self.apply.applied)
+
+
+def test_no_write_starts_after_the_deadline_and_a_partly_written_message_fails() -> None:
+    apply = Recorder({})
+    # 10 s left, each write takes 2 s, writes may start while more than 7 s are left: two writes start.
+    deadline = Deadline(Clock(10_000, 2_000, apply).remaining_ms, margin_ms=7_000)
+    messages = [
+        message("m1", ("U_b", "01")),
+        message("m2", ("U_a", "01"), ("U_c", "01")),  # U_a 01 written, U_c not started
+        message("m3", ("U_a", "02")),  # the second write of U_a's chain: not started
+        message("m4", ("U_d", "01")),
+    ]
+    with ThreadPoolExecutor(1) as executor:  # one writer: the chains run in the order of their keys
+        reports = index_batch(
+            messages,
+            layout=KeyLayout.parse(None),
+            bucket="b",
+            apply=apply,
+            executor=executor,
+            deadline=deadline,
+        )
+
+    assert apply.applied == [("U_b", "01"), ("U_a", "01")]
+    assert [report.error is None for report in reports] == [True, False, False, False]
+    assert [[(result.event.key, result.deferred) for result in report.results] for report in reports] == [
+        [("U_b", False)],
+        [("U_a", False), ("U_c", True)],
+        [("U_a", True)],
+        [("U_d", True)],
+    ]
+    assert isinstance(reports[1].failed_results[0].error, DeadlineReachedError)
+    assert "1 record(s) not written; first: 'U_c': DeadlineReachedError" in str(reports[1].error)
+
+
+def test_writes_start_while_more_than_the_margin_is_left() -> None:
+    apply = Recorder({})
+    with ThreadPoolExecutor(2) as executor:
+        reports = index_batch(
+            [message("m1", ("U_a", "01"), ("U_b", "01"))],
+            layout=KeyLayout.parse(None),
+            bucket="b",
+            apply=apply,
+            executor=executor,
+            deadline=Deadline(lambda: 10_000, margin_ms=9_999),
+        )
+    assert sorted(apply.applied) == [("U_a", "01"), ("U_b", "01")]
+    assert reports[0].error is None

@@ -36,10 +36,17 @@ def test_a_missing_variable_is_named(name: str, value: str | None) -> None:
         load_config(env)
 
 
-@pytest.mark.parametrize("value", ["soon", "0", "-5", "604801"])
+@pytest.mark.parametrize("value", ["soon", "0", "-5", "604801", "60.0", "+60"])
 def test_a_bad_expiry_is_named(value: str) -> None:
     with pytest.raises(ConfigError, match="DOWNLOAD_URL_EXPIRY_SECONDS"):
         load_config({**COMPLETE, "DOWNLOAD_URL_EXPIRY_SECONDS": value})
+
+
+def test_the_expiry_bound_is_said_in_the_error() -> None:
+    with pytest.raises(
+        ConfigError, match="DOWNLOAD_URL_EXPIRY_SECONDS must be a positive integer up to 604800"
+    ):
+        load_config({**COMPLETE, "DOWNLOAD_URL_EXPIRY_SECONDS": "604801"})
 
 
 @pytest.mark.parametrize("name", ["QUEUE_URL", "DEAD_LETTER_QUEUE_URL"])

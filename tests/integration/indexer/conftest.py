@@ -54,7 +54,8 @@ class Indexer:
         return handler.cold_start()
 
 
-def _fresh_handler() -> None:
+def fresh_handler() -> None:
+    """The next invocation starts cold: configuration, clients and thread pool afresh."""
     if handler.cold_start.cache_info().currsize:
         handler.cold_start().executor.shutdown()
     handler.cold_start.cache_clear()
@@ -88,9 +89,9 @@ def _indexer(engine: Engine, monkeypatch: pytest.MonkeyPatch, context: Any) -> I
     monkeypatch.setenv("BUCKET_NAME", BUCKET)
     monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "file-indexer")
     boto3.client("s3").create_bucket(Bucket=BUCKET)
-    _fresh_handler()
+    fresh_handler()
     yield Indexer(engine, context)
-    _fresh_handler()
+    fresh_handler()
 
 
 @pytest.fixture

@@ -1,0 +1,115 @@
+"""Reading a function's configuration from its environment: the error type, the readers of one variable,
+and the AWS SDK settings of the functions that write the index.
+
+Every reader takes the environment as a mapping (the process environment or a test's dict), treats a
+variable that is empty or only white space as unset, and raises `ConfigError` naming the variable.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from botocore.config import Config
+
+from file_index.key_layout import InvalidKeyLayoutError, KeyLayout
+
+
+class ConfigError(RuntimeError):
+    """A variable is missing or invalid: a deployment fault, not a client's. The message names it."""
+
+
+def required(env: Mapping[str, str], name: str, purpose: str | None = None) -> str:
+    """The variable's value, stripped; `purpose` says in the error what the function needs it for."""
+    value = env.get(name, "").strip()
+    if not value:
+        raise ConfigError(f"environment variable {name} is required" + (f": {purpose}" if purpose else ""))
+    return value
+
+
+def positive_int(env: Mapping[str, str], name: str, default: int, *, maximum: int | None = None) -> int:
+    """A whole number from 1 to `maximum` (unbounded when None), in digits; `default` when unset."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    bound = f" up to {maximum}" if maximum is not None else ""
+    if not (raw.isascii() and raw.isdecimal()):
+        raise ConfigError(f"{name} must be a positive integer{bound}, got {raw!r}")
+    value = int(raw)
+    if value < 1 or (maximum is not None and value > maximum):
+        raise ConfigError(f"{name} must be a positive integer{bound}, got {raw!r}")
+    return value
+
+
+def positive_seconds(env: Mapping[str, str], name: str, default: float, *, maximum: float) -> float:
+    """A duration in seconds above 0 and at most `maximum`, fractions allowed; `default` when unset."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    # NaN fails both comparisons, so "nan", "inf" and words all land here.
+    if not 0 < value <= maximum:
+        raise ConfigError(f"{name} must be a number of seconds above 0 and at most {maximum:g}, got {raw!r}")
+    return value
+
+
+def key_layout(env: Mapping[str, str]) -> KeyLayout:
+    """`KEY_LAYOUT`: how a key names its uploading user (see `file_index.key_layout`)."""
+    try:
+        return KeyLayout.parse(env.get("KEY_LAYOUT"))
+    except InvalidKeyLayoutError as error:
+        raise ConfigError(f"KEY_LAYOUT is invalid: {error}") from error
+
+
+# The SDK's back-off before retry n (1-based) is at most 2**(n-1) s for throttling (botocore's standard
+# mode; other errors wait far less), capped at 20 s.
+_MAX_BACKOFF_SECONDS = 20.0
+# Timeouts above this are no tighter than botocore's own default of 60 s.
+MAX_TIMEOUT_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class SdkSettings:
+    """Retries, timeouts and pool size of the clients that write the index.
+
+    botocore's defaults are 60 s to connect and 60 s per read: a stalled connection would outlast a
+    Lambda invocation. With these bounds one call fails within `worst_call_seconds`, however it stalls.
+    """
+
+    max_attempts: int = 3  # the first attempt included
+    max_connections: int = 32
+    connect_timeout: float = 2.0
+    read_timeout: float = 5.0
+
+    def botocore_config(self) -> Config:
+        return Config(
+            retries={"mode": "standard", "total_max_attempts": self.max_attempts},
+            max_pool_connections=self.max_connections,
+            connect_timeout=self.connect_timeout,
+            read_timeout=self.read_timeout,
+        )
+
+    @property
+    def worst_call_seconds(self) -> float:
+        """The longest one SDK call can take: every attempt stalls to its timeouts, every back-off is full
+        (without a server's retry-after hint, which DynamoDB and S3 do not send)."""
+        backoff = sum(min(2.0 ** (retry - 1), _MAX_BACKOFF_SECONDS) for retry in range(1, self.max_attempts))
+        return self.max_attempts * (self.connect_timeout + self.read_timeout) + backoff
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], *, max_connections: int) -> SdkSettings:
+        """`DYNAMODB_MAX_ATTEMPTS`, `SDK_CONNECT_TIMEOUT_SECONDS`, `SDK_READ_TIMEOUT_SECONDS`."""
+        return cls(
+            max_attempts=positive_int(env, "DYNAMODB_MAX_ATTEMPTS", cls.max_attempts, maximum=10),
+            max_connections=max_connections,
+            connect_timeout=positive_seconds(
+                env, "SDK_CONNECT_TIMEOUT_SECONDS", cls.connect_timeout, maximum=MAX_TIMEOUT_SECONDS
+            ),
+            read_timeout=positive_seconds(
+                env, "SDK_READ_TIMEOUT_SECONDS", cls.read_timeout, maximum=MAX_TIMEOUT_SECONDS
+            ),
+        )
