@@ -579,6 +579,8 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             # Each request's metrics go out with it. (Powertools keeps one set per process, which is
             # right for Lambda, one request at a time; the local stack disables metrics.)
             metrics.flush_metrics()
+            # A disabled flush keeps the set: clear it, or the next request's dimension would collide.
+            metrics.clear_metrics()
         _request_shape.reset(shape_token)
         _request_base_url.reset(base_token)
 
