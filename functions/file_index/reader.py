@@ -26,17 +26,7 @@ from file_index import schema
 StartKey = dict[str, dict[str, str]]
 
 # The attributes a search answers with (the README's table); bookkeeping attributes stay private.
-PUBLIC_ATTRIBUTES = (
-    schema.OBJECT_KEY,
-    schema.BUCKET_NAME,
-    schema.FILE_ID,
-    schema.SIZE,
-    schema.UPLOAD_USER,
-    schema.UPLOAD_DATE,
-    schema.SEQUENCER,
-    schema.E_TAG,
-    schema.VERSION_ID,
-)
+PUBLIC_ATTRIBUTES = (schema.OBJECT_KEY, *schema.OBJECT_ATTRIBUTES)
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()

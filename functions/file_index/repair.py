@@ -66,19 +66,7 @@ BACKFILL_EVENT = "ObjectCreated:Backfill"
 RECONCILE_EVENT = "ObjectCreated:Reconcile"
 
 # What an entry says about its object: rewritten by a repair.
-ENTRY_ATTRIBUTES = frozenset(
-    {
-        schema.OBJECT_KEY,
-        schema.BUCKET_NAME,
-        schema.FILE_ID,
-        schema.SIZE,
-        schema.UPLOAD_USER,
-        schema.UPLOAD_DATE,
-        schema.SEQUENCER,
-        schema.E_TAG,
-        schema.VERSION_ID,
-    }
-)
+ENTRY_ATTRIBUTES = frozenset({schema.OBJECT_KEY, *schema.OBJECT_ATTRIBUTES})
 TOMBSTONE_ATTRIBUTES = frozenset({schema.DELETED, schema.EXPIRES_AT})
 # Attributes whose appearance since the read means a writer touched the item: a repair checks that each
 # one it did not see is still absent (those it saw must still be equal).

@@ -24,6 +24,10 @@ SEQUENCER = "sequencer"  # S3's sequencer of the event that wrote the item, as S
 E_TAG = "eTag"
 VERSION_ID = "versionId"
 
+# What an entry says about its object (besides its key): what a search answers with, and what a repair
+# rewrites.
+OBJECT_ATTRIBUTES = (BUCKET_NAME, FILE_ID, SIZE, UPLOAD_USER, UPLOAD_DATE, SEQUENCER, E_TAG, VERSION_ID)
+
 # Bookkeeping attributes.
 ORDER_KEY = "orderKey"  # the event's position in the key's history, comparable as a plain string
 DELETED = "deleted"  # true on a tombstone: the object is gone; never returned by a search
@@ -31,6 +35,11 @@ EXPIRES_AT = "expiresAt"  # epoch seconds; DynamoDB TTL removes a tombstone afte
 # String set on a tombstone: versions deleted for good (permanent deletes of one versionId) while the item
 # held them or held no position yet; a late create of one of them changes nothing.
 DELETED_VERSIONS = "deletedVersions"
+# The position of the latest permanent delete of the "null" version recorded while the entry held another
+# version: a "null" create older than it is one of the purged nulls (S3 re-creates "null" in place).
+NULL_PURGED_AT = "nullPurgedAt"
+# At least the position of every version delete recorded in deletedVersions / nullPurgedAt.
+PURGED_UNTIL = "purgedUntil"
 
 TTL_ATTRIBUTE = EXPIRES_AT
 

@@ -96,27 +96,13 @@ DEFAULT_TOMBSTONE_TTL_DAYS = 30
 # The versionId S3 gives an object written while versioning was off or suspended.
 NULL_VERSION = "null"
 
-# Bookkeeping of permanent version deletes (see the module docstring).
-# The position of the latest permanent delete of the "null" version recorded while the entry held another.
-NULL_PURGED_AT = "nullPurgedAt"
-# At least the position of every version delete recorded in deletedVersions / nullPurgedAt.
-PURGED_UNTIL = "purgedUntil"
+# Bookkeeping of permanent version deletes (see the module docstring and `schema`).
+NULL_PURGED_AT = schema.NULL_PURGED_AT
+PURGED_UNTIL = schema.PURGED_UNTIL
 
 # Attributes an entry or a tombstone may carry, besides the key and the bookkeeping above. A write that
 # keeps the bookkeeping sets some and removes the rest, so it leaves what a PutItem would.
-_ENTRY_ATTRIBUTES = (
-    schema.BUCKET_NAME,
-    schema.FILE_ID,
-    schema.SIZE,
-    schema.UPLOAD_USER,
-    schema.UPLOAD_DATE,
-    schema.SEQUENCER,
-    schema.E_TAG,
-    schema.VERSION_ID,
-    schema.ORDER_KEY,
-    schema.DELETED,
-    schema.EXPIRES_AT,
-)
+_ENTRY_ATTRIBUTES = (*schema.OBJECT_ATTRIBUTES, schema.ORDER_KEY, schema.DELETED, schema.EXPIRES_AT)
 # Conditions only change when the item changes, so a handful of rounds covers any real contention.
 _MAX_ROUNDS = 6
 _NOT_FOUND_CODES = frozenset({"404", "NoSuchKey", "NotFound"})
