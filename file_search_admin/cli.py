@@ -215,12 +215,12 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
 
     dynamodb = aws.client("dynamodb")
     check_table(dynamodb, args.table)
+    s3 = aws.client("s3")
+    check_bucket(s3, args.bucket)  # also for status: a typo in the name must not read as "never built"
     if args.command == "status":
         state = IndexStateStore(dynamodb, args.table).read(args.bucket)
         return {"command": "status", **(state.to_json() if state else {"bucket": args.bucket, "state": None})}
 
-    s3 = aws.client("s3")
-    check_bucket(s3, args.bucket)
     if args.command == "backfill":
         with BackfillProgress(enabled=err.isatty() and not args.json) as progress:
             summary = run_backfill(

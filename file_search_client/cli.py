@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import sys
+import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -112,9 +113,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def printable(value: Any) -> str:
+    """`value` as text safe for a terminal: control characters (ESC, tab, newline...) in a key are shown
+    escaped (`\\x1b`, `\\t`), so a key cannot recolour the terminal or break the table's columns."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
 def format_table(items: Sequence[dict[str, Any]]) -> str:
     """A plain text table of list items, sizes right-aligned."""
-    rows = [[str(item.get(name, "")) for name, _ in COLUMNS] for item in items]
+    rows = [[printable(item.get(name, "")) for name, _ in COLUMNS] for item in items]
     headers = [title for _, title in COLUMNS]
     widths = [max([len(headers[i]), *(len(row[i]) for row in rows)]) for i in range(len(COLUMNS))]
 
@@ -131,7 +141,7 @@ def format_table(items: Sequence[dict[str, Any]]) -> str:
 def format_item(item: dict[str, Any]) -> str:
     names = [name for name in FIELDS if name in item]
     width = max(len(name) for name in names)
-    return "\n".join(f"{name.ljust(width)}  {item[name]}" for name in names)
+    return "\n".join(f"{name.ljust(width)}  {printable(item[name])}" for name in names)
 
 
 BUILDING_WARNING = "the index is being built: results may be incomplete"
@@ -291,6 +301,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     stream = out or sys.stdout
     if not args.api_url:
         parser.error("give --api-url or set FILE_SEARCH_API_URL")
+    parsed = urllib.parse.urlsplit(args.api_url)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        parser.error(f"--api-url {args.api_url!r} is not an http:// or https:// URL with a host")
     try:
         client = SearchApiClient(args.api_url, sign=args.sigv4, region=args.region)
         COMMANDS[args.command](client, args, stream)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
@@ -111,23 +112,30 @@ class IndexState:
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> IndexState:
+        """The record as read; a record damaged by hand reads as BUILDING (not to be trusted), never fails.
+
+        One bad item must not break every list answer and every command that reads it: an unknown state
+        or operation, or a counter that is not a number, is read as "not known to be complete", and the
+        next run's `start` writes the record afresh.
+        """
         values = {name: _deserializer.deserialize(value) for name, value in item.items()}
-        operation = values.get(OPERATION)
+        state = _member(State, values.get(STATE)) or State.BUILDING
+        counts = {
+            name.removeprefix(COUNT_PREFIX): int(value)
+            for name, value in values.items()
+            if name.startswith(COUNT_PREFIX) and isinstance(value, Decimal) and value == value.to_integral()
+        }
         return cls(
-            bucket=str(values[STATE_OF]),
-            state=State(values[STATE]),
-            operation=Operation(operation) if operation else None,
-            run_id=values.get(RUN_ID),
-            started_at=values.get(STARTED_AT),
-            finished_at=values.get(FINISHED_AT),
-            updated_at=values.get(UPDATED_AT),
-            resume_after=values.get(RESUME_AFTER),
-            last_error=values.get(LAST_ERROR),
-            counts={
-                name.removeprefix(COUNT_PREFIX): int(value)
-                for name, value in values.items()
-                if name.startswith(COUNT_PREFIX)
-            },
+            bucket=str(values.get(STATE_OF, "")),
+            state=state,
+            operation=_member(Operation, values.get(OPERATION)),
+            run_id=_text(values.get(RUN_ID)),
+            started_at=_text(values.get(STARTED_AT)),
+            finished_at=_text(values.get(FINISHED_AT)),
+            updated_at=_text(values.get(UPDATED_AT)),
+            resume_after=_text(values.get(RESUME_AFTER)),
+            last_error=_text(values.get(LAST_ERROR)),
+            counts=counts,
         )
 
 
@@ -246,6 +254,17 @@ class IndexStateStore:
                     f"the index state of bucket {bucket!r} no longer belongs to run {run_id!r}"
                 ) from None
             raise
+
+
+def _member[E: StrEnum](kind: type[E], value: Any) -> E | None:
+    try:
+        return kind(value)
+    except ValueError:
+        return None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _key(bucket: str) -> dict[str, Any]:

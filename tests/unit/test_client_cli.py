@@ -97,6 +97,14 @@ def test_an_api_url_is_required(monkeypatch: pytest.MonkeyPatch, capsys: pytest.
     assert "FILE_SEARCH_API_URL" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("url", ["notaurl", "ftp://example.com/v1", "http://", "127.0.0.1:8000"])
+def test_an_api_url_that_is_not_http_is_a_usage_error(url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--api-url", url, "status"], out=io.StringIO())
+    assert exit_info.value.code == 2
+    assert "is not an http:// or https:// URL" in capsys.readouterr().err
+
+
 def test_an_unreachable_api_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     # Port 9 (discard) on localhost: refused at once, no network involved.
     assert main(["--api-url", "http://127.0.0.1:9", "get", "k"], out=io.StringIO()) == 1
@@ -242,3 +250,15 @@ def test_the_default_file_name_stays_in_the_current_folder(
     (tmp_path / name).write_text("there")
     assert main(["--api-url", "http://127.0.0.1:9", "download", key], out=io.StringIO()) == 3
     assert f"{name} exists" in capsys.readouterr().err
+
+
+def test_control_characters_in_keys_are_shown_escaped() -> None:
+    from file_search_client.cli import format_item, format_table
+
+    key = "USER014_\x1b[31mRED\x1b[0m\tx.txt"
+    table = format_table([{"objectKey": key, "size": 1}])
+    assert "\x1b" not in table
+    assert "\t" not in table
+    assert "USER014_\\x1b[31mRED\\x1b[0m\\tx.txt" in table
+    assert "\x1b" not in format_item({"objectKey": key})
+    assert "ü" in format_table([{"objectKey": "USER1_über.txt"}])  # printable text stays as it is

@@ -372,6 +372,7 @@ def test_the_state_record_is_neither_listed_nor_repaired(account: Account) -> No
         (["backfill", "--bucket", BUCKET, "--table", "NoTable"], "table 'NoTable' does not exist"),
         (["reconcile", "--bucket", BUCKET, "--table", "NoTable"], "table 'NoTable' does not exist"),
         (["status", "--bucket", BUCKET, "--table", "NoTable"], "table 'NoTable' does not exist"),
+        (["status", "--bucket", "no-such-bucket"], "bucket 'no-such-bucket' does not exist"),
         (
             [
                 "redrive",

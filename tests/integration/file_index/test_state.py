@@ -79,3 +79,24 @@ def test_resuming_keeps_counts_and_checkpoint(store: IndexStateStore) -> None:
     assert resumed.last_error is None
     with pytest.raises(RunSupersededError):
         store.start("b", Operation.BACKFILL, "other", resume=True)
+
+
+def test_a_record_damaged_by_hand_reads_as_building_and_a_new_run_rewrites_it(store: IndexStateStore) -> None:
+    store.start("b", Operation.BACKFILL, "run-1")
+    store.finish("b", "run-1")
+    client = store._dynamodb
+    table = store._table
+    client.update_item(
+        TableName=table,
+        Key={"objectKey": {"S": state_key("b")}},
+        UpdateExpression="SET #s = :weird, #o = :op, count_listed = :text",
+        ExpressionAttributeNames={"#s": "state", "#o": "operation"},
+        ExpressionAttributeValues={":weird": {"S": "WEIRD"}, ":op": {"N": "3"}, ":text": {"S": "many"}},
+    )
+    damaged = store.read("b")
+    assert damaged is not None
+    assert damaged.state is State.BUILDING
+    assert damaged.operation is None
+    assert damaged.counts == {}
+    assert store.start("b", Operation.RECONCILE, "run-2").state is State.BUILDING
+    assert store.finish("b", "run-2").state is State.READY

@@ -126,6 +126,23 @@ def test_a_finished_run_is_ready_with_its_counts(api: SearchApi, store: IndexSta
     assert bucket["startedAt"] <= bucket["finishedAt"]
 
 
+def test_a_state_record_damaged_by_hand_answers_building_not_a_5xx(
+    api: SearchApi, store: IndexStateStore, state_clock: StateClock
+) -> None:
+    store.start(BUCKET, Operation.BACKFILL, "run-3")
+    store.finish(BUCKET, "run-3")
+    boto3.client("dynamodb", region_name=REGION).update_item(
+        TableName=schema.TABLE_NAME,
+        Key={schema.OBJECT_KEY: {"S": state_key(BUCKET)}},
+        UpdateExpression="SET #state = :weird",
+        ExpressionAttributeNames={"#state": "state"},
+        ExpressionAttributeValues={":weird": {"S": "WEIRD"}},
+    )
+    assert status(api)["indexState"] == "BUILDING"
+    state_clock.advance(STATE_MAX_AGE_SECONDS)  # lists may hold the READY they read before
+    assert list_states(api) == {"BUILDING"}
+
+
 def test_a_failed_run_stays_building_and_says_why(api: SearchApi, store: IndexStateStore) -> None:
     store.start(BUCKET, Operation.BACKFILL, "run-3")
     store.fail(BUCKET, "run-3", "AccessDenied listing the bucket")
