@@ -1,0 +1,300 @@
+"""The law of the whole index: listings, backfills, live events and repairs, in any interleaving, converge
+to the bucket.
+
+A random history runs for real on a moto bucket (never versioned; versioning enabled; enabled, then
+suspended, perhaps enabled and suspended again): uploads and overwrites of a few keys, deletes (delete
+markers when versioned), permanent deletes of any version (the current one, noncurrent ones, delete
+markers, the "null" version of a suspended bucket). `tests.integration.history` builds the S3 event of
+each operation as S3 sends it (sequencer, versionId, size, eTag) and takes listing snapshots between
+operations, as a backfill listing the bucket at that moment sees it.
+
+Then, once the whole history has run (an indexer that is behind: every lookup and every reconcile sees
+the bucket's final state), these are interleaved in a random order:
+
+- the events, each delivered one or more times, through the indexer Lambda's handler in SQS batches;
+- the backfill writes of every snapshot (`repair.backfill_object`, one per listed object), so a listing
+  taken in the middle of the history (a backfill while uploads go on) may land before or after any event;
+- reconcile runs (`file_search_admin.reconcile.run_reconcile`, as the command runs it), at any point.
+
+Two properties, both on moto and on DynamoDB Local:
+
+- without any final step, once every event has been delivered the index equals the bucket: "after the
+  backfill finishes and the queue drains, the index equals the bucket, whatever happened during the run";
+- after one more reconcile it still does, and a second reconcile finds nothing to repair.
+
+"Equals the bucket": every key whose current version (S3's HEAD) exists has a live entry with that
+version's size, eTag and versionId, every other key has none; the bucket and user indexes (what searches
+read) hold exactly the live keys, so neither a tombstone nor the index state record shows in a search.
+
+Examples: INDEX_CONVERGENCE_EXAMPLES (default 5) per engine and kind of bucket.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+from unittest import mock
+
+import boto3
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from moto import mock_aws
+
+from file_index import schema
+from file_index.key_layout import KeyLayout
+from file_index.repair import ListedObject, backfill_object, is_live
+from file_index.writer import NULL_VERSION, DynamoDBClient, dynamodb_client
+from file_search_admin.reconcile import ReconcileSummary, run_reconcile
+from indexer import handler
+from tests.conftest import FakeLambdaContext
+from tests.integration.conftest import DynamoDBLocal
+from tests.integration.history import MotoBucket, Snapshot, Versioning, operation_kinds, play
+from tests.integration.indexer.notifications import SqsQueue, notification, query_keys, read_items
+from tests.integration.indexer.test_convergence import VersionedOperation, keys_for, versioned_operations
+
+EXAMPLES = int(os.environ.get("INDEX_CONVERGENCE_EXAMPLES", "5"))
+LAYOUT = KeyLayout.parse(None)
+# DynamoDB Local keeps one database per access key: the handler must sign as the test's clients do.
+FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+_example_ids = itertools.count()
+convergence_settings = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    # Hypothesis's explain phase traces every line moto runs: minutes per failure, and nothing to add.
+    phases=[phase for phase in Phase if phase is not Phase.explain],
+)
+
+
+@dataclass(frozen=True)
+class Deliver:
+    """One delivery of one S3 record (a duplicate is another `Deliver` of the same record)."""
+
+    record: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Backfill:
+    """The backfill write of one object of a listing snapshot."""
+
+    snapshot: Snapshot
+    obj: ListedObject
+
+
+@dataclass(frozen=True)
+class Reconcile:
+    """A reconcile run of the whole bucket."""
+
+
+Step = Deliver | Backfill | Reconcile
+
+
+@dataclass
+class World:
+    """One example's bucket, table and indexer."""
+
+    s3: Any
+    dynamodb: DynamoDBClient
+    table: str
+    bucket: MotoBucket
+    keys: list[str]
+    context: FakeLambdaContext
+
+    def deliver(self, records: list[dict[str, Any]]) -> None:
+        """One SQS batch, one record per message, through the indexer Lambda's handler."""
+        queue = SqsQueue()
+        queue.send(*(notification(record) for record in records))
+        failed = queue.deliver(handler.lambda_handler, self.context, batches=[len(records)])
+        assert failed == [], "no message may fail without faults"
+
+    def backfill(self, obj: ListedObject) -> None:
+        backfill_object(self.dynamodb, self.table, self.bucket.name, obj, LAYOUT)
+
+    def reconcile(self) -> ReconcileSummary:
+        return run_reconcile(
+            s3=self.s3,
+            dynamodb=self.dynamodb,
+            bucket=self.bucket.name,
+            table=self.table,
+            layout=LAYOUT,
+            concurrency=2,
+        )
+
+    def mismatches(self) -> list[str]:
+        """How the index differs from the bucket (empty: it equals it)."""
+        problems = []
+        items = read_items(self.dynamodb, self.table, self.keys)
+        live: set[str] = set()
+        for key, item in items.items():
+            current = self.bucket.current(key)
+            if current is None:
+                if is_live(item):
+                    problems.append(f"{key!r} has no current version; the index shows {item}")
+                continue
+            live.add(key)
+            expected = (current.size, current.e_tag, current.version_id or NULL_VERSION)
+            shown = None
+            if item is not None and is_live(item):
+                shown = (item[schema.SIZE], item.get(schema.E_TAG), item.get(schema.VERSION_ID, NULL_VERSION))
+            if shown != expected:
+                problems.append(f"{key!r} is (size, eTag, versionId) {expected}; the index holds {item}")
+        searched = query_keys(self.dynamodb, self.table, schema.BUCKET_SIZE_INDEX, self.bucket.name)
+        if searched != live:
+            problems.append(
+                f"a search of the bucket answers {sorted(searched)}, the bucket holds {sorted(live)}"
+            )
+        for user in {LAYOUT.split(key).upload_user for key in self.keys} - {None}:
+            assert user is not None
+            searched = query_keys(self.dynamodb, self.table, schema.USER_DATE_INDEX, user)
+            expected_keys = {key for key in live if LAYOUT.split(key).upload_user == user}
+            if searched != expected_keys:
+                problems.append(
+                    f"a search of {user!r} answers {sorted(searched)}, not {sorted(expected_keys)}"
+                )
+        return problems
+
+
+@pytest.fixture(params=["moto", pytest.param("dynamodb_local", marks=pytest.mark.dynamodb_local)])
+def dynamodb_endpoint(request: pytest.FixtureRequest) -> str | None:
+    """None for moto's DynamoDB, else DynamoDB Local's endpoint (S3 is moto's in both cases)."""
+    if request.param == "moto":
+        return None
+    local: DynamoDBLocal = request.getfixturevalue("dynamodb_local")
+    return local.endpoint_url
+
+
+@contextmanager
+def world(endpoint: str | None, context: FakeLambdaContext, versioning: Versioning) -> Iterator[World]:
+    """A fresh bucket, table and indexer for one example (Hypothesis runs many in one test)."""
+    example = next(_example_ids)
+    table = f"FileMetaData-convergence-{example}"
+    bucket_name = f"convergence-{versioning.value}-{example}"
+    env = {
+        **FAKE_CREDENTIALS,
+        "TABLE_NAME": table,
+        "BUCKET_NAME": bucket_name,
+        "POWERTOOLS_SERVICE_NAME": "file-indexer",
+    }
+    if endpoint is not None:
+        # Only DynamoDB goes to DynamoDB Local; moto passes requests to other endpoints through.
+        env["AWS_ENDPOINT_URL_DYNAMODB"] = endpoint
+    with mock_aws(), mock.patch.dict(os.environ, env):
+        dynamodb = dynamodb_client()
+        dynamodb.create_table(**schema.create_table_request(table))
+        dynamodb.get_waiter("table_exists").wait(TableName=table, WaiterConfig={"Delay": 0.1})
+        s3 = boto3.client("s3")
+        _fresh_handler()
+        try:
+            yield World(
+                s3, dynamodb, table, MotoBucket(s3, bucket_name, versioning), keys_for(example), context
+            )
+        finally:
+            _fresh_handler()
+            dynamodb.delete_table(TableName=table)
+
+
+def _fresh_handler() -> None:
+    """The handler reads its configuration (table, bucket) at a cold start: start it afresh."""
+    if handler.cold_start.cache_info().currsize:
+        handler.cold_start().executor.shutdown()
+    handler.cold_start.cache_clear()
+
+
+def draw_history(versioning: Versioning, data: st.DataObject) -> list[VersionedOperation]:
+    history = data.draw(versioned_operations(operation_kinds(versioning)), label="history")
+    if versioning is Versioning.SUSPENDED:
+        # Versioning is suspended at some point, whatever else the history does.
+        at = data.draw(st.integers(0, len(history)), label="suspended after")
+        history.insert(at, VersionedOperation(key_index=0, kind="suspend", size=0, pick=0))
+    return history
+
+
+def run_steps(world: World, steps: list[Step], batch_size: int) -> None:
+    """Apply `steps` in order; consecutive deliveries go to the handler in batches of up to `batch_size`."""
+    pending: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        if pending:
+            world.deliver(pending)
+            pending.clear()
+
+    for step in steps:
+        match step:
+            case Deliver(record):
+                pending.append(record)
+                if len(pending) >= batch_size:
+                    flush()
+            case Backfill(_, obj):
+                flush()
+                world.backfill(obj)
+            case Reconcile():
+                flush()
+                world.reconcile()
+    flush()
+
+
+@pytest.mark.parametrize("versioning", list(Versioning))
+@given(data=st.data())
+@convergence_settings
+def test_listings_backfills_events_and_repairs_converge_to_the_bucket(
+    dynamodb_endpoint: str | None,
+    lambda_context: FakeLambdaContext,
+    versioning: Versioning,
+    data: st.DataObject,
+) -> None:
+    with world(dynamodb_endpoint, lambda_context, versioning) as w:
+        history = draw_history(versioning, data)
+        snapshot_points = data.draw(st.sets(st.integers(0, len(history)), max_size=2), label="snapshots")
+        played = play(w.bucket, w.keys, history, snapshot_points, data, tag=w.bucket.name)
+
+        steps: list[Step] = [Deliver(record) for record in played.records]
+        steps += [Backfill(snapshot, obj) for snapshot in played.snapshots for obj in snapshot.objects]
+        steps += [Reconcile() for _ in range(data.draw(st.integers(0, 2), label="reconciles"))]
+        order = data.draw(st.permutations(steps), label="order")
+        run_steps(w, order, batch_size=data.draw(st.integers(1, 10), label="batch size"))
+
+        drained = w.mismatches()
+        final = w.reconcile()
+        assert w.mismatches() == [], "a final reconcile must leave the index equal to the bucket"
+        again = w.reconcile()
+        assert sum(again.found().values()) == 0, f"a second reconcile found {again.to_json()}"
+        assert drained == [], (
+            f"once every event was delivered, the index must equal the bucket (the final reconcile "
+            f"found {final.to_json()['found']})"
+        )
+
+
+def test_the_oracle_catches_a_wrong_index(lambda_context: FakeLambdaContext) -> None:
+    """The comparison is not vacuous: a lost delete, a stale size, a lost upload and an entry found in a
+    search without being in the bucket are each reported."""
+    with world(None, lambda_context, Versioning.ENABLED) as w:
+        gone, changed, lost = w.keys[0], w.keys[1], w.keys[2]
+        w.bucket.create()
+        for key in (gone, changed, lost):
+            w.s3.put_object(Bucket=w.bucket.name, Key=key, Body=b"first")
+        for obj in w.bucket.snapshot(0).objects:
+            w.backfill(obj)
+        assert w.mismatches() == []
+        w.s3.delete_object(Bucket=w.bucket.name, Key=gone)
+        w.s3.put_object(Bucket=w.bucket.name, Key=changed, Body=b"second version")
+        w.dynamodb.delete_item(TableName=w.table, Key={schema.OBJECT_KEY: {"S": lost}})
+        problems = w.mismatches()
+        for problem, key in zip(problems, (gone, changed, lost), strict=False):
+            assert problem.startswith(repr(key)), problems
+        # The bucket's search shows the deleted key and lacks the lost one, and so does a user's.
+        assert [problem.split(" answers")[0] for problem in problems[3:]] == [
+            "a search of the bucket",
+            f"a search of {LAYOUT.split(gone).upload_user!r}",
+        ]
+        summary = w.reconcile()
+        assert {kind.value: count for kind, count in summary.fixed().items()} == {
+            "orphaned": 1,
+            "stale": 1,
+            "missing": 1,
+        }
+        assert w.mismatches() == []
