@@ -98,7 +98,7 @@ def cold_start() -> Runtime:
     return Runtime(
         config=config,
         dynamodb=_client("dynamodb", config.sdk),
-        s3=_client("s3", config.sdk),
+        s3=s3_client(config.sdk),
         executor=ThreadPoolExecutor(max_workers=config.write_concurrency, thread_name_prefix="index-write"),
     )
 
@@ -107,6 +107,11 @@ def _client(service: str, sdk: SdkSettings) -> Any:
     """A client with the configured retries and timeouts. A session of its own, as sessions are not
     thread-safe (the client is); boto3 reads AWS_ENDPOINT_URL(_<SERVICE>), how local runs reach emulators."""
     return boto3.session.Session().client(service, config=sdk.botocore_config())
+
+
+def s3_client(sdk: SdkSettings) -> Any:
+    """The S3 client of the writer's rare HEAD lookups (a seam: tests put a model of S3 here)."""
+    return _client("s3", sdk)
 
 
 def _observability_from_env() -> None:

@@ -476,7 +476,7 @@ def test_suspended_versioning_any_delivery_order_converges(
     """Versioning enabled and suspended in turns (uploads while suspended replace the "null" version in
     place, deletes put a "null" delete marker there), permanent deletes of any version: each key shows its
     current version. The bucket is the model (moto gets suspended versioning wrong), and so is the HEAD."""
-    monkeypatch.setattr(handler, "s3_client", lambda **_: MODEL_S3)
+    monkeypatch.setattr(handler, "s3_client", lambda *_, **__: MODEL_S3)
     example = next(_example_ids)
     keys = keys_for(example)
     MODEL_S3.versioning("Enabled")
