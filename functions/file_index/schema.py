@@ -40,6 +40,11 @@ DELETED_VERSIONS = "deletedVersions"
 NULL_PURGED_AT = "nullPurgedAt"
 # At least the position of every version delete recorded in deletedVersions / nullPurgedAt.
 PURGED_UNTIL = "purgedUntil"
+# The entry's Z-order address of (upload time, size) (`file_index.zorder`); only when the third index is on.
+Z_ADDRESS = "zAddress"
+# On an entry of a hot user's shard k > 0 (`file_index.layout`): k, so `uploadUser` = "user#k" is told apart
+# from a user whose own name is "user#k" (who never has it).
+USER_SHARD = "userShard"
 
 TTL_ATTRIBUTE = EXPIRES_AT
 
@@ -70,17 +75,34 @@ BUCKET_SIZE_INDEX = GlobalIndex(
     sort_key=KeyAttribute(SIZE, "N"),
 )
 GLOBAL_INDEXES = (USER_DATE_INDEX, BUCKET_SIZE_INDEX)
-
-# A tombstone carries none of these, so it never appears in either index.
-GSI_KEY_ATTRIBUTES = frozenset(
-    attr.name for index in GLOBAL_INDEXES for attr in (index.partition_key, index.sort_key)
+# The optional third index (`multiAttributeIndex: true`): the same sharded bucket value as the bucket index,
+# sorted by Z-order address. Sparse: an entry without `zAddress` (a tombstone, or one written before the
+# index was switched on and not yet migrated) is not in it.
+Z_ORDER_INDEX = GlobalIndex(
+    name="bucketName-zAddress-index",
+    partition_key=KeyAttribute(BUCKET_NAME, "S"),
+    sort_key=KeyAttribute(Z_ADDRESS, "S"),
 )
 
 
-def create_table_request(table_name: str = TABLE_NAME) -> dict[str, Any]:
+def global_indexes(multi_attribute_index: bool = False) -> tuple[GlobalIndex, ...]:
+    """The table's GSIs: the design's two, and the Z-order index when it is switched on."""
+    return (*GLOBAL_INDEXES, Z_ORDER_INDEX) if multi_attribute_index else GLOBAL_INDEXES
+
+
+# A tombstone carries none of these, so it never appears in either index.
+GSI_KEY_ATTRIBUTES = frozenset(
+    attr.name for index in global_indexes(True) for attr in (index.partition_key, index.sort_key)
+)
+
+
+def create_table_request(
+    table_name: str = TABLE_NAME, *, multi_attribute_index: bool = False
+) -> dict[str, Any]:
     """Keyword arguments for boto3's `create_table`, on-demand, as the CDK stack deploys it."""
+    indexes = global_indexes(multi_attribute_index)
     key_attributes = {PARTITION_KEY}
-    for index in GLOBAL_INDEXES:
+    for index in indexes:
         key_attributes |= {index.partition_key, index.sort_key}
     return {
         "TableName": table_name,
@@ -99,6 +121,6 @@ def create_table_request(table_name: str = TABLE_NAME) -> dict[str, Any]:
                 ],
                 "Projection": {"ProjectionType": "ALL"},
             }
-            for index in GLOBAL_INDEXES
+            for index in indexes
         ],
     }
