@@ -62,15 +62,17 @@ def check_bucket(s3: Client, bucket: str) -> None:
         raise
 
 
-def check_table(dynamodb: Client, table: str) -> None:
+def check_table(dynamodb: Client, table: str) -> dict[str, Any]:
+    """The table's description (DescribeTable's `Table`); TableNotFoundError when there is none."""
     try:
-        dynamodb.describe_table(TableName=table)
+        description: dict[str, Any] = dynamodb.describe_table(TableName=table)["Table"]
     except ClientError as error:
         if error_code(error) == "ResourceNotFoundException":
             raise TableNotFoundError(f"table {table!r} does not exist") from None
         if error_code(error) in ACCESS_DENIED:
             raise denied(error, f"table {table!r}") from None
         raise
+    return description
 
 
 def check_queue(sqs: Client, queue_url: str) -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from file_index.key_layout import KeyLayout
+from file_index.layout import IndexLayout
 from file_index.repair import BackfillOutcome, ListedObject, backfill_object
 from file_index.state import IndexStateStore, Operation, State
 from file_search_admin.aws import Client, is_versioned, list_current_objects
@@ -93,8 +94,11 @@ def run_backfill(
     restart: bool = False,
     page_size: int = 1000,
     on_progress: ProgressCallback | None = None,
+    index_layout: IndexLayout | None = None,
 ) -> BackfillSummary:
     """List `bucket` and backfill `table` from it; resumes an interrupted run unless `restart`.
+
+    `index_layout` places the entries (the deployment's; default the 0.2.0 layout).
 
     Any error that outlasts the SDK's retries stops the run: it is recorded in the state record (which
     stays BUILDING, with the last checkpoint) and raised.
@@ -127,7 +131,7 @@ def run_backfill(
     pending: deque[_Page] = deque()
 
     def write(obj: ListedObject) -> BackfillOutcome:
-        return backfill_object(dynamodb, table, bucket, obj, layout)
+        return backfill_object(dynamodb, table, bucket, obj, layout, index_layout or IndexLayout())
 
     def settle(page: _Page) -> None:
         done = BackfillCounts(listed=page.listed)

@@ -1,9 +1,13 @@
-"""The `python -m file_search_admin` command line: backfill, reconcile, redrive, status.
+"""The `python -m file_search_admin` command line: backfill, reconcile, migrate, redrive, status.
 
 Every command takes `--json` (its summary as one JSON object on stdout, counts as numbers), the AWS SDK's
 usual configuration (`--profile`, `--region`, `AWS_PROFILE`, `AWS_ENDPOINT_URL` for the local stack), and
 exits 1 with one line on stderr naming the problem (a missing bucket, table or queue, a permission
-denied); argument errors exit 2. No command writes to a bucket.
+denied); argument errors exit 2, as do a layout that is not valid and a migrate with the Z-order index
+off. The commands that write entries (backfill, reconcile, migrate) place them by the deployment's index
+layout (`file_search_admin.layout`: cdk.json context, overridable), and refuse with exit 2, before any
+write, a layout whose multiAttributeIndex the table's indexes contradict (a dry-run reconcile, which
+writes nothing, only warns). No command writes to a bucket.
 """
 
 from __future__ import annotations
@@ -24,15 +28,26 @@ from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
 from file_search_admin.aws import Aws, check_bucket, check_queue, check_table
 from file_search_admin.backfill import run_backfill
 from file_search_admin.deployed import start_execution, state_machine_arn
-from file_search_admin.errors import AdminError, one_line
-from file_search_admin.progress import BackfillProgress
+from file_search_admin.errors import AdminError, TableLayoutMismatchError, one_line
+from file_search_admin.layout import (
+    LayoutOptionError,
+    ResolvedLayout,
+    add_layout_options,
+    check_table_layout,
+    resolve_layout,
+)
+from file_search_admin.migrate import DEFAULT_SEGMENTS, run_migrate
+from file_search_admin.progress import BackfillProgress, MigrateProgress
 from file_search_admin.reconcile import DEFAULT_MAX_KEYS, run_reconcile
 from file_search_admin.redrive import redrive
 
 PROG = "file_search_admin"
 EXIT_OK = 0
 EXIT_FAILED = 1
+EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+# The commands that write entries, and so need the index layout.
+WRITERS = ("backfill", "reconcile", "migrate")
 
 EXAMPLES = """\
 examples:
@@ -43,6 +58,8 @@ examples:
   # what is wrong with the index, without changing it; then repair it
   python -m file_search_admin reconcile --bucket my-bucket --table FileMetaData --dry-run
   python -m file_search_admin reconcile --bucket my-bucket --table FileMetaData --json
+  # after switching multiAttributeIndex on and deploying: give existing entries their Z-order address
+  python -m file_search_admin migrate --bucket my-bucket --table FileMetaData
   # move dead-lettered events back to the queue
   python -m file_search_admin redrive --dlq-url "$DLQ_URL" --queue-url "$QUEUE_URL"
   # is the index complete?
@@ -140,6 +157,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-keys", type=_positive, default=DEFAULT_MAX_KEYS, help="keys shown per kind of difference"
     )
 
+    migrate = commands.add_parser(
+        "migrate",
+        parents=[common, index],
+        help="give existing entries their Z-order address (after multiAttributeIndex was switched on)",
+        description="Scan the table in parallel and set zAddress on every live entry of the bucket that "
+        "lacks it, each with one update that a concurrent event wins; then let searches use the Z-order "
+        "index. Run it after the deployment that switched the index on; running it again changes nothing.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    migrate.add_argument(
+        "--segments",
+        type=_positive,
+        default=DEFAULT_SEGMENTS,
+        help=f"parallel Scan segments, one thread each (default {DEFAULT_SEGMENTS})",
+    )
+    for writer in (backfill, reconcile, migrate):
+        add_layout_options(writer)
+
     redrive_parser = commands.add_parser(
         "redrive",
         parents=[common],
@@ -168,7 +204,7 @@ def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> a
             parser.error(f"{args.command} --deployed needs exactly one of --stack-name, --state-machine-arn")
         if args.bucket:
             parser.error(f"{args.command} --deployed runs on the stack's bucket: leave out --bucket")
-    elif args.command in ("backfill", "reconcile", "status"):
+    elif args.command in (*WRITERS, "status"):
         if not args.bucket:
             parser.error(f"{args.command} needs --bucket")
         if getattr(args, "stack_name", None) or getattr(args, "state_machine_arn", None):
@@ -183,11 +219,34 @@ def main(
     err = stderr or sys.stderr
     parser = build_parser()
     args = parse_args(parser, argv)
+    args.index_layout = None
+    args.resolved_layout = None
+    if args.command in WRITERS and not getattr(args, "deployed", False):
+        try:
+            resolved = resolve_layout(args)
+        except LayoutOptionError as error:
+            print(f"{PROG}: error: {error}", file=err)
+            return EXIT_USAGE
+        if resolved.note:
+            print(f"{PROG}: note: {resolved.note}", file=err)
+        if args.command == "migrate" and not resolved.layout.multi_attribute_index:
+            print(
+                f"{PROG}: error: migrate: the Z-order index is off (multiAttributeIndex is false in "
+                f"{args.cdk_json or 'cdk.json'}): nothing to migrate; switch it on and deploy first, or "
+                "pass --multi-attribute-index",
+                file=err,
+            )
+            return EXIT_USAGE
+        args.index_layout = resolved.layout
+        args.resolved_layout = resolved
     try:
         summary = _run(args, err)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted (a backfill resumes from its last checkpoint when run again)", file=err)
         return EXIT_INTERRUPTED
+    except TableLayoutMismatchError as error:
+        print(f"{PROG}: error: {one_line(error)}", file=err)
+        return EXIT_USAGE
     except (AdminError, ClientError, BotoCoreError) as error:
         print(f"{PROG}: error: {one_line(error)}", file=err)
         return EXIT_FAILED
@@ -201,7 +260,9 @@ def main(
 
 def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
     aws = Aws.from_options(
-        profile=args.profile, region=args.region, max_connections=getattr(args, "concurrency", 10) + 4
+        profile=args.profile,
+        region=args.region,
+        max_connections=max(getattr(args, "concurrency", 10), getattr(args, "segments", 0)) + 4,
     )
     if args.command in ("backfill", "reconcile") and args.deployed:
         arn = args.state_machine_arn or state_machine_arn(aws.client("cloudformation"), args.stack_name)
@@ -214,7 +275,9 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
         return redrive(sqs, dlq_url=args.dlq_url, queue_url=args.queue_url).to_json()
 
     dynamodb = aws.client("dynamodb")
-    check_table(dynamodb, args.table)
+    table = check_table(dynamodb, args.table)
+    if args.resolved_layout is not None:
+        _check_table_layout(args, table, args.resolved_layout, err)
     s3 = aws.client("s3")
     check_bucket(s3, args.bucket)  # also for status: a typo in the name must not read as "never built"
     if args.command == "status":
@@ -233,8 +296,20 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
                 restart=args.restart,
                 page_size=args.page_size,
                 on_progress=progress.update,
+                index_layout=args.index_layout,
             )
         return summary.to_json()
+    if args.command == "migrate":
+        with MigrateProgress(enabled=err.isatty() and not args.json) as migrate_progress:
+            migrated = run_migrate(
+                dynamodb=dynamodb,
+                bucket=args.bucket,
+                table=args.table,
+                layout=args.index_layout,
+                segments=args.segments,
+                on_progress=migrate_progress.update,
+            )
+        return migrated.to_json()
     result = run_reconcile(
         s3=s3,
         dynamodb=dynamodb,
@@ -245,8 +320,21 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
         concurrency=args.concurrency,
         tombstone_ttl_days=args.tombstone_ttl_days,
         max_keys=args.max_keys,
+        index_layout=args.index_layout,
     )
     return result.to_json()
+
+
+def _check_table_layout(
+    args: argparse.Namespace, table: dict[str, Any], resolved: ResolvedLayout, err: TextIO
+) -> None:
+    """Refuse a layout the table contradicts; a dry run writes nothing, so it only warns."""
+    try:
+        check_table_layout(args.table, table, resolved)
+    except TableLayoutMismatchError as error:
+        if not getattr(args, "dry_run", False):
+            raise
+        print(f"{PROG}: warning: {one_line(error)}", file=err)
 
 
 def _human(summary: dict[str, Any]) -> str:
@@ -263,6 +351,17 @@ def _human(summary: dict[str, Any]) -> str:
         )
     if command == "reconcile":
         return _human_reconcile(summary)
+    if command == "migrate":
+        pending = (
+            "still pending (run it again)" if summary["zOrderPending"] else "complete: searches may use it"
+        )
+        return (
+            f"migrate of {summary['table']} for s3://{summary['bucket']}: "
+            f"scanned {summary['scanned']:,} items, "
+            f"updated {summary['updated']:,}, already placed {summary['already']:,}, "
+            f"skipped {summary['skipped']:,} (changed by a live event) in {summary['seconds']:.1f} s; "
+            f"Z-order index {pending}"
+        )
     if command == "redrive":
         failed = f", {summary['failed']} failed (left in the dead-letter queue)" if summary["failed"] else ""
         return f"moved {summary['moved']} message(s) back to {summary['queueUrl']}{failed}"
@@ -296,6 +395,10 @@ def _human_reconcile(summary: dict[str, Any]) -> str:
         keys = summary["keys"][kind]
         shown = f": {', '.join(keys)}{', ...' if found > len(keys) else ''}" if keys else ""
         lines.append(f"  {label:<26} found {found:>6,}, fixed {fixed:>6,}{shown}")
+    if summary["unplaced"]["found"]:
+        unplaced = summary["unplaced"]
+        label = "entry without its zAddress"
+        lines.append(f"  {label:<26} found {unplaced['found']:>6,}, fixed {unplaced['fixed']:>6,}")
     if summary["conflicts"]:
         lines.append(f"  changed by a live event meanwhile (left to it): {summary['conflicts']:,}")
     if not any(summary["found"].values()):

@@ -21,6 +21,10 @@ class QueueNotFoundError(AdminError):
     pass
 
 
+class TableLayoutMismatchError(AdminError):
+    """The table's indexes say the deployment's layout is not the one the command was given."""
+
+
 class DeploymentError(AdminError):
     """The stack, its state machine output or the state machine itself does not exist."""
 

@@ -1,4 +1,5 @@
-"""The backfill's progress bar on a terminal (rich): objects listed, written, skipped, and the rate."""
+"""Progress on a terminal (rich): the backfill's objects listed, written, skipped and rate; the
+migration's items scanned, updated, already placed and skipped."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
 from file_search_admin.backfill import BackfillCounts
+from file_search_admin.migrate import MigrateCounts
 
 
 class BackfillProgress:
@@ -51,3 +53,43 @@ class BackfillProgress:
             skipped=counts.skipped,
             rate=counts.listed / elapsed if elapsed > 0 else 0.0,
         )
+
+
+class MigrateProgress:
+    """A live line on stderr for `migrate`; `enabled=False` shows nothing at all."""
+
+    def __init__(self, *, enabled: bool, console: Console | None = None) -> None:
+        self._progress = Progress(
+            SpinnerColumn(),
+            TextColumn("[bold]{task.description}"),
+            TextColumn("scanned {task.fields[scanned]:>10,}"),
+            TextColumn("updated {task.fields[updated]:>10,}"),
+            TextColumn("already {task.fields[already]:>10,}"),
+            TextColumn("skipped {task.fields[skipped]:>8,}"),
+            TimeElapsedColumn(),
+            console=console or Console(stderr=True),
+            disable=not enabled,
+        )
+        self._task: TaskID | None = None
+
+    def __enter__(self) -> MigrateProgress:
+        self._progress.start()
+        self._task = self._progress.add_task(
+            "migrate", total=None, scanned=0, updated=0, already=0, skipped=0
+        )
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._progress.stop()
+
+    def update(self, counts: MigrateCounts) -> None:
+        if self._task is not None:
+            self._progress.update(
+                self._task,
+                scanned=counts.scanned,
+                updated=counts.updated,
+                already=counts.already,
+                skipped=counts.skipped,
+            )

@@ -3,7 +3,8 @@
 One table Scan (state records left out) and one listing of the bucket's current versions; an object
 whose entry agrees with the listing costs no request of its own. Each difference is confirmed by a HEAD
 of the object and repaired by one conditional write (`file_index.repair`): objects missing from the
-index, entries of another version, and live entries of objects the listing no longer shows. With
+index, entries of another version, and live entries of objects the listing no longer shows. With the
+Z-order index on, entries lacking their `zAddress` are given it (no HEAD needed), as `migrate` does. With
 `dry_run` nothing is written, not even the state record.
 
 The index's items are held in memory while the bucket is listed (a few hundred bytes each); buckets too
@@ -21,12 +22,16 @@ from typing import Any
 
 from file_index import schema
 from file_index.key_layout import KeyLayout
-from file_index.repair import Difference, Finding, Repair, Repairer, difference, is_live, scan_index
+from file_index.layout import IndexLayout
+from file_index.repair import Difference, Finding, Repair, Repairer, entry_bucket, is_live, scan_index
 from file_index.state import IndexStateStore, Operation
 from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
 from file_search_admin.aws import Client, is_versioned, list_current_objects
 
 DEFAULT_MAX_KEYS = 20
+# Differences between the bucket and the index; `UNPLACED` (an entry without its Z-order address) is one
+# of the index alone, reported apart.
+OBJECT_DIFFERENCES = (Difference.MISSING, Difference.STALE, Difference.ORPHANED)
 _CONFIRMED = frozenset({Repair.FIXED, Repair.CONFLICT, Repair.DRY_RUN})
 
 
@@ -77,13 +82,15 @@ class ReconcileSummary:
             "dryRun": self.dry_run,
             "listed": self.listed,
             "scanned": self.scanned,
-            "found": {kind.value: found[kind] for kind in Difference},
-            "fixed": {kind.value: fixed[kind] for kind in Difference},
+            "found": {kind.value: found[kind] for kind in OBJECT_DIFFERENCES},
+            "fixed": {kind.value: fixed[kind] for kind in OBJECT_DIFFERENCES},
+            # Entries given the Z-order address they lacked (the index's layout, not the bucket).
+            "unplaced": {"found": found[Difference.UNPLACED], "fixed": fixed[Difference.UNPLACED]},
             # The entry changed between the read and the repair: a live event won, nothing was written.
             "conflicts": self.count(Repair.CONFLICT),
             # The listing showed a difference the HEAD no longer did: S3 changed since the listing.
             "settled": self.count(Repair.SETTLED),
-            "keys": {kind.value: self.keys(kind) for kind in Difference},
+            "keys": {kind.value: self.keys(kind) for kind in OBJECT_DIFFERENCES},
             "seconds": round(self.seconds, 3),
             "runId": self.run_id,
             "state": self.state,
@@ -101,7 +108,9 @@ def run_reconcile(
     concurrency: int = 16,
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS,
     max_keys: int = DEFAULT_MAX_KEYS,
+    index_layout: IndexLayout | None = None,
 ) -> ReconcileSummary:
+    """Compare `bucket` with `table` and repair; `index_layout` is the deployment's (default 0.2.0)."""
     started = time.monotonic()
     summary = ReconcileSummary(bucket=bucket, table=table, dry_run=dry_run, max_keys=max_keys)
     store = IndexStateStore(dynamodb, table)
@@ -116,6 +125,7 @@ def run_reconcile(
         layout=layout,
         dry_run=dry_run,
         tombstone_ttl_days=tombstone_ttl_days,
+        index_layout=index_layout or IndexLayout(),
     )
     executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="reconcile")
     checks: list[Future[Finding | None]] = []
@@ -123,15 +133,16 @@ def run_reconcile(
         index: dict[str, dict[str, Any]] = {}
         for item in scan_index(dynamodb, table):
             summary.scanned += 1
-            # Entries of another bucket are not this bucket's to judge; tombstones name no bucket.
-            if item.get(schema.BUCKET_NAME, bucket) == bucket:
+            # Entries of another bucket are not this bucket's to judge; tombstones name no bucket. The
+            # stored bucketName may be a shard value: compare the bucket it stands for.
+            if entry_bucket(item) in (None, bucket):
                 index[item[schema.OBJECT_KEY]] = item
         versioned = is_versioned(s3, bucket)
         for page in list_current_objects(s3, bucket, versioned=versioned):
             summary.listed += len(page.objects)
             for obj in page.objects:
                 held = index.pop(obj.key, None)
-                if difference(held, obj, compare_versions=versioned) is not None:
+                if repairer.differs(held, obj, compare_versions=versioned) is not None:
                     checks.append(
                         executor.submit(repairer.check, obj.key, held, obj, compare_versions=versioned)
                     )

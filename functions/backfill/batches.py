@@ -23,7 +23,7 @@ from file_index.repair import (
     Repair,
     Repairer,
     backfill_object,
-    difference,
+    entry_bucket,
     get_items,
     is_live,
     plain_item,
@@ -135,6 +135,8 @@ def count_findings(findings: Sequence[Finding], **extra: int) -> dict[str, int]:
         "missing": kinds["missing"],
         "stale": kinds["stale"],
         "orphaned": kinds["orphaned"],
+        # Entries given their Z-order address: a counter only when there were some (the Z-order index on).
+        **({"unplaced": kinds["unplaced"]} if kinds["unplaced"] else {}),
         "repaired": sum(1 for f in findings if f.result is Repair.FIXED),
         "conflicts": sum(1 for f in findings if f.result is Repair.CONFLICT),
     }
@@ -144,7 +146,14 @@ def write_backfill(
     repairer: Repairer, objects: Sequence[ListedObject], executor: ThreadPoolExecutor
 ) -> dict[str, int]:
     def write(obj: ListedObject) -> BackfillOutcome:
-        return backfill_object(repairer.dynamodb, repairer.table_name, repairer.bucket, obj, repairer.layout)
+        return backfill_object(
+            repairer.dynamodb,
+            repairer.table_name,
+            repairer.bucket,
+            obj,
+            repairer.layout,
+            repairer.index_layout,
+        )
 
     return count_backfill(list(executor.map(write, objects)))
 
@@ -154,11 +163,12 @@ def reconcile_listed(
 ) -> dict[str, int]:
     """Directions (a) and (b): one BatchGetItem per 100 keys, a HEAD and a write per difference only.
 
-    The listing carries no version ids, so size and eTag are compared; the HEAD brings the version.
+    The listing carries no version ids, so size and eTag are compared; the HEAD brings the version. An
+    entry lacking its Z-order address is given it (no HEAD), which is how a reconcile migrates.
     """
     held = get_items(repairer.dynamodb, repairer.table_name, [obj.key for obj in objects])
     candidates = [
-        obj for obj in objects if difference(held.get(obj.key), obj, compare_versions=False) is not None
+        obj for obj in objects if repairer.differs(held.get(obj.key), obj, compare_versions=False) is not None
     ]
     findings = list(
         executor.map(
@@ -208,7 +218,7 @@ def sweep(
             for item in items
             if not is_state_key(item[schema.OBJECT_KEY])
             and is_live(item)
-            and item.get(schema.BUCKET_NAME) == repairer.bucket
+            and entry_bucket(item) == repairer.bucket
         ]
         scanned += len(items)
 

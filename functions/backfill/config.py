@@ -8,6 +8,7 @@
 | `TOMBSTONE_TTL_DAYS` | expiry of the tombstones a repair writes (default 30) |
 | `SCAN_SEGMENTS` | parallel segments of the sweep for entries of deleted objects (default 8) |
 | `WRITE_CONCURRENCY` | requests in flight within one invocation (default 16) |
+| `BUCKET_INDEX_SHARDS`, `HOT_USERS`, `MULTI_ATTRIBUTE_INDEX` | the index layout, as the indexer's |
 | `DYNAMODB_MAX_ATTEMPTS` | SDK attempts per call, as the indexer's (`file_index.config.SdkSettings`) |
 | `SDK_CONNECT_TIMEOUT_SECONDS`, `SDK_READ_TIMEOUT_SECONDS` | as the indexer's: seconds, not botocore's 60 |
 """
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 
 from file_index.config import ConfigError, SdkSettings, key_layout, positive_int, required
 from file_index.key_layout import KeyLayout
+from file_index.layout import IndexLayout
 from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
 
 __all__ = ["BackfillConfig", "ConfigError"]
@@ -34,6 +36,7 @@ class BackfillConfig:
     scan_segments: int = 8
     write_concurrency: int = 16
     sdk: SdkSettings = field(default_factory=SdkSettings)
+    layout: IndexLayout = field(default_factory=IndexLayout)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> BackfillConfig:
@@ -48,4 +51,5 @@ class BackfillConfig:
             scan_segments=positive_int(env, "SCAN_SEGMENTS", 8),
             write_concurrency=write_concurrency,
             sdk=SdkSettings.from_env(env, max_connections=write_concurrency),
+            layout=IndexLayout.from_env(env),
         )

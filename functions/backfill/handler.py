@@ -77,6 +77,7 @@ def cold_start() -> Runtime:
             bucket=config.bucket,
             layout=config.key_layout,
             tombstone_ttl_days=config.tombstone_ttl_days,
+            index_layout=config.layout,
         ),
         store=IndexStateStore(dynamodb, config.table_name),
         executor=ThreadPoolExecutor(max_workers=config.write_concurrency, thread_name_prefix="backfill"),

@@ -30,6 +30,10 @@ BUCKET_INDEX_SHARDS = "BUCKET_INDEX_SHARDS"
 HOT_USERS = "HOT_USERS"
 MULTI_ATTRIBUTE_INDEX = "MULTI_ATTRIBUTE_INDEX"
 
+# The CDK app's default (docs/scaling.md: the smallest power of two that carries 10,000 new uploads/s per
+# bucket with the busiest shard at 70% of its partition). A function without the variables keeps 1.
+DEFAULT_BUCKET_INDEX_SHARDS = 16
+
 _TRUE = ("true", "1", "yes")
 _FALSE = ("false", "0", "no", "")
 
@@ -124,12 +128,15 @@ class IndexLayout:
     @classmethod
     def from_context(cls, context: Mapping[str, Any]) -> IndexLayout:
         """The layout from `cdk.json` context values (`bucketIndexShards`, `hotUsers`,
-        `multiAttributeIndex`); a missing key takes the 0.2.0 default. LayoutError names a bad key."""
+        `multiAttributeIndex`); a missing key takes the CDK app's default (16 shards, no hot users, off).
+        LayoutError names a bad key."""
         switch = context.get("multiAttributeIndex", False)
         if not isinstance(switch, bool):
             raise LayoutError(f"multiAttributeIndex must be true or false, got {switch!r}")
         return cls(
-            bucket_shards=check_shard_count("bucketIndexShards", context.get("bucketIndexShards", 1)),
+            bucket_shards=check_shard_count(
+                "bucketIndexShards", context.get("bucketIndexShards", DEFAULT_BUCKET_INDEX_SHARDS)
+            ),
             hot_users=check_hot_users("hotUsers", context.get("hotUsers", {})),
             multi_attribute_index=switch,
         )

@@ -13,7 +13,16 @@ listing, so a backfill may run while uploads and deletes go on. A failed conditi
 
 - `MISSING`: the object exists, the index has no item or a tombstone;
 - `STALE`: the entry's size, eTag or versionId differ from the object's current version;
-- `ORPHANED`: a live entry for an object that no longer exists.
+- `ORPHANED`: a live entry for an object that no longer exists;
+- `UNPLACED`: a live entry of the current version that the layout's indexes cannot find as they are now:
+  the Z-order index is on and the entry lacks `zAddress` or holds another address than its own upload
+  time and size give.
+
+Placement (`file_index.layout`). Entries are compared with the bucket by the public bucket
+(`IndexLayout.public_bucket` of the stored `bucketName`), never by the stored shard value. An entry that
+sits in shard 0 because a smaller shard count (or a user not yet hot) wrote it is where readers look
+(they query every shard of the current count, shard 0 included): it is not a difference and is never
+rewritten. Every write here places the entry by the layout it is given (`entry_item`).
 
 A difference seen in a listing is confirmed by a HEAD of the object (`head_object`; a 404 or a delete
 marker means gone) before anything is written, and the repair (`repair`) compares the item with what the
@@ -25,6 +34,11 @@ rewrite (`deletedVersions`, `nullPurgedAt`, `purgedUntil` and whatever else the 
 takes no position in the key's history: a later event still replaces it, an older or duplicate event
 still changes nothing. A repaired entry carries no `sequencer` (no event wrote it); a repaired tombstone
 has the writer's shape (`deleted`, `expiresAt`, none of the index key attributes).
+
+An `UNPLACED` entry needs no HEAD (the address is a fact of the entry itself): `place_entry` sets its
+`zAddress` with one UpdateItem conditioned on the entry being unchanged (`orderKey` present and equal, or
+absent; the same size and upload date; still live), so a live event, whose own write carries its address,
+always wins. `migrate` (the command line) and reconcile share it.
 
 Version ids: an item without `versionId` and the `null` version are the same version (objects written
 while versioning was off). A listing that cannot see versions (the state machine's S3 reader) compares
@@ -47,12 +61,15 @@ from botocore.exceptions import ClientError
 
 from file_index import schema
 from file_index.key_layout import KeyLayout
+from file_index.layout import IndexLayout
 from file_index.objects import ObjectEvent
 from file_index.state import is_state_key
 from file_index.writer import (
+    DEFAULT_LAYOUT,
     DEFAULT_TOMBSTONE_TTL_DAYS,
     NULL_PURGED_AT,
     NULL_VERSION,
+    PLACEMENT_ATTRIBUTES,
     PURGED_UNTIL,
     DynamoDBClient,
     entry_item,
@@ -65,8 +82,9 @@ S3Client = Any
 BACKFILL_EVENT = "ObjectCreated:Backfill"
 RECONCILE_EVENT = "ObjectCreated:Reconcile"
 
-# What an entry says about its object: rewritten by a repair.
-ENTRY_ATTRIBUTES = frozenset({schema.OBJECT_KEY, *schema.OBJECT_ATTRIBUTES})
+# What an entry says about its object, and where the layout placed it: rewritten by a repair (a repaired
+# tombstone keeps none of them, so it leaves every index).
+ENTRY_ATTRIBUTES = frozenset({schema.OBJECT_KEY, *schema.OBJECT_ATTRIBUTES, *PLACEMENT_ATTRIBUTES})
 TOMBSTONE_ATTRIBUTES = frozenset({schema.DELETED, schema.EXPIRES_AT})
 # Attributes whose appearance since the read means a writer touched the item: a repair checks that each
 # one it did not see is still absent (those it saw must still be equal).
@@ -91,6 +109,7 @@ class Difference(StrEnum):
     MISSING = "missing"  # the object exists; the index has no entry (no item, or a tombstone)
     STALE = "stale"  # the entry describes another version (size, eTag or versionId differ)
     ORPHANED = "orphaned"  # a live entry for an object that no longer exists
+    UNPLACED = "unplaced"  # the Z-order index is on and the entry lacks its own zAddress
 
 
 class Repair(StrEnum):
@@ -98,6 +117,12 @@ class Repair(StrEnum):
     CONFLICT = "conflict"  # the item changed since it was read: a live event won, nothing written
     SETTLED = "settled"  # the HEAD showed no difference any more (S3 changed since the listing)
     DRY_RUN = "dry-run"  # a confirmed difference, not written on request
+
+
+class Placement(StrEnum):
+    UPDATED = "updated"  # the entry now has its zAddress
+    ALREADY = "already"  # it had it: nothing written
+    SKIPPED = "skipped"  # it changed since it was read (a live event, which writes its own address)
 
 
 @dataclass(frozen=True)
@@ -167,10 +192,18 @@ def _aware(moment: datetime) -> datetime:
 
 
 def backfill_object(
-    dynamodb: DynamoDBClient, table_name: str, bucket: str, obj: ListedObject, layout: KeyLayout
+    dynamodb: DynamoDBClient,
+    table_name: str,
+    bucket: str,
+    obj: ListedObject,
+    layout: KeyLayout,
+    index_layout: IndexLayout = DEFAULT_LAYOUT,
 ) -> BackfillOutcome:
-    """Index `obj` only if the index has no item (entry or tombstone) for its key: one PutItem."""
-    item = entry_item(obj.event(bucket, layout), None)
+    """Index `obj` only if the index has no item (entry or tombstone) for its key: one PutItem.
+
+    `layout` names the uploader from the key; `index_layout` places the entry (`writer.entry_item`).
+    """
+    item = entry_item(obj.event(bucket, layout), None, index_layout)
     try:
         dynamodb.put_item(
             TableName=table_name,
@@ -196,6 +229,32 @@ def plain_item(raw: Mapping[str, Any]) -> dict[str, Any]:
 def is_live(item: Mapping[str, Any] | None) -> bool:
     """An entry that describes an object (not a tombstone, not absent)."""
     return item is not None and not item.get(schema.DELETED)
+
+
+def entry_bucket(item: Mapping[str, Any]) -> str | None:
+    """The bucket an item describes an object of (its stored `bucketName` may be a shard value); None
+    for a tombstone, which names no bucket."""
+    stored = item.get(schema.BUCKET_NAME)
+    return IndexLayout.public_bucket(stored) if isinstance(stored, str) else None
+
+
+def expected_z_address(item: Mapping[str, Any], layout: IndexLayout) -> str | None:
+    """The `zAddress` a live entry must hold under `layout` (None: the Z-order index is off)."""
+    size, upload_date = _number(item.get(schema.SIZE)), item.get(schema.UPLOAD_DATE)
+    if size is None or not isinstance(upload_date, str):
+        raise ValueError(f"entry {item.get(schema.OBJECT_KEY)!r} has no size or upload date")
+    return layout.z_address(upload_date, size)
+
+
+def is_unplaced(item: Mapping[str, Any], layout: IndexLayout) -> bool:
+    """A live entry that the Z-order index cannot find as it should: on, and no (or another) zAddress.
+
+    Shard values are not judged: an entry written under a smaller count sits in shard 0, which every
+    reader queries (module docstring).
+    """
+    if not layout.multi_attribute_index or not is_live(item):
+        return False
+    return item.get(schema.Z_ADDRESS) != expected_z_address(item, layout)
 
 
 def scan_index(dynamodb: DynamoDBClient, table_name: str) -> Iterator[dict[str, Any]]:
@@ -232,9 +291,14 @@ def get_items(dynamodb: DynamoDBClient, table_name: str, keys: Sequence[str]) ->
 
 
 def difference(
-    item: Mapping[str, Any] | None, current: ListedObject | None, *, compare_versions: bool = True
+    item: Mapping[str, Any] | None,
+    current: ListedObject | None,
+    *,
+    compare_versions: bool = True,
+    layout: IndexLayout = DEFAULT_LAYOUT,
 ) -> Difference | None:
-    """What is wrong with `item` given the object S3 holds (`current`, None if there is none)."""
+    """What is wrong with `item` given the object S3 holds (`current`, None if there is none) and the
+    layout the indexes have now."""
     if current is None:
         return Difference.ORPHANED if is_live(item) else None
     if item is None or not is_live(item):
@@ -245,6 +309,8 @@ def difference(
         held = item.get(schema.VERSION_ID) or NULL_VERSION
         if held != current.version_id:
             return Difference.STALE
+    if is_unplaced(item, layout):
+        return Difference.UNPLACED
     return None
 
 
@@ -288,20 +354,35 @@ class Repairer:
     layout: KeyLayout
     dry_run: bool = False
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS
+    index_layout: IndexLayout = DEFAULT_LAYOUT
+
+    def differs(
+        self, item: Mapping[str, Any] | None, current: ListedObject | None, *, compare_versions: bool = True
+    ) -> Difference | None:
+        """`difference` under this repairer's index layout."""
+        return difference(item, current, compare_versions=compare_versions, layout=self.index_layout)
 
     def check(
         self, key: str, item: Mapping[str, Any] | None, listed: ListedObject | None, *, compare_versions: bool
     ) -> Finding | None:
         """Compare `item` with the listing; on a difference, HEAD the object and repair from the HEAD.
 
-        No request at all when the listing shows no difference.
+        No request at all when the listing shows no difference. An entry that only lacks its placement
+        (`UNPLACED`) is placed without a HEAD: its address is a fact of the entry alone.
         """
-        seen = difference(item, listed, compare_versions=compare_versions)
+        seen = self.differs(item, listed, compare_versions=compare_versions)
         if seen is None:
             return None
+        if seen is Difference.UNPLACED:
+            assert item is not None
+            return self._place(key, seen, item)
         current = head_object(self.s3, self.bucket, key)
-        if difference(item, current) is None:
+        confirmed = self.differs(item, current)
+        if confirmed is None:
             return Finding(key, seen, Repair.SETTLED)
+        if confirmed is Difference.UNPLACED:
+            assert item is not None
+            return self._place(key, seen, item)
         if self.dry_run:
             return Finding(key, seen, Repair.DRY_RUN)
         applied = repair(
@@ -313,8 +394,15 @@ class Repairer:
             current,
             self.layout,
             tombstone_ttl_days=self.tombstone_ttl_days,
+            index_layout=self.index_layout,
         )
         return Finding(key, seen, Repair.FIXED if applied else Repair.CONFLICT)
+
+    def _place(self, key: str, seen: Difference, item: Mapping[str, Any]) -> Finding:
+        if self.dry_run:
+            return Finding(key, seen, Repair.DRY_RUN)
+        placed = place_entry(self.dynamodb, self.table_name, item, self.index_layout)
+        return Finding(key, seen, Repair.CONFLICT if placed is Placement.SKIPPED else Repair.FIXED)
 
 
 def repair(
@@ -328,10 +416,12 @@ def repair(
     *,
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS,
     now: datetime | None = None,
+    index_layout: IndexLayout = DEFAULT_LAYOUT,
 ) -> bool:
     """Make the item describe `current` (None: a tombstone) if it is still exactly `item`; one PutItem.
 
-    Returns False when the item changed since it was read (a live event wins) and nothing was written.
+    The new entry is placed by `index_layout`. Returns False when the item changed since it was read (a
+    live event wins) and nothing was written.
     """
     kept = {
         name: value
@@ -345,8 +435,10 @@ def repair(
     else:
         if current.key != key:
             raise ValueError(f"object {current.key!r} cannot repair the entry of {key!r}")
-        new = {**kept, **entry_item(current.event(bucket, layout, RECONCILE_EVENT), None)}
-    assert current is not None or not schema.GSI_KEY_ATTRIBUTES & new.keys(), "tombstones stay out of indexes"
+        new = {**kept, **entry_item(current.event(bucket, layout, RECONCILE_EVENT), None, index_layout)}
+    assert current is not None or not (schema.GSI_KEY_ATTRIBUTES | {schema.USER_SHARD}) & new.keys(), (
+        "tombstones stay out of indexes"
+    )
     condition, names, values = unchanged_condition(item)
     try:
         dynamodb.put_item(
@@ -361,6 +453,56 @@ def repair(
             return False
         raise
     return True
+
+
+def place_entry(
+    dynamodb: DynamoDBClient, table_name: str, item: Mapping[str, Any], layout: IndexLayout
+) -> Placement:
+    """Give a live entry the `zAddress` `layout` wants for it, if it is still the entry that was read.
+
+    One UpdateItem (none when the entry already has it). The condition: still live, the same `orderKey`
+    (or still none), the same size and upload date. Any event that changed the entry since the read
+    fails it (its own write placed the entry), so the update never undoes a newer write.
+    """
+    expected = expected_z_address(item, layout)
+    if expected is None:
+        raise ValueError("the Z-order index is off: entries carry no zAddress")
+    if not is_live(item):
+        raise ValueError(f"{item.get(schema.OBJECT_KEY)!r} is a tombstone: it has no place in any index")
+    if item.get(schema.Z_ADDRESS) == expected:
+        return Placement.ALREADY
+    names = {
+        "#z": schema.Z_ADDRESS,
+        "#order": schema.ORDER_KEY,
+        "#size": schema.SIZE,
+        "#date": schema.UPLOAD_DATE,
+        "#deleted": schema.DELETED,
+    }
+    values: dict[str, Any] = {
+        ":z": expected,
+        ":size": item[schema.SIZE],
+        ":date": item[schema.UPLOAD_DATE],
+    }
+    clauses = ["#size = :size", "#date = :date", "attribute_not_exists(#deleted)"]
+    if schema.ORDER_KEY in item:
+        values[":order"] = item[schema.ORDER_KEY]
+        clauses.append("#order = :order")
+    else:
+        clauses.append("attribute_not_exists(#order)")
+    try:
+        dynamodb.update_item(
+            TableName=table_name,
+            Key=serialize({schema.OBJECT_KEY: item[schema.OBJECT_KEY]}),
+            UpdateExpression="SET #z = :z",
+            ConditionExpression=" AND ".join(clauses),
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=serialize(values),
+        )
+    except ClientError as error:
+        if _code(error) == "ConditionalCheckFailedException":
+            return Placement.SKIPPED
+        raise
+    return Placement.UPDATED
 
 
 def unchanged_condition(item: Mapping[str, Any] | None) -> tuple[str, dict[str, str], dict[str, Any]]:

@@ -14,6 +14,15 @@ Distributed Map's batch Lambdas, the command line's threads) may report at once.
 No record means the index has never been built from a listing: READY for a bucket the stack created
 empty (every object since has an event), not yet built for an existing bucket (the search function is
 told which, see `search.config`).
+
+**The Z-order flag** (`zOrderPending`): true while entries may lack `zAddress`, because the Z-order index
+was switched on for a table that already held entries and `migrate` has not finished; searches must not
+use that index meanwhile. It lives on the same record but belongs to no run: `start`, `finish` and `fail`
+keep it, and only `mark_z_order_pending` / `clear_z_order_pending` change it. Marking a bucket that has
+no record yet creates one holding only the flag; such a record names no run (`IndexState.has_run` is
+False) and reads as BUILDING with no operation, like a damaged one: a reader with a configured initial
+state (the search function) uses that instead. Clearing the flag of such a record deletes it, so the
+bucket reads exactly as before the mark.
 """
 
 from __future__ import annotations
@@ -43,12 +52,15 @@ FINISHED_AT = "finishedAt"
 UPDATED_AT = "updatedAt"
 RESUME_AFTER = "resumeAfter"  # the last listed key whose writes all finished: where a rerun resumes
 LAST_ERROR = "lastError"
+Z_ORDER_PENDING = "zOrderPending"  # see the module docstring; owned by no run
 COUNT_PREFIX = "count_"  # counters: count_listed, count_written, count_skipped, ...
 
 _MARKER = "~index-state~"
 # Bucket names are at most 63 characters of [a-z0-9.-]: "~" never occurs in one, so padding with it
 # keeps the key unambiguous.
 _PAD = "~"
+# `start` replaces the record while keeping the flag; a mark or clear in between makes it try again.
+_MAX_START_ROUNDS = 5
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -66,6 +78,10 @@ class Operation(StrEnum):
 
 class RunSupersededError(RuntimeError):
     """The state record names another run: this run was replaced by a newer one and must stop."""
+
+
+class StateContentionError(RuntimeError):
+    """The state record kept changing while a run tried to take it over; start the run again."""
 
 
 def state_key(bucket: str) -> str:
@@ -95,6 +111,12 @@ class IndexState:
     resume_after: str | None = None
     last_error: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
+    z_order_pending: bool = False
+
+    @property
+    def has_run(self) -> bool:
+        """Whether the record names a run; one holding only the Z-order flag does not."""
+        return self.run_id is not None
 
     def to_json(self) -> dict[str, Any]:
         """The record as the API and the command line show it."""
@@ -108,6 +130,7 @@ class IndexState:
             "updatedAt": self.updated_at,
             "progress": dict(sorted(self.counts.items())),
             "lastError": self.last_error,
+            "zOrderPending": self.z_order_pending,
         }
 
     @classmethod
@@ -136,6 +159,9 @@ class IndexState:
             resume_after=_text(values.get(RESUME_AFTER)),
             last_error=_text(values.get(LAST_ERROR)),
             counts=counts,
+            # Anything but a stored true is "not pending": a damaged flag must not hide a complete index,
+            # and an incomplete one is only ever flagged by `mark_z_order_pending`, which writes true.
+            z_order_pending=values.get(Z_ORDER_PENDING) is True,
         )
 
 
@@ -181,7 +207,7 @@ class IndexStateStore:
                 STARTED_AT: now,
                 UPDATED_AT: now,
             }
-            self._dynamodb.put_item(TableName=self._table, Item=_serialize(item))
+            self._replace(bucket, item)
         state = self.read(bucket)
         assert state is not None
         return state
@@ -235,6 +261,80 @@ class IndexStateStore:
             {"#lastError": LAST_ERROR, "#updatedAt": UPDATED_AT},
             {":error": error[:1000], ":now": now_iso()},
         )
+
+    def mark_z_order_pending(self, bucket: str) -> None:
+        """Flag `bucket`'s entries as possibly lacking `zAddress`; creates a flag-only record if none."""
+        self._dynamodb.update_item(
+            TableName=self._table,
+            Key=_key(bucket),
+            UpdateExpression="SET #pending = :true, #stateOf = :bucket",
+            ExpressionAttributeNames={"#pending": Z_ORDER_PENDING, "#stateOf": STATE_OF},
+            ExpressionAttributeValues=_serialize({":true": True, ":bucket": bucket}),
+        )
+
+    def clear_z_order_pending(self, bucket: str) -> None:
+        """Every entry of `bucket` has its `zAddress`: drop the flag (and a record that held only it)."""
+        try:
+            self._dynamodb.delete_item(
+                TableName=self._table,
+                Key=_key(bucket),
+                ConditionExpression="attribute_exists(#key) AND attribute_not_exists(#runId)",
+                ExpressionAttributeNames={"#key": schema.OBJECT_KEY, "#runId": RUN_ID},
+            )
+            return
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise
+        # A record of a run (or none at all): remove the flag only, and create nothing.
+        try:
+            self._dynamodb.update_item(
+                TableName=self._table,
+                Key=_key(bucket),
+                UpdateExpression="REMOVE #pending",
+                ConditionExpression="attribute_exists(#key)",
+                ExpressionAttributeNames={"#pending": Z_ORDER_PENDING, "#key": schema.OBJECT_KEY},
+            )
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise
+
+    def _replace(self, bucket: str, item: dict[str, Any]) -> None:
+        """Put `item` as the record, carrying over the Z-order flag of the record it replaces.
+
+        The PutItem is conditioned on the flag being as read, so a mark or clear that lands between the
+        read and the put is never undone: the put fails and is tried again with the new value.
+        """
+        for _ in range(_MAX_START_ROUNDS):
+            response = self._dynamodb.get_item(
+                TableName=self._table,
+                Key=_key(bucket),
+                ConsistentRead=True,
+                ProjectionExpression="#pending",
+                ExpressionAttributeNames={"#pending": Z_ORDER_PENDING},
+            )
+            held = response.get("Item", {}).get(Z_ORDER_PENDING)
+            new = dict(item)
+            names = {"#pending": Z_ORDER_PENDING}
+            if held is None:
+                condition = "attribute_not_exists(#pending)"
+                values = None
+            else:
+                new[Z_ORDER_PENDING] = _deserializer.deserialize(held)
+                condition = "#pending = :pending"
+                values = {":pending": held}
+            try:
+                self._dynamodb.put_item(
+                    TableName=self._table,
+                    Item=_serialize(new),
+                    ConditionExpression=condition,
+                    ExpressionAttributeNames=names,
+                    **({"ExpressionAttributeValues": values} if values else {}),
+                )
+                return
+            except ClientError as error:
+                if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                    raise
+        raise StateContentionError(f"the index state of bucket {bucket!r} kept changing while a run started")
 
     def _update(
         self, bucket: str, run_id: str, expression: str, names: dict[str, str], values: dict[str, Any]

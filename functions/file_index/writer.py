@@ -54,6 +54,14 @@ depends on what the entry holds (the decision is in the conditions, the old item
    the record is retried, and its hide applies again (equal position, still pending).
 3. Otherwise (the entry holds an event at or after the delete) it is stale.
 
+Placement
+---------
+Every entry this module writes is built by `entry_item` under the writer's `IndexLayout`
+(`file_index.layout`): the bucket's shard value in `bucketName`, the user's in `uploadUser` (with
+`userShard` on a hot user's shard above 0), and `zAddress` when the Z-order index is on. Shards depend only
+on the object key, so an overwrite lands in the shard of the entry it replaces. Every tombstone, whichever
+write makes it, carries none of these, so it is in no index.
+
 Case 2 is the only one with more than one call (two writes and a HEAD); an ordinary event, a duplicate or
 an older event is one call and no read.
 
@@ -86,6 +94,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from file_index import schema
+from file_index.layout import IndexLayout
 from file_index.objects import ObjectEvent
 
 # boto3 ships no type information for its generated clients.
@@ -100,9 +109,20 @@ NULL_VERSION = "null"
 NULL_PURGED_AT = schema.NULL_PURGED_AT
 PURGED_UNTIL = schema.PURGED_UNTIL
 
+# Where the layout places an entry, besides its bucket and user values: written by `entry_item` only.
+PLACEMENT_ATTRIBUTES = (schema.USER_SHARD, schema.Z_ADDRESS)
 # Attributes an entry or a tombstone may carry, besides the key and the bookkeeping above. A write that
-# keeps the bookkeeping sets some and removes the rest, so it leaves what a PutItem would.
-_ENTRY_ATTRIBUTES = (*schema.OBJECT_ATTRIBUTES, schema.ORDER_KEY, schema.DELETED, schema.EXPIRES_AT)
+# keeps the bookkeeping sets some and removes the rest, so it leaves what a PutItem would (a tombstone
+# written that way loses `zAddress` and `userShard` as well, so it leaves every index).
+_ENTRY_ATTRIBUTES = (
+    *schema.OBJECT_ATTRIBUTES,
+    *PLACEMENT_ATTRIBUTES,
+    schema.ORDER_KEY,
+    schema.DELETED,
+    schema.EXPIRES_AT,
+)
+# The layout of a writer that is given none: the 0.2.0 entries (one shard, no hot user, no Z-order).
+DEFAULT_LAYOUT = IndexLayout()
 # Conditions only change when the item changes, so a handful of rounds covers any real contention.
 _MAX_ROUNDS = 6
 _NOT_FOUND_CODES = frozenset({"404", "NoSuchKey", "NotFound"})
@@ -150,17 +170,18 @@ def apply_event(
     s3: S3Client,
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS,
     now: datetime | None = None,
+    layout: IndexLayout = DEFAULT_LAYOUT,
 ) -> Outcome:
     """Write `event` into the index if it is newer than what the index holds for its key.
 
     One PutItem or UpdateItem (SDK retries aside), except in the rare cases the module docstring names.
     `s3` is used only for a HEAD of the event's object when a permanent version delete may have changed
-    which version is current. Raises botocore's ClientError for anything but a failed condition (e.g.
-    throttling that outlasted the SDK's retries, or a HEAD answered with 403), and `WriteContentionError`
-    when other writers kept changing the item.
+    which version is current. `layout` places the entry (`entry_item`). Raises botocore's ClientError for
+    anything but a failed condition (e.g. throttling that outlasted the SDK's retries, or a HEAD answered
+    with 403), and `WriteContentionError` when other writers kept changing the item.
     """
     expires_at = int(((now or datetime.now(UTC)) + timedelta(days=tombstone_ttl_days)).timestamp())
-    write = _Write(dynamodb, table_name, event, expires_at)
+    write = _Write(dynamodb, table_name, event, expires_at, layout)
     if event.removes_one_version:
         return write.remove_version(s3)
     return write.put()
@@ -174,6 +195,7 @@ class _Write:
     table_name: str
     event: ObjectEvent
     expires_at: int
+    layout: IndexLayout = DEFAULT_LAYOUT
 
     @property
     def order(self) -> str:
@@ -191,7 +213,7 @@ class _Write:
         item = (
             _tombstone(self.event, self.order, self.expires_at)
             if self.event.is_removal
-            else entry_item(self.event, self.order)
+            else entry_item(self.event, self.order, self.layout)
         )
         checks_version = not self.event.is_removal or self.event.version_id is not None
         names = {"#order": schema.ORDER_KEY, "#purgedUntil": PURGED_UNTIL}
@@ -367,7 +389,7 @@ class _Write:
             file_id=self.event.file_id,
             no_user_reason=self.event.no_user_reason,
         )
-        item = entry_item(restored, self.order)
+        item = entry_item(restored, self.order, self.layout)
         names = {"#order": schema.ORDER_KEY, "#deleted": schema.DELETED, "#version": schema.VERSION_ID}
         values: dict[str, Any] = {":order": self.order, ":true": True}
         # Still the lookup this delete started. No version delete can record anything meanwhile (case 1
@@ -485,23 +507,36 @@ def serialize(values: dict[str, Any]) -> dict[str, Any]:
     return {name: _serializer.serialize(value) for name, value in values.items()}
 
 
-def entry_item(event: ObjectEvent, order_key: str | None) -> dict[str, Any]:
+def entry_item(
+    event: ObjectEvent, order_key: str | None, layout: IndexLayout = DEFAULT_LAYOUT
+) -> dict[str, Any]:
     """The index entry of a create, as plain values; without `orderKey` when `order_key` is None.
 
     An entry without `orderKey` holds no position in the key's history: any event replaces it (what a
     backfill or a repair writes).
+
+    `layout` places it: `bucketName` is the bucket's shard value for the key (the bucket itself on shard
+    0), `uploadUser` the user's (the user itself unless hot), `userShard` the user's shard when above 0,
+    and `zAddress` is written when the Z-order index is on. Every shard depends only on the object key,
+    so an overwrite of a key lands where the entry it replaces was (for the layout that wrote both).
     """
+    if event.size is None:
+        raise ValueError(f"{event.event_name} of {event.key!r} has no size: only a create has an entry")
     item: dict[str, Any] = {
         schema.OBJECT_KEY: event.key,
-        schema.BUCKET_NAME: event.bucket,
+        schema.BUCKET_NAME: layout.bucket_partition(event.bucket, event.key),
         schema.FILE_ID: event.file_id,
         schema.SIZE: event.size,
         schema.UPLOAD_DATE: event.upload_date,
     }
+    user = event.upload_user
     # Absent, not empty: a key without a user must stay out of the user index.
     optional = {
         schema.ORDER_KEY: order_key,
-        schema.UPLOAD_USER: event.upload_user,
+        schema.UPLOAD_USER: None if user is None else layout.user_partition(user, event.key),
+        # Absent on shard 0, so a stored value is only ever read as a hot user's shard when it is one.
+        schema.USER_SHARD: (layout.user_shard(user, event.key) or None) if user is not None else None,
+        schema.Z_ADDRESS: layout.z_address(event.upload_date, event.size),
         schema.SEQUENCER: event.sequencer,
         schema.E_TAG: event.e_tag,
         schema.VERSION_ID: event.version_id,
@@ -523,5 +558,5 @@ def _tombstone(event: ObjectEvent, order_key: str, expires_at: int) -> dict[str,
         schema.VERSION_ID: event.version_id,
     }
     item.update({name: value for name, value in optional.items() if value is not None})
-    assert not schema.GSI_KEY_ATTRIBUTES & item.keys(), "a tombstone must stay out of every index"
+    assert not (schema.GSI_KEY_ATTRIBUTES | {schema.USER_SHARD}) & item.keys(), "a tombstone is in no index"
     return item

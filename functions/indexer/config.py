@@ -10,6 +10,12 @@
 | `SDK_CONNECT_TIMEOUT_SECONDS` | how long one attempt may wait for a connection (default 2, at most 60) |
 | `SDK_READ_TIMEOUT_SECONDS` | how long one attempt may wait for an answer (default 5, at most 60) |
 | `WRITE_CONCURRENCY` | writes in flight at once within a batch (default 32) |
+| `BUCKET_INDEX_SHARDS` | shards of the bucket on `bucketName-size-index` (default 1, at most 256) |
+| `HOT_USERS` | JSON object of user -> shard count on `uploadUser-uploadDate-index` (default none) |
+| `MULTI_ATTRIBUTE_INDEX` | `true`: entries carry `zAddress` for the Z-order index (default false) |
+
+The last three are the index layout (`file_index.layout`), set by the stack from the same `cdk.json`
+context as the search function's; unset, entries are written as release 0.2.0 wrote them.
 
 The tombstone must outlive any redelivery of an older create: SQS keeps a message at most 14 days, so the
 default leaves a margin. The SDK settings bound one call (`SdkSettings.worst_call_seconds`, 24 s with the
@@ -25,6 +31,7 @@ from dataclasses import dataclass, field
 
 from file_index.config import ConfigError, SdkSettings, key_layout, positive_int, required
 from file_index.key_layout import KeyLayout
+from file_index.layout import IndexLayout
 from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
 
 __all__ = ["ConfigError", "IndexerConfig"]
@@ -40,6 +47,7 @@ class IndexerConfig:
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS
     write_concurrency: int = DEFAULT_WRITE_CONCURRENCY
     sdk: SdkSettings = field(default_factory=lambda: SdkSettings(max_connections=DEFAULT_WRITE_CONCURRENCY))
+    layout: IndexLayout = field(default_factory=IndexLayout)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> IndexerConfig:
@@ -53,4 +61,5 @@ class IndexerConfig:
             write_concurrency=write_concurrency,
             # One connection per concurrent writer.
             sdk=SdkSettings.from_env(env, max_connections=write_concurrency),
+            layout=IndexLayout.from_env(env),
         )

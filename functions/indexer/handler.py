@@ -87,6 +87,7 @@ class Runtime:
             event,
             s3=self.s3,
             tombstone_ttl_days=self.config.tombstone_ttl_days,
+            layout=self.config.layout,
         )
 
 

@@ -16,7 +16,9 @@ the bucket's final state), these are interleaved in a random order:
   taken in the middle of the history (a backfill while uploads go on) may land before or after any event;
 - reconcile runs (`file_search_admin.reconcile.run_reconcile`, as the command runs it), at any point.
 
-Two properties, both on moto and on DynamoDB Local:
+Two properties, both on moto and on DynamoDB Local, under the 0.2.0 index layout and under a scaled one
+(4 bucket shards, a hot user with 3 shards, the Z-order index on) that the indexer, the backfill writes
+and the reconciles all use:
 
 - without any final step, once every event has been delivered the index equals the bucket: "after the
   backfill finishes and the queue drains, the index equals the bucket, whatever happened during the run";
@@ -25,6 +27,10 @@ Two properties, both on moto and on DynamoDB Local:
 "Equals the bucket": every key whose current version (S3's HEAD) exists has a live entry with that
 version's size, eTag and versionId, every other key has none; the bucket and user indexes (what searches
 read) hold exactly the live keys, so neither a tombstone nor the index state record shows in a search.
+Searches are read as a reader of the layout reads them (every shard value of the bucket or the user; a
+hot user's shard `u#k` keeps only items whose `userShard` is k) and compared by the public bucket and
+user; with the Z-order index on, every live entry carries its own `zAddress` and the Z-order index of the
+bucket's shards holds exactly the live keys.
 
 Examples: INDEX_CONVERGENCE_EXAMPLES (default 5) per engine and kind of bucket.
 """
@@ -47,14 +53,15 @@ from moto import mock_aws
 
 from file_index import schema
 from file_index.key_layout import KeyLayout
-from file_index.repair import ListedObject, backfill_object, is_live
+from file_index.layout import IndexLayout
+from file_index.repair import ListedObject, backfill_object, expected_z_address, is_live
 from file_index.writer import NULL_VERSION, DynamoDBClient, dynamodb_client
 from file_search_admin.reconcile import ReconcileSummary, run_reconcile
 from indexer import handler
 from tests.conftest import FakeLambdaContext
 from tests.integration.conftest import DynamoDBLocal
 from tests.integration.history import MotoBucket, Snapshot, Versioning, operation_kinds, play
-from tests.integration.indexer.notifications import SqsQueue, notification, query_keys, read_items
+from tests.integration.indexer.notifications import SqsQueue, notification, read_items
 from tests.integration.indexer.test_convergence import VersionedOperation, keys_for, versioned_operations
 
 EXAMPLES = int(os.environ.get("INDEX_CONVERGENCE_EXAMPLES", "5"))
@@ -69,6 +76,18 @@ convergence_settings = settings(
     # Hypothesis's explain phase traces every line moto runs: minutes per failure, and nothing to add.
     phases=[phase for phase in Phase if phase is not Phase.explain],
 )
+
+
+# The writers' index layouts the property runs under; "scaled" makes the first user of every example hot.
+INDEX_LAYOUTS = ("0.2.0", "scaled")
+
+
+def index_layout_for(name: str, keys: list[str]) -> IndexLayout:
+    if name == "0.2.0":
+        return IndexLayout()
+    hot = LAYOUT.split(keys[0]).upload_user
+    assert hot is not None
+    return IndexLayout(bucket_shards=4, hot_users={hot: 3}, multi_attribute_index=True)
 
 
 @dataclass(frozen=True)
@@ -104,6 +123,7 @@ class World:
     bucket: MotoBucket
     keys: list[str]
     context: FakeLambdaContext
+    index_layout: IndexLayout
 
     def deliver(self, records: list[dict[str, Any]]) -> None:
         """One SQS batch, one record per message, through the indexer Lambda's handler."""
@@ -113,7 +133,7 @@ class World:
         assert failed == [], "no message may fail without faults"
 
     def backfill(self, obj: ListedObject) -> None:
-        backfill_object(self.dynamodb, self.table, self.bucket.name, obj, LAYOUT)
+        backfill_object(self.dynamodb, self.table, self.bucket.name, obj, LAYOUT, self.index_layout)
 
     def reconcile(self) -> ReconcileSummary:
         return run_reconcile(
@@ -123,7 +143,31 @@ class World:
             table=self.table,
             layout=LAYOUT,
             concurrency=2,
+            index_layout=self.index_layout,
         )
+
+    def search(self, index: schema.GlobalIndex, partitions: list[str], user: str | None = None) -> set[str]:
+        """The keys a reader of the layout finds: every partition value, items read back to the public
+        bucket or user (a hot user's shard keeps only its own items, as the reader does)."""
+        found: set[str] = set()
+        paginator = self.dynamodb.get_paginator("query")
+        for partition in partitions:
+            for page in paginator.paginate(
+                TableName=self.table,
+                IndexName=index.name,
+                KeyConditionExpression="#pk = :pk",
+                ExpressionAttributeNames={"#pk": index.partition_key.name},
+                ExpressionAttributeValues={":pk": {"S": partition}},
+            ):
+                for raw in page["Items"]:
+                    shard = int(raw[schema.USER_SHARD]["N"]) if schema.USER_SHARD in raw else None
+                    if user is not None:
+                        if IndexLayout.public_user(raw[schema.UPLOAD_USER]["S"], shard) != user:
+                            continue
+                    elif IndexLayout.public_bucket(raw[schema.BUCKET_NAME]["S"]) != self.bucket.name:
+                        continue
+                    found.add(raw[schema.OBJECT_KEY]["S"])
+        return found
 
     def mismatches(self) -> list[str]:
         """How the index differs from the bucket (empty: it equals it)."""
@@ -143,14 +187,25 @@ class World:
                 shown = (item[schema.SIZE], item.get(schema.E_TAG), item.get(schema.VERSION_ID, NULL_VERSION))
             if shown != expected:
                 problems.append(f"{key!r} is (size, eTag, versionId) {expected}; the index holds {item}")
-        searched = query_keys(self.dynamodb, self.table, schema.BUCKET_SIZE_INDEX, self.bucket.name)
+            elif item is not None and item.get(schema.Z_ADDRESS) != expected_z_address(
+                item, self.index_layout
+            ):
+                problems.append(f"{key!r} lacks its own zAddress: the index holds {item}")
+        bucket_partitions = self.index_layout.bucket_partitions(self.bucket.name)
+        searched = self.search(schema.BUCKET_SIZE_INDEX, bucket_partitions)
         if searched != live:
             problems.append(
                 f"a search of the bucket answers {sorted(searched)}, the bucket holds {sorted(live)}"
             )
+        if self.index_layout.multi_attribute_index:
+            searched = self.search(schema.Z_ORDER_INDEX, bucket_partitions)
+            if searched != live:
+                problems.append(
+                    f"the Z-order index answers {sorted(searched)}, the bucket holds {sorted(live)}"
+                )
         for user in {LAYOUT.split(key).upload_user for key in self.keys} - {None}:
             assert user is not None
-            searched = query_keys(self.dynamodb, self.table, schema.USER_DATE_INDEX, user)
+            searched = self.search(schema.USER_DATE_INDEX, self.index_layout.user_partitions(user), user)
             expected_keys = {key for key in live if LAYOUT.split(key).upload_user == user}
             if searched != expected_keys:
                 problems.append(
@@ -169,13 +224,18 @@ def dynamodb_endpoint(request: pytest.FixtureRequest) -> str | None:
 
 
 @contextmanager
-def world(endpoint: str | None, context: FakeLambdaContext, versioning: Versioning) -> Iterator[World]:
+def world(
+    endpoint: str | None, context: FakeLambdaContext, versioning: Versioning, layout_name: str = "0.2.0"
+) -> Iterator[World]:
     """A fresh bucket, table and indexer for one example (Hypothesis runs many in one test)."""
     example = next(_example_ids)
     table = f"FileMetaData-convergence-{example}"
     bucket_name = f"convergence-{versioning.value}-{example}"
+    keys = keys_for(example)
+    index_layout = index_layout_for(layout_name, keys)
     env = {
         **FAKE_CREDENTIALS,
+        **index_layout.to_env(),
         "TABLE_NAME": table,
         "BUCKET_NAME": bucket_name,
         "POWERTOOLS_SERVICE_NAME": "file-indexer",
@@ -185,13 +245,15 @@ def world(endpoint: str | None, context: FakeLambdaContext, versioning: Versioni
         env["AWS_ENDPOINT_URL_DYNAMODB"] = endpoint
     with mock_aws(), mock.patch.dict(os.environ, env):
         dynamodb = dynamodb_client()
-        dynamodb.create_table(**schema.create_table_request(table))
+        dynamodb.create_table(
+            **schema.create_table_request(table, multi_attribute_index=index_layout.multi_attribute_index)
+        )
         dynamodb.get_waiter("table_exists").wait(TableName=table, WaiterConfig={"Delay": 0.1})
         s3 = boto3.client("s3")
         _fresh_handler()
         try:
             yield World(
-                s3, dynamodb, table, MotoBucket(s3, bucket_name, versioning), keys_for(example), context
+                s3, dynamodb, table, MotoBucket(s3, bucket_name, versioning), keys, context, index_layout
             )
         finally:
             _fresh_handler()
@@ -238,6 +300,7 @@ def run_steps(world: World, steps: list[Step], batch_size: int) -> None:
     flush()
 
 
+@pytest.mark.parametrize("index_layout", INDEX_LAYOUTS)
 @pytest.mark.parametrize("versioning", list(Versioning))
 @given(data=st.data())
 @convergence_settings
@@ -245,9 +308,10 @@ def test_listings_backfills_events_and_repairs_converge_to_the_bucket(
     dynamodb_endpoint: str | None,
     lambda_context: FakeLambdaContext,
     versioning: Versioning,
+    index_layout: str,
     data: st.DataObject,
 ) -> None:
-    with world(dynamodb_endpoint, lambda_context, versioning) as w:
+    with world(dynamodb_endpoint, lambda_context, versioning, index_layout) as w:
         history = draw_history(versioning, data)
         snapshot_points = data.draw(st.sets(st.integers(0, len(history)), max_size=2), label="snapshots")
         played = play(w.bucket, w.keys, history, snapshot_points, data, tag=w.bucket.name)
@@ -298,3 +362,32 @@ def test_the_oracle_catches_a_wrong_index(lambda_context: FakeLambdaContext) -> 
             "missing": 1,
         }
         assert w.mismatches() == []
+
+
+def test_the_oracle_catches_an_entry_without_its_z_address(lambda_context: FakeLambdaContext) -> None:
+    """Under the scaled layout, an entry the Z-order index cannot find is reported, and a reconcile gives
+    it its address without rewriting anything else."""
+    with world(None, lambda_context, Versioning.NEVER, "scaled") as w:
+        w.bucket.create()
+        for key in w.keys:
+            w.s3.put_object(Bucket=w.bucket.name, Key=key, Body=b"body of " + key.encode())
+        for obj in w.bucket.snapshot(0).objects:
+            w.backfill(obj)
+        assert w.mismatches() == []
+        hot_key = w.keys[0]
+        before = read_items(w.dynamodb, w.table, [hot_key])[hot_key]
+        assert before is not None
+        assert schema.USER_SHARD in before or before[schema.UPLOAD_USER] == LAYOUT.split(hot_key).upload_user
+        w.dynamodb.update_item(
+            TableName=w.table,
+            Key={schema.OBJECT_KEY: {"S": hot_key}},
+            UpdateExpression="REMOVE #z",
+            ExpressionAttributeNames={"#z": schema.Z_ADDRESS},
+        )
+        problems = w.mismatches()
+        assert problems[0].startswith(f"{hot_key!r} lacks its own zAddress"), problems
+        assert problems[1].startswith("the Z-order index answers"), problems
+        summary = w.reconcile()
+        assert {kind.value: count for kind, count in summary.fixed().items()} == {"unplaced": 1}
+        assert w.mismatches() == []
+        assert read_items(w.dynamodb, w.table, [hot_key])[hot_key] == before

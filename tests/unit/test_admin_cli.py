@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from file_index.layout import IndexLayout
 from file_search_admin.cli import build_parser, main, parse_args
+from file_search_admin.errors import TableLayoutMismatchError
+from file_search_admin.layout import ResolvedLayout, check_table_layout, resolve_layout
 
 
 def parse(*argv: str) -> argparse.Namespace:
@@ -79,6 +84,9 @@ def test_a_custom_key_layout_is_compiled() -> None:
         (["backfill", "--bucket", "b", "--key-layout", "(?P<user>.+)"], "missing ['file']"),
         (["redrive", "--dlq-url", "d"], "--queue-url"),
         (["rebuild"], "invalid choice: 'rebuild'"),
+        (["migrate"], "migrate needs --bucket"),
+        (["migrate", "--bucket", "b", "--segments", "0"], "'0' must be at least 1"),
+        (["migrate", "--bucket", "b", "--deployed"], "unrecognized arguments: --deployed"),
     ],
 )
 def test_bad_arguments_exit_2_naming_the_problem(
@@ -87,7 +95,7 @@ def test_bad_arguments_exit_2_naming_the_problem(
     assert message in refused(capsys, *argv)
 
 
-@pytest.mark.parametrize("command", ["backfill", "reconcile", "redrive", "status"])
+@pytest.mark.parametrize("command", ["backfill", "reconcile", "migrate", "redrive", "status"])
 def test_help_shows_examples(capsys: pytest.CaptureFixture[str], command: str) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main([command, "--help"])
@@ -104,3 +112,99 @@ def test_redrive_refuses_the_same_queue_twice() -> None:
 
     with pytest.raises(AdminError, match="name the same queue"):
         redrive(None, dlq_url="https://q/a", queue_url="https://q/a/")
+
+
+def test_migrate_defaults_and_the_layout_options() -> None:
+    args = parse("migrate", "--bucket", "b")
+    assert (args.table, args.segments, args.cdk_json, args.multi_attribute_index) == (
+        "FileMetaData",
+        4,
+        None,
+        None,
+    )
+    assert (args.bucket_index_shards, args.hot_users) == (None, None)
+    args = parse(
+        "backfill",
+        "--bucket",
+        "b",
+        "--bucket-index-shards",
+        "16",
+        "--hot-users",
+        '{"bot": 2}',
+        "--no-multi-attribute-index",
+        "--cdk-json",
+        "deploy/cdk.json",
+    )
+    assert (args.bucket_index_shards, args.hot_users, args.multi_attribute_index) == (
+        "16",
+        '{"bot": 2}',
+        False,
+    )
+    assert str(args.cdk_json) == "deploy/cdk.json"
+    with pytest.raises(SystemExit):
+        parse("status", "--bucket", "b", "--bucket-index-shards", "2")  # status writes nothing
+
+
+@pytest.mark.parametrize(
+    ("options", "note"),
+    [
+        ([], "the 0.2.0 index layout (1 bucket shard, no hot users, no Z-order index)"),
+        (
+            ["--hot-users", "{}"],
+            "the 0.2.0 index layout's 1 bucket shard and no Z-order index (no option sets them)",
+        ),
+        (
+            ["--bucket-index-shards", "4", "--multi-attribute-index"],
+            "the 0.2.0 index layout's no hot users (no option sets it)",
+        ),
+        (["--bucket-index-shards", "4", "--hot-users", "{}", "--no-multi-attribute-index"], None),
+    ],
+)
+def test_without_cdk_json_the_note_names_the_defaults_the_options_leave(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: list[str], note: str | None
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    resolved = resolve_layout(parse("backfill", "--bucket", "b", *options))
+    if note is None:
+        assert resolved.note is None
+    else:
+        hint = "pass --cdk-json or the layout options to match the deployment"
+        assert resolved.note == f"no cdk.json here: writing with {note}; {hint}"
+    (tmp_path / "cdk.json").write_text('{"context": {}}')
+    assert resolve_layout(parse("backfill", "--bucket", "b", *options)).note is None
+
+
+def _table(*indexes: tuple[str, str]) -> dict[str, Any]:
+    """DescribeTable's `Table`, with the named GSIs in the given IndexStatus."""
+    return {
+        "GlobalSecondaryIndexes": [{"IndexName": name, "IndexStatus": status} for name, status in indexes]
+    }
+
+
+Z_INDEX = "bucketName-zAddress-index"
+
+
+@pytest.mark.parametrize(
+    ("table", "on", "refused"),
+    [
+        (_table(("bucketName-size-index", "ACTIVE")), False, None),
+        (_table((Z_INDEX, "ACTIVE")), True, None),
+        (_table((Z_INDEX, "CREATING")), True, None),  # switched on, still being built: entries need addresses
+        (_table((Z_INDEX, "CREATING")), False, "has the Z-order index"),
+        (_table((Z_INDEX, "ACTIVE")), False, "has the Z-order index"),
+        (_table((Z_INDEX, "DELETING")), False, None),  # switched off: no search reads it any more
+        (_table((Z_INDEX, "DELETING")), True, "has no Z-order index"),
+        ({}, True, "has no Z-order index"),
+    ],
+)
+def test_the_table_layout_check_compares_the_z_order_index(
+    table: dict[str, Any], on: bool, refused: str | None
+) -> None:
+    resolved = ResolvedLayout(IndexLayout(multi_attribute_index=on), multi_attribute_source="cdk.json")
+    if refused is None:
+        check_table_layout("T", table, resolved)
+    else:
+        with pytest.raises(TableLayoutMismatchError, match=refused) as error:
+            check_table_layout("T", table, resolved)
+        assert "\n" not in str(error.value)
+        assert "(cdk.json)" in str(error.value)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from backfill import handler
 from backfill.config import BackfillConfig, ConfigError
+from file_index.layout import IndexLayout
 
 BASE = {"TABLE_NAME": "FileMetaData", "BUCKET_NAME": "fileupload.a"}
 
@@ -46,3 +48,30 @@ def test_a_bad_value_names_its_variable(name: str, value: str) -> None:
 def test_a_missing_bucket_is_named() -> None:
     with pytest.raises(ConfigError, match="BUCKET_NAME"):
         BackfillConfig.from_env({"TABLE_NAME": "FileMetaData"})
+
+
+def test_the_index_layout_comes_from_the_environment() -> None:
+    assert BackfillConfig.from_env(BASE).layout == IndexLayout()
+    layout = IndexLayout(bucket_shards=4, hot_users={"bot": 2}, multi_attribute_index=True)
+    assert BackfillConfig.from_env({**BASE, **layout.to_env()}).layout == layout
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("BUCKET_INDEX_SHARDS", "300"), ("HOT_USERS", "[1]"), ("MULTI_ATTRIBUTE_INDEX", "on")],
+)
+def test_a_bad_layout_names_its_variable(name: str, value: str) -> None:
+    with pytest.raises(ConfigError, match=name):
+        BackfillConfig.from_env({**BASE, name: value})
+
+
+def test_the_batch_lambdas_write_with_the_configured_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    layout = IndexLayout(bucket_shards=4, multi_attribute_index=True)
+    for name, value in {**BASE, **layout.to_env()}.items():
+        monkeypatch.setenv(name, value)
+    handler.cold_start.cache_clear()
+    try:
+        assert handler.cold_start().repairer.index_layout == layout
+    finally:
+        handler.cold_start().executor.shutdown()
+        handler.cold_start.cache_clear()

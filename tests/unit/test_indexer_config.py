@@ -10,6 +10,7 @@ import search.errors
 from file_index import config as shared
 from file_index.config import SdkSettings
 from file_index.key_layout import KeyLayout
+from file_index.layout import IndexLayout, LayoutError
 from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
 from indexer import handler
 from indexer.config import ConfigError, IndexerConfig
@@ -132,5 +133,34 @@ def test_the_cold_start_fails_naming_a_missing_bucket(
     monkeypatch.delenv("BUCKET_NAME", raising=False)
     handler.cold_start.cache_clear()
     with pytest.raises(ConfigError, match="environment variable BUCKET_NAME is required"):
+        handler.lambda_handler({"Records": []}, lambda_context)
+    handler.cold_start.cache_clear()
+
+
+def test_the_index_layout_comes_from_the_environment() -> None:
+    assert IndexerConfig.from_env(REQUIRED).layout == IndexLayout()  # unset: the 0.2.0 entries
+    layout = IndexLayout(bucket_shards=16, hot_users={"ingest-bot": 8}, multi_attribute_index=True)
+    assert IndexerConfig.from_env({**REQUIRED, **layout.to_env()}).layout == layout
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("BUCKET_INDEX_SHARDS", "0"),
+        ("BUCKET_INDEX_SHARDS", "sixteen"),
+        ("HOT_USERS", "ingest-bot"),
+        ("HOT_USERS", '{"ingest-bot": 0}'),
+        ("MULTI_ATTRIBUTE_INDEX", "maybe"),
+    ],
+)
+def test_a_bad_layout_fails_the_cold_start_naming_its_variable(
+    monkeypatch: pytest.MonkeyPatch, lambda_context: object, name: str, value: str
+) -> None:
+    with pytest.raises(LayoutError, match=name):
+        IndexerConfig.from_env({**REQUIRED, name: value})
+    for variable, setting in {**REQUIRED, name: value}.items():
+        monkeypatch.setenv(variable, setting)
+    handler.cold_start.cache_clear()
+    with pytest.raises(ConfigError, match=name):
         handler.lambda_handler({"Records": []}, lambda_context)
     handler.cold_start.cache_clear()

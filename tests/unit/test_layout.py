@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from file_index import shards, zorder
 from file_index.config import ConfigError
-from file_index.layout import IndexLayout, LayoutError
+from file_index.layout import DEFAULT_BUCKET_INDEX_SHARDS, IndexLayout, LayoutError
 
 object_keys = st.text(min_size=1, max_size=40)
 
@@ -31,7 +31,8 @@ def test_environment_round_trip() -> None:
 def test_context_gives_the_same_layout_as_the_environment() -> None:
     context = {"bucketIndexShards": 16, "hotUsers": {"ingest-bot": 8}, "multiAttributeIndex": True}
     assert IndexLayout.from_context(context) == IndexLayout(16, {"ingest-bot": 8}, True)
-    assert IndexLayout.from_context({}) == IndexLayout()
+    assert IndexLayout.from_context({}) == IndexLayout(bucket_shards=DEFAULT_BUCKET_INDEX_SHARDS)
+    assert DEFAULT_BUCKET_INDEX_SHARDS == 16
 
 
 @given(key=object_keys, count=st.integers(1, 64))

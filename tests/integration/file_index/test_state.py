@@ -100,3 +100,91 @@ def test_a_record_damaged_by_hand_reads_as_building_and_a_new_run_rewrites_it(st
     assert damaged.counts == {}
     assert store.start("b", Operation.RECONCILE, "run-2").state is State.BUILDING
     assert store.finish("b", "run-2").state is State.READY
+
+
+# The Z-order flag: owned by no run, kept by every run's writes.
+
+
+def test_the_z_order_flag_survives_start_progress_finish_and_fail(store: IndexStateStore) -> None:
+    store.start("b", Operation.BACKFILL, "run-1")
+    assert store.read("b").z_order_pending is False  # type: ignore[union-attr]
+    store.mark_z_order_pending("b")
+    store.add_progress("b", "run-1", {"written": 1}, resume_after="k1")
+    assert store.finish("b", "run-1").z_order_pending is True
+    # A new run replaces the record (counts start afresh) but keeps the flag.
+    started = store.start("b", Operation.RECONCILE, "run-2")
+    assert started.z_order_pending is True
+    assert started.counts == {}
+    store.fail("b", "run-2", "stopped")
+    assert store.start("b", Operation.RECONCILE, "run-2", resume=True).z_order_pending is True
+    done = store.finish("b", "run-2")
+    assert (done.state, done.z_order_pending) == (State.READY, True)
+    assert done.to_json()["zOrderPending"] is True
+    store.clear_z_order_pending("b")
+    cleared = store.read("b")
+    assert cleared is not None
+    assert (cleared.state, cleared.run_id, cleared.z_order_pending) == (State.READY, "run-2", False)
+    # And a run started after the clear does not bring it back.
+    assert store.start("b", Operation.BACKFILL, "run-3").z_order_pending is False
+
+
+def test_a_flag_marked_on_a_bucket_without_a_record_names_no_run_and_clearing_it_removes_it(
+    store: IndexStateStore,
+) -> None:
+    store.mark_z_order_pending("b")
+    flagged = store.read("b")
+    assert flagged is not None
+    assert flagged.z_order_pending is True
+    assert flagged.has_run is False
+    assert (flagged.bucket, flagged.operation, flagged.run_id, flagged.counts) == ("b", None, None, {})
+    # Not known to be complete, like any record without a run; a reader with an initial state uses that.
+    assert flagged.state is State.BUILDING
+    store.mark_z_order_pending("b")  # marking twice changes nothing
+    assert store.read("b") == flagged
+    store.clear_z_order_pending("b")
+    assert store.read("b") is None
+    store.clear_z_order_pending("b")  # clearing a bucket without a record creates none
+    assert store.read("b") is None
+    assert store.read("other") is None
+
+
+def test_a_run_started_on_a_flag_only_record_keeps_the_flag(store: IndexStateStore) -> None:
+    store.mark_z_order_pending("b")
+    started = store.start("b", Operation.BACKFILL, "run-1")
+    assert (started.has_run, started.z_order_pending, started.state) == (True, True, State.BUILDING)
+    assert store.finish("b", "run-1").z_order_pending is True
+    store.clear_z_order_pending("b")  # a record of a run stays; only the flag goes
+    assert store.read("b").run_id == "run-1"  # type: ignore[union-attr]
+
+
+def test_a_flag_that_is_not_a_stored_true_reads_as_not_pending(store: IndexStateStore) -> None:
+    store.start("b", Operation.BACKFILL, "run-1")
+    store._dynamodb.update_item(
+        TableName=store._table,
+        Key={"objectKey": {"S": state_key("b")}},
+        UpdateExpression="SET zOrderPending = :text",
+        ExpressionAttributeValues={":text": {"S": "yes"}},
+    )
+    assert store.read("b").z_order_pending is False  # type: ignore[union-attr]
+
+
+def test_a_mark_between_the_read_and_the_put_of_a_start_is_kept(store: IndexStateStore) -> None:
+    """`start` carries the flag over with a conditional put: a mark landing in between makes it retry."""
+    store.start("b", Operation.BACKFILL, "run-1")
+    client = store._dynamodb
+    calls = {"get": 0}
+
+    class MarkAfterFirstRead:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(client, name)
+
+        def get_item(self, **request: Any) -> Any:
+            response = client.get_item(**request)
+            calls["get"] += 1
+            if calls["get"] == 1:
+                store.mark_z_order_pending("b")  # another writer, right after the read
+            return response
+
+    racing = IndexStateStore(MarkAfterFirstRead(), store._table)
+    assert racing.start("b", Operation.RECONCILE, "run-2").z_order_pending is True
+    assert calls["get"] >= 2

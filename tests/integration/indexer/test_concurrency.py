@@ -17,7 +17,9 @@ from tests.integration.indexer.notifications import SqsQueue, notification, s3_r
 ROUND_TRIP_S = 0.05
 
 
-@pytest.mark.parametrize(("concurrency", "max_round_trips"), [("32", 25), ("1", 1000)])
+# Alone it takes about 7 round trips; the bound leaves room for a machine busy with other tests and still
+# fails a batch written one after another (100) or mostly so.
+@pytest.mark.parametrize(("concurrency", "max_round_trips"), [("32", 50), ("1", 1000)])
 def test_a_batch_of_100_costs_a_few_round_trips(
     moto_indexer: Indexer, monkeypatch: pytest.MonkeyPatch, concurrency: str, max_round_trips: int
 ) -> None:

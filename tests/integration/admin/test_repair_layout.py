@@ -1,0 +1,134 @@
+"""Repairs under an index layout, on moto and DynamoDB Local: placement by the layout, the zAddress
+update that a concurrent write always wins, and what counts as a difference of placement."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from file_index import schema
+from file_index.layout import IndexLayout
+from file_index.repair import (
+    Difference,
+    Placement,
+    Repair,
+    Repairer,
+    backfill_object,
+    difference,
+    expected_z_address,
+    place_entry,
+    repair,
+)
+from tests.integration.admin.test_repair_writes import BUCKET, LAYOUT, Table, event, listed, table
+
+__all__ = ["table"]  # the engine-parametrised fixture
+
+Z_LAYOUT = IndexLayout(bucket_shards=4, hot_users={"USER001": 2}, multi_attribute_index=True)
+KEY = "USER001_a.txt"
+
+
+class NoS3:
+    """An S3 client that must not be used: a placement needs no HEAD."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"S3 was called: {name}")
+
+
+def test_backfill_and_repair_place_the_entry_by_the_layout(table: Table) -> None:
+    backfill_object(table.client, table.name, BUCKET, listed(size=5), LAYOUT, Z_LAYOUT)
+    backfilled = table.item(KEY)
+    assert backfilled is not None
+    assert backfilled["bucketName"] == Z_LAYOUT.bucket_partition(BUCKET, KEY)
+    assert backfilled["uploadUser"] == Z_LAYOUT.user_partition("USER001", KEY)
+    assert backfilled.get("userShard", 0) == Z_LAYOUT.user_shard("USER001", KEY)
+    assert backfilled["zAddress"] == expected_z_address(backfilled, Z_LAYOUT)
+    # A repair to another version keeps the shard and moves the address.
+    assert repair(
+        table.client, table.name, BUCKET, KEY, backfilled, listed(size=9_999), LAYOUT, index_layout=Z_LAYOUT
+    )
+    repaired = table.item(KEY)
+    assert repaired is not None
+    assert (repaired["bucketName"], repaired["uploadUser"]) == (
+        backfilled["bucketName"],
+        backfilled["uploadUser"],
+    )
+    assert repaired["zAddress"] == expected_z_address(repaired, Z_LAYOUT) != backfilled["zAddress"]
+    # A repair to "gone" leaves every index: no key attribute, no userShard, no zAddress.
+    assert repair(table.client, table.name, BUCKET, KEY, repaired, None, LAYOUT, index_layout=Z_LAYOUT)
+    tombstone = table.item(KEY)
+    assert tombstone is not None
+    assert not (schema.GSI_KEY_ATTRIBUTES | {schema.USER_SHARD}) & tombstone.keys()
+
+
+def test_an_entry_of_a_smaller_shard_count_is_no_difference(table: Table) -> None:
+    backfill_object(table.client, table.name, BUCKET, listed(), LAYOUT)  # 0.2.0: shard 0, no address
+    entry = table.item(KEY)
+    assert entry is not None
+    sharded = IndexLayout(bucket_shards=16, hot_users={"USER001": 8})
+    assert difference(entry, listed(), layout=sharded) is None
+    assert difference(entry, listed(), layout=Z_LAYOUT) is Difference.UNPLACED
+    assert difference(entry, listed(size=11), layout=Z_LAYOUT) is Difference.STALE  # the version first
+    assert difference(entry, None, layout=Z_LAYOUT) is Difference.ORPHANED
+
+
+def test_place_entry_sets_the_address_only_while_the_entry_is_unchanged(table: Table) -> None:
+    backfill_object(table.client, table.name, BUCKET, listed(), LAYOUT)
+    read = table.item(KEY)
+    assert read is not None
+    assert place_entry(table.client, table.name, read, Z_LAYOUT) is Placement.UPDATED
+    placed = table.item(KEY)
+    assert placed is not None
+    assert placed == {**read, "zAddress": expected_z_address(read, Z_LAYOUT)}
+    assert place_entry(table.client, table.name, placed, Z_LAYOUT) is Placement.ALREADY
+    # A live event lands after the read: the stale read's update must not apply.
+    table.client.update_item(
+        TableName=table.name, Key={"objectKey": {"S": KEY}}, UpdateExpression="REMOVE zAddress"
+    )
+    stale_read = table.item(KEY)
+    assert stale_read is not None
+    table.apply(event("ObjectCreated:Put", sequencer="05", size=300))
+    after_event = table.item(KEY)
+    assert place_entry(table.client, table.name, stale_read, Z_LAYOUT) is Placement.SKIPPED
+    assert table.item(KEY) == after_event
+    # Same size and date but another position (an event that wrote the same size): still skipped.
+    assert after_event is not None
+    same_shape = {**after_event, "orderKey": "00"}
+    assert place_entry(table.client, table.name, same_shape, Z_LAYOUT) is Placement.SKIPPED
+    # A tombstone is never given an address, even if read as live before the delete.
+    read_live = table.item(KEY)
+    table.apply(event("ObjectRemoved:Delete", sequencer="06"))
+    assert read_live is not None
+    assert place_entry(table.client, table.name, read_live, Z_LAYOUT) is Placement.SKIPPED
+    assert "zAddress" not in (table.item(KEY) or {})
+
+
+def test_place_entry_refuses_what_has_no_address(table: Table) -> None:
+    backfill_object(table.client, table.name, BUCKET, listed(), LAYOUT)
+    entry = table.item(KEY)
+    assert entry is not None
+    with pytest.raises(ValueError, match="Z-order index is off"):
+        place_entry(table.client, table.name, entry, IndexLayout())
+    with pytest.raises(ValueError, match="tombstone"):
+        place_entry(table.client, table.name, {**entry, "deleted": True}, Z_LAYOUT)
+
+
+def test_the_repairer_places_an_entry_without_a_head_and_a_dry_run_writes_nothing(table: Table) -> None:
+    backfill_object(table.client, table.name, BUCKET, listed(), LAYOUT)
+    entry = table.item(KEY)
+    assert entry is not None
+    dry = Repairer(NoS3(), table.client, table.name, BUCKET, LAYOUT, dry_run=True, index_layout=Z_LAYOUT)
+    assert dry.check(KEY, entry, listed(), compare_versions=False) is not None
+    assert table.item(KEY) == entry
+    repairer = Repairer(NoS3(), table.client, table.name, BUCKET, LAYOUT, index_layout=Z_LAYOUT)
+    finding = repairer.check(KEY, entry, listed(), compare_versions=False)
+    assert finding is not None
+    assert (finding.kind, finding.result) == (Difference.UNPLACED, Repair.FIXED)
+    placed = table.item(KEY)
+    assert placed is not None
+    assert repairer.check(KEY, placed, listed(), compare_versions=False) is None
+    # The entry changed since it was read (an event at another size): the placement is a conflict.
+    table.apply(event("ObjectCreated:Put", sequencer="07", size=10))
+    conflict = repairer.check(KEY, entry, listed(), compare_versions=False)
+    assert conflict is not None
+    assert conflict.result is Repair.CONFLICT
