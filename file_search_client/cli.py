@@ -79,12 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
     search = commands.add_parser("search", help="list a user's or a bucket's files")
     who = search.add_mutually_exclusive_group(required=True)
     who.add_argument("--user", help="a user's files, in upload order")
-    who.add_argument("--bucket", help="a bucket's files, largest first")
-    search.add_argument("--date", help="one UTC day, YYYY-MM-DD (with --user)")
+    who.add_argument("--bucket", help="a bucket's files, largest first (a time box: see orderedBy)")
+    search.add_argument("--date", help="one UTC day, YYYY-MM-DD (not with --from/--to)")
     search.add_argument("--from", dest="from_", metavar="FROM", help="earliest upload, a day or a timestamp")
     search.add_argument("--to", help="latest upload, a day or a timestamp (inclusive)")
-    search.add_argument("--min-size", type=int, help="smallest size in bytes (with --bucket)")
-    search.add_argument("--max-size", type=int, help="largest size in bytes (with --bucket)")
+    search.add_argument("--min-size", type=int, help="smallest size in bytes, inclusive")
+    search.add_argument("--max-size", type=int, help="largest size in bytes, inclusive")
     search.add_argument(
         "--order",
         choices=("asc", "desc"),
@@ -204,9 +204,11 @@ def _search(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> N
     }
     items: list[dict[str, Any]] = []
     states: list[str] = []
+    ordered_by = None
     while True:
         page = client.get_json("/files", params)
         items.extend(page["items"])
+        ordered_by = page.get("orderedBy", ordered_by)
         if "indexState" in page:
             states.append(page["indexState"])
         next_cursor = page.get("nextCursor")
@@ -219,6 +221,8 @@ def _search(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> N
         print(BUILDING_WARNING, file=sys.stderr)
     if args.json:
         answer: dict[str, Any] = {"items": items, "nextCursor": next_cursor}
+        if ordered_by is not None:
+            answer["orderedBy"] = ordered_by
         if index_state is not None:
             answer["indexState"] = index_state
         json.dump(answer, out, indent=2, ensure_ascii=False)

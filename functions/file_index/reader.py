@@ -1,40 +1,84 @@
-"""Read side of `FileMetaData`: one file by key, and the two list queries on the GSIs.
+"""Read side of `FileMetaData`: one file by key, and the lists of a user or a bucket, sharded and boxed.
 
-Every condition a list accepts is part of the key condition (`begins_with` / `between` / `>=` / `<=` on the
-index's sort key), never a FilterExpression, so a query reads exactly the items it returns. Tombstones
-carry no GSI key attributes, so they never reach an index; `get_file` hides them explicitly.
+A list reads one plan (`Plan`), which is also the order of its answer:
 
-Paging is expressed with DynamoDB's own start keys (`StartKey`: the `LastEvaluatedKey` of the previous
-page, in DynamoDB's typed JSON form so it can travel inside a cursor). `UserQuery.owns` and
-`BucketQuery.owns` tell whether a start key belongs to the query, so a cursor can never move a query
-outside the items it was made for.
+| plan (= order) | index | key condition | filter |
+|---|---|---|---|
+| `size` | `bucketName-size-index` | each bucket shard, size bounds | upload time bounds |
+| `uploadDate` | `uploadUser-uploadDate-index` | each user shard, time bounds | size bounds |
+| `zAddress` | `bucketName-zAddress-index` | each bucket shard, each z-range of the box | the box |
+
+`FileReader.plan` chooses: a user's list is `uploadDate`; a bucket's list with upload time bounds is
+`zAddress` when the third index is on and built (the layout says it exists, the caller that every entry
+has its address), else `size`. Without the bounds a plan does not key on, a list reads exactly the items
+it returns, as before sharding.
+
+Each plan reads every partition value of its bucket or user (`IndexLayout.bucket_partitions`,
+`user_partitions`) and merges them (`shards.merge_page`): by (sort value, objectKey) across shards, in
+DynamoDB's order inside one. A user partition `u#k` holds a hot user's shard k only where the entry's
+`userShard` is k, and the partition `u` only entries without `userShard` (a user whose own name is
+`u#k` writes none), so a filter on `userShard` keeps them apart.
+
+A filtered read may read far more than it keeps, so every page is bounded: at most
+`page_request_budget(shards, plan)` Queries of at most `MAX_QUERY_ITEMS` items each. A page that reaches the
+bound ends with what it has (possibly nothing) and a cursor past what it read.
+
+Paging: `ListCursor` is the plan and the merge's `MergeCursor` (each shard's last returned item, or how
+far a filtered read got) as plain JSON, for the caller to sign. A cursor is checked against its query
+(`InvalidStartKey`) before any read, so it cannot move a read outside the query it was made for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import math
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
 from decimal import Decimal
+from enum import StrEnum
 from typing import Any
 
-from boto3.dynamodb.conditions import ConditionBase, Key
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 
-from file_index import schema
-
-# A page's start key in DynamoDB JSON ({"size": {"N": "12"}, ...}): plain JSON, safe to put in a cursor.
-StartKey = dict[str, dict[str, str]]
+from file_index import schema, shards, zorder
+from file_index.layout import IndexLayout
+from file_index.objects import MAX_KEY_BYTES
+from file_index.shards import InvalidMergeCursorError, MergeCursor, Position, ShardBatch
 
 # The attributes a search answers with (the README's table); bookkeeping attributes stay private.
 PUBLIC_ATTRIBUTES = (schema.OBJECT_KEY, *schema.OBJECT_ATTRIBUTES)
 
-_serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
+# DynamoDB answers at most 1 MB per Query whatever its Limit; this bounds the items one Query may read.
+MAX_QUERY_ITEMS = 1000
+# A filtered Query reads at most this many times what the page still needs from its shard.
+READ_AHEAD_FACTOR = 8
+# Queries per page: at least this many, or two per shard when there are more shards (the first round
+# asks every shard once).
+PAGE_REQUESTS = 32
+# A Z-order page may walk each shard's ranges once, plus two top-ups: the shards run in parallel, so the
+# page is still at most ~32 requests deep (docs/scaling.md), and a box whose matches fit in one page is
+# read once, never again by a page that stopped on its bound.
+Z_ORDER_PAGE_REQUESTS_PER_SHARD = zorder.DEFAULT_MAX_RANGES + 2
+
+
+class Plan(StrEnum):
+    """How a list is read, named by the attribute its answer is ordered by (the API's `orderedBy`)."""
+
+    SIZE = "size"
+    UPLOAD_DATE = "uploadDate"
+    Z_ORDER = "zAddress"
+
+
+def page_request_budget(shard_count: int, plan: Plan) -> int:
+    """The most Queries one page of a list over `shard_count` partitions makes."""
+    if plan is Plan.Z_ORDER:
+        return Z_ORDER_PAGE_REQUESTS_PER_SHARD * shard_count
+    return max(PAGE_REQUESTS, 2 * shard_count)
 
 
 @dataclass(frozen=True)
 class UserQuery:
-    """A user's files on `uploadUser-uploadDate-index`, `start`..`end` inclusive (ISO-8601 UTC strings).
+    """A user's files, `start`..`end` inclusive (ISO-8601 UTC strings), `min_size`..`max_size` bytes.
 
     `day_prefix` ("YYYY-MM-DD") selects one UTC day with `begins_with`; it excludes `start`/`end`.
     """
@@ -43,30 +87,23 @@ class UserQuery:
     start: str | None = None
     end: str | None = None
     day_prefix: str | None = None
+    min_size: int | None = None
+    max_size: int | None = None
     ascending: bool = True
 
-    index = schema.USER_DATE_INDEX
-
-    def key_condition(self) -> ConditionBase:
-        condition: ConditionBase = Key(schema.UPLOAD_USER).eq(self.user)
+    def sort_condition(self) -> ConditionBase | None:
+        """The condition on `uploadDate` (the user index's sort key), or None."""
         sort = Key(schema.UPLOAD_DATE)
         if self.day_prefix is not None:
-            return condition & sort.begins_with(self.day_prefix)
-        if self.start is not None and self.end is not None:
-            return condition & sort.between(self.start, self.end)
-        if self.start is not None:
-            return condition & sort.gte(self.start)
-        if self.end is not None:
-            return condition & sort.lte(self.end)
-        return condition
+            return sort.begins_with(self.day_prefix)
+        return _range(sort, self.start, self.end)
 
-    def owns(self, key: Mapping[str, Any]) -> bool:
-        """True if `key` (deserialized) is a position inside this query's key range."""
-        if not _has_index_key_shape(key, self.index) or key[schema.UPLOAD_USER] != self.user:
-            return False
-        date = key[schema.UPLOAD_DATE]
-        if not isinstance(date, str):
-            return False
+    @property
+    def is_empty(self) -> bool:
+        """True when the time bounds hold no stored millisecond (`from` rounded up past `to`)."""
+        return self.start is not None and self.end is not None and self.start > self.end
+
+    def has_time(self, date: str) -> bool:
         if self.day_prefix is not None:
             return date.startswith(self.day_prefix)
         return (self.start is None or date >= self.start) and (self.end is None or date <= self.end)
@@ -74,88 +111,276 @@ class UserQuery:
 
 @dataclass(frozen=True)
 class BucketQuery:
-    """A bucket's files on `bucketName-size-index`, `min_size`..`max_size` bytes inclusive."""
+    """A bucket's files, `min_size`..`max_size` bytes, uploaded `start`..`end` (inclusive, ISO-8601 UTC)."""
 
     bucket: str
     min_size: int | None = None
     max_size: int | None = None
+    start: str | None = None
+    end: str | None = None
     ascending: bool = False
 
-    index = schema.BUCKET_SIZE_INDEX
+    @property
+    def is_empty(self) -> bool:
+        """True when the time bounds hold no stored millisecond (`from` rounded up past `to`)."""
+        return self.start is not None and self.end is not None and self.start > self.end
 
-    def key_condition(self) -> ConditionBase:
-        condition: ConditionBase = Key(schema.BUCKET_NAME).eq(self.bucket)
-        sort = Key(schema.SIZE)
-        if self.min_size is not None and self.max_size is not None:
-            return condition & sort.between(self.min_size, self.max_size)
-        if self.min_size is not None:
-            return condition & sort.gte(self.min_size)
-        if self.max_size is not None:
-            return condition & sort.lte(self.max_size)
-        return condition
+    @property
+    def has_time_bounds(self) -> bool:
+        return self.start is not None or self.end is not None
 
-    def owns(self, key: Mapping[str, Any]) -> bool:
-        """True if `key` (deserialized) is a position inside this query's key range."""
-        if not _has_index_key_shape(key, self.index) or key[schema.BUCKET_NAME] != self.bucket:
-            return False
-        size = key[schema.SIZE]
-        if not isinstance(size, Decimal):
-            return False
-        return (self.min_size is None or size >= self.min_size) and (
-            self.max_size is None or size <= self.max_size
-        )
+    def box(self) -> zorder.Box | None:
+        """The query as a Z-order box, or None if the Z-order index cannot represent it (before 1970)."""
+        try:
+            from_ms = None if self.start is None else zorder.epoch_millis(self.start)
+            to_ms = None if self.end is None else zorder.epoch_millis(self.end)
+            # Bounds beyond what an address can hold (before 1970, after 2109) are open sides: every
+            # address is inside them, so the box keeps the Z-order index (`from=1900-01-01`).
+            return zorder.Box(
+                from_ms=None if from_ms is not None and from_ms < 0 else from_ms,
+                to_ms=None if to_ms is not None and to_ms > zorder.MAX_TIME_MS else to_ms,
+                min_size=self.min_size,
+                max_size=self.max_size,
+            )
+        except zorder.ZOrderError:
+            return None
 
 
 FileQuery = UserQuery | BucketQuery
 
 
-@dataclass(frozen=True)
-class Page:
-    """One page of a list: the items, where the next page starts (None: no more) and the read cost."""
+def _has_size(query: FileQuery, size: int) -> bool:
+    return (query.min_size is None or size >= query.min_size) and (
+        query.max_size is None or size <= query.max_size
+    )
 
-    items: list[dict[str, Any]]
-    next_start: StartKey | None
-    scanned_count: int
+
+def _range(attribute: Any, low: Any, high: Any) -> ConditionBase | None:
+    """`attribute` between `low` and `high` (inclusive; either None for an open side), or None."""
+    if low is not None and high is not None:
+        return attribute.between(low, high)
+    if low is not None:
+        return attribute.gte(low)
+    if high is not None:
+        return attribute.lte(high)
+    return None
+
+
+def _and(*conditions: ConditionBase | None) -> ConditionBase | None:
+    result: ConditionBase | None = None
+    for condition in conditions:
+        if condition is not None:
+            result = condition if result is None else result & condition
+    return result
 
 
 class InvalidStartKey(ValueError):
-    """A start key that is not a position inside the query it is used with."""
+    """A cursor position that is malformed, outside its query, or made for a plan or layout not read now."""
 
 
-def _has_index_key_shape(key: Mapping[str, Any], index: schema.GlobalIndex) -> bool:
-    expected = {schema.OBJECT_KEY, index.partition_key.name, index.sort_key.name}
-    return set(key) == expected and isinstance(key[schema.OBJECT_KEY], str)
+@dataclass(frozen=True)
+class ListCursor:
+    """Where the next page of a list starts: the plan it was read with and each shard's place."""
+
+    plan: Plan
+    merge: MergeCursor
+
+    def to_json(self) -> dict[str, Any]:
+        return {"plan": self.plan.value, "merge": self.merge.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Any) -> ListCursor:
+        """The cursor of `to_json`'s output; InvalidStartKey if it is not one."""
+        if not isinstance(data, Mapping) or set(data) != {"plan", "merge"}:
+            raise InvalidStartKey("not a list cursor")
+        try:
+            return cls(Plan(data["plan"]), MergeCursor.from_json(data["merge"]))
+        except (ValueError, TypeError) as error:  # InvalidMergeCursorError is a ValueError
+            raise InvalidStartKey(f"not a list cursor ({error})") from None
 
 
-def decode_start_key(query: FileQuery, start: Mapping[str, Any]) -> dict[str, Any]:
-    """The deserialized form of `start`, or InvalidStartKey if it is malformed or outside `query`."""
-    try:
-        key = {name: _deserializer.deserialize(value) for name, value in start.items()}
-        inside = query.owns(key)
-    # A start key comes from outside (inside a cursor): whatever it holds must end as this one error.
-    except (TypeError, ValueError, AttributeError, KeyError, ArithmeticError) as error:
-        raise InvalidStartKey("start key is not DynamoDB JSON") from error
-    if not inside:
-        raise InvalidStartKey("start key is outside the query")
-    return key
+@dataclass(frozen=True)
+class Page:
+    """One page of a list: the items, the cursor of the next page (None: no more) and the read cost.
+
+    `scanned_count` is what DynamoDB read (its ScannedCount, filtered items included), `request_count`
+    the Queries made. `stopped_early`: the page reached its read bound before it was full.
+    """
+
+    items: list[dict[str, Any]]
+    next_cursor: ListCursor | None
+    scanned_count: int
+    request_count: int
+    ordered_by: Plan
+    stopped_early: bool = False
+    _positions: tuple[Position, ...] = field(default=(), repr=False)
+    _sources: tuple[int, ...] = field(default=(), repr=False)
+    _start: MergeCursor | None = field(default=None, repr=False)
+
+    def cursor_after(self, count: int) -> ListCursor:
+        """The cursor just after the first `count` (at least one) items, for a page cut shorter."""
+        if not 1 <= count <= len(self.items) or self._start is None:
+            raise ValueError(f"a page of {len(self.items)} items has no cursor after {count}")
+        merge = shards.cursor_after(self._start, self._sources[:count], self._positions[:count])
+        return ListCursor(self.ordered_by, merge)
 
 
 def public_item(item: Mapping[str, Any]) -> dict[str, Any]:
-    """The metadata fields of an item, numbers as int, absent fields omitted."""
+    """The metadata fields of an item, numbers as int, absent fields omitted; the bucket and the user
+    as they are, never a shard's partition value."""
     result: dict[str, Any] = {}
     for name in PUBLIC_ATTRIBUTES:
         value = item.get(name)
         if value is None:
             continue
         result[name] = int(value) if isinstance(value, Decimal) else value
+    if isinstance(result.get(schema.BUCKET_NAME), str):
+        result[schema.BUCKET_NAME] = IndexLayout.public_bucket(result[schema.BUCKET_NAME])
+    if isinstance(result.get(schema.UPLOAD_USER), str):
+        user_shard = item.get(schema.USER_SHARD)
+        result[schema.UPLOAD_USER] = IndexLayout.public_user(
+            result[schema.UPLOAD_USER], int(user_shard) if isinstance(user_shard, Decimal | int) else None
+        )
     return result
 
 
-class FileReader:
-    """Answers searches from a boto3 `Table` resource (`boto3.resource("dynamodb").Table(name)`)."""
+@dataclass(frozen=True)
+class _Partition:
+    """One partition value a plan reads, and the filter that keeps only its own entries."""
 
-    def __init__(self, table: Any) -> None:
+    value: str
+    shard_filter: ConditionBase | None
+
+
+class _ShardReader:
+    """The fetcher of one partition (`shards.ShardFetch`): one Query per call.
+
+    With `ranges` (the Z-order plan) it walks them in the read's order: a position inside a range
+    continues it; one past a range's end (`_past`) starts the next. Counts its Queries and reads.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        table_name: str,
+        *,
+        index: schema.GlobalIndex,
+        partition: _Partition,
+        sort_condition: ConditionBase | None,
+        filter_condition: ConditionBase | None,
+        ranges: Sequence[zorder.ZRange] | None,
+        ascending: bool,
+    ) -> None:
+        self._client = client
+        self._table_name = table_name
+        self._index = index
+        self._partition = partition
+        self._sort_condition = sort_condition
+        self._filter = _and(filter_condition, partition.shard_filter)
+        self._ranges = None if ranges is None else (list(ranges) if ascending else list(reversed(ranges)))
+        self._ascending = ascending
+        self.requests = 0
+        self.scanned = 0
+        self._kept = 0
+
+    def _limit(self, count: int) -> int:
+        # Ask for what the page needs, grown by what this shard's filter has dropped so far this page.
+        # Growth is capped: what a shard reads ahead of the page's end is read again by the next page.
+        wanted = math.ceil(count * (self.scanned + 1) / (self._kept + 1))
+        return max(1, min(MAX_QUERY_ITEMS, READ_AHEAD_FACTOR * count, max(count, wanted)))
+
+    def _start_key(self, after: Position) -> dict[str, Any]:
+        return {
+            schema.OBJECT_KEY: after.object_key,
+            self._index.partition_key.name: self._partition.value,
+            self._index.sort_key.name: after.sort_value,
+        }
+
+    def __call__(self, after: Position | None, count: int) -> ShardBatch[dict[str, Any]]:
+        sort_key = Key(self._index.sort_key.name)
+        sort_condition = self._sort_condition
+        start_key = None if after is None else self._start_key(after)
+        current: zorder.ZRange | None = None
+        last_range = True
+        if self._ranges is not None:
+            remaining = [
+                r for r in self._ranges if after is None or not self._passed(r, str(after.sort_value))
+            ]
+            if not remaining:
+                return ShardBatch([], exhausted=True)
+            current, last_range = remaining[0], len(remaining) == 1
+            sort_condition = sort_key.between(current.lo, current.hi)
+            if after is None or not after.object_key or not current.lo <= str(after.sort_value) <= current.hi:
+                start_key = None
+        request: dict[str, Any] = {
+            "TableName": self._table_name,
+            "IndexName": self._index.name,
+            "KeyConditionExpression": _and(
+                Key(self._index.partition_key.name).eq(self._partition.value), sort_condition
+            ),
+            "ScanIndexForward": self._ascending,
+            "Limit": self._limit(count),
+        }
+        if self._filter is not None:
+            request["FilterExpression"] = self._filter
+        if start_key is not None:
+            request["ExclusiveStartKey"] = start_key
+        response = self._client.query(**request)
+        items: list[dict[str, Any]] = response.get("Items", [])
+        self.requests += 1
+        self.scanned += int(response.get("ScannedCount", len(items)))
+        self._kept += len(items)
+        evaluated = response.get("LastEvaluatedKey")
+        if evaluated is not None:
+            return ShardBatch(items, exhausted=False, resume=self._position(evaluated))
+        if current is None or last_range:
+            return ShardBatch(items, exhausted=True)
+        return ShardBatch(items, exhausted=False, resume=self._past(current))
+
+    def _position(self, key: Mapping[str, Any]) -> Position:
+        value = key[self._index.sort_key.name]
+        return Position(int(value) if isinstance(value, Decimal) else str(value), str(key[schema.OBJECT_KEY]))
+
+    def _passed(self, candidate: zorder.ZRange, address: str) -> bool:
+        return candidate.hi < address if self._ascending else address < candidate.lo
+
+    def _past(self, done: zorder.ZRange) -> Position:
+        # An address just past the range in the read's order: z_ranges leaves a gap between ranges, so
+        # it lies in no range, and the next fetch starts the next range from its beginning.
+        step = 1 if self._ascending else -1
+        value = zorder.address_value(done.hi if self._ascending else done.lo) + step
+        return Position(format(value, f"0{zorder.ADDRESS_WIDTH}x"), "")
+
+
+def _position_of(sort_attribute: str) -> Any:
+    def position_of(item: Mapping[str, Any]) -> Position:
+        value = item[sort_attribute]
+        return Position(
+            int(value) if isinstance(value, Decimal) else str(value), str(item[schema.OBJECT_KEY])
+        )
+
+    return position_of
+
+
+class FileReader:
+    """Answers searches from a boto3 `Table` resource (`boto3.resource("dynamodb").Table(name)`).
+
+    `layout` says which partition values hold a bucket or a user and whether the Z-order index exists;
+    `executor`, when given, runs the Queries of a page's shards in parallel. Queries go through the
+    table's client, which is safe to share between threads (a resource object is not).
+    """
+
+    def __init__(
+        self, table: Any, layout: IndexLayout | None = None, executor: Executor | None = None
+    ) -> None:
         self._table = table
+        self._client = table.meta.client
+        self._layout = layout if layout is not None else IndexLayout()
+        self._executor = executor
+
+    @property
+    def layout(self) -> IndexLayout:
+        return self._layout
 
     def get_file(self, object_key: str) -> dict[str, Any] | None:
         """The indexed file under `object_key` (URL-decoded), or None if absent or deleted."""
@@ -164,32 +389,160 @@ class FileReader:
             return None
         return public_item(item)
 
-    def list_files(self, query: FileQuery, *, limit: int, start: StartKey | None = None) -> Page:
-        """Up to `limit` items of `query` from `start` on, in the query's order.
+    def plan(self, query: FileQuery, *, z_order_ready: bool = True) -> Plan:
+        """The plan a new list of `query` reads. `z_order_ready`: every entry has its Z-order address
+        (the index state record's `zOrderPending` is not set), so the Z-order index answers exactly."""
+        if isinstance(query, UserQuery):
+            return Plan.UPLOAD_DATE
+        if query.has_time_bounds and self._z_order_usable(query, z_order_ready=z_order_ready):
+            return Plan.Z_ORDER
+        return Plan.SIZE
 
-        DynamoDB may stop a page early (1 MB per response); the loop asks for the rest with `Limit`
-        set to what is still missing, so every request reads only items that are returned. A full page
-        may still carry a `next_start` when nothing follows: DynamoDB cannot tell without reading on.
+    def _z_order_usable(self, query: BucketQuery, *, z_order_ready: bool) -> bool:
+        return self._layout.multi_attribute_index and z_order_ready and query.box() is not None
+
+    def list_files(
+        self,
+        query: FileQuery,
+        *,
+        limit: int,
+        start: ListCursor | None = None,
+        z_order_ready: bool = True,
+    ) -> Page:
+        """Up to `limit` items of `query` in its plan's order, from `start` on (a new list: the plan of
+        `plan(query, z_order_ready=...)`; a continued one: the cursor's plan, if it can still be read).
+
+        InvalidStartKey if `start` does not belong to `query` or names more shards than are read now.
         """
-        exclusive_start = dict(decode_start_key(query, start)) if start is not None else None
-        items: list[dict[str, Any]] = []
-        scanned = 0
-        while True:
-            request: dict[str, Any] = {
-                "IndexName": query.index.name,
-                "KeyConditionExpression": query.key_condition(),
-                "ScanIndexForward": query.ascending,
-                "Limit": limit - len(items),
-            }
-            if exclusive_start is not None:
-                request["ExclusiveStartKey"] = exclusive_start
-            response = self._table.query(**request)
-            items.extend(public_item(item) for item in response.get("Items", []))
-            scanned += int(response.get("ScannedCount", 0))
-            exclusive_start = response.get("LastEvaluatedKey")
-            if exclusive_start is None or len(items) >= limit:
-                break
-        next_start = None
-        if exclusive_start is not None:
-            next_start = {name: _serializer.serialize(value) for name, value in exclusive_start.items()}
-        return Page(items=items, next_start=next_start, scanned_count=scanned)
+        if start is None:
+            plan = self.plan(query, z_order_ready=z_order_ready)
+            if query.is_empty:
+                # A box between two stored milliseconds: nothing to read (DynamoDB refuses lo > hi).
+                return Page(items=[], next_cursor=None, scanned_count=0, request_count=0, ordered_by=plan)
+            cursor = None
+        else:
+            plan = start.plan
+            self._check_plan(query, plan, z_order_ready=z_order_ready)
+            cursor = start.merge
+        fetchers, sort_attribute = self._fetchers(query, plan)
+        if cursor is not None:
+            self._check_cursor(query, plan, cursor, len(fetchers))
+        merged = shards.merge_page(
+            fetchers,
+            position_of=_position_of(sort_attribute),
+            limit=limit,
+            ascending=query.ascending,
+            cursor=cursor,
+            batch_size=shards.fair_share(limit, len(fetchers)),
+            executor=self._executor if len(fetchers) > 1 else None,
+            max_fetches=page_request_budget(len(fetchers), plan),
+        )
+        position_of = _position_of(sort_attribute)
+        return Page(
+            items=[public_item(item) for item in merged.items],
+            next_cursor=None if merged.cursor is None else ListCursor(plan, merged.cursor),
+            scanned_count=sum(fetcher.scanned for fetcher in fetchers),
+            request_count=sum(fetcher.requests for fetcher in fetchers),
+            ordered_by=plan,
+            stopped_early=merged.stopped_early,
+            _positions=tuple(position_of(item) for item in merged.items),
+            _sources=tuple(merged.sources),
+            _start=merged.start,
+        )
+
+    def _check_plan(self, query: FileQuery, plan: Plan, *, z_order_ready: bool) -> None:
+        if isinstance(query, UserQuery):
+            valid = plan is Plan.UPLOAD_DATE
+        elif plan is Plan.Z_ORDER:
+            if query.has_time_bounds and not self._z_order_usable(query, z_order_ready=z_order_ready):
+                raise InvalidStartKey(
+                    "made with the Z-order index, which cannot answer now (switched off or being "
+                    "migrated): start the list again"
+                )
+            valid = query.has_time_bounds
+        else:
+            valid = plan is Plan.SIZE
+        if not valid:
+            raise InvalidStartKey(f"made with the {plan.value} plan, which does not read this query")
+
+    def _fetchers(self, query: FileQuery, plan: Plan) -> tuple[list[_ShardReader], str]:
+        if isinstance(query, UserQuery):
+            index = schema.USER_DATE_INDEX
+            user_shards = self._layout.user_shards(query.user)
+            partitions = [
+                _Partition(
+                    value,
+                    Attr(schema.USER_SHARD).not_exists() if shard == 0 else Attr(schema.USER_SHARD).eq(shard),
+                )
+                for shard, value in enumerate(self._layout.user_partitions(query.user))
+            ]
+            assert len(partitions) == user_shards
+            sort_condition = query.sort_condition()
+            filter_condition = _range(Attr(schema.SIZE), query.min_size, query.max_size)
+            ranges = None
+        else:
+            partitions = [_Partition(value, None) for value in self._layout.bucket_partitions(query.bucket)]
+            if plan is Plan.Z_ORDER:
+                box = query.box()
+                assert box is not None  # _check_plan / plan() chose Z only for a box it can represent
+                index = schema.Z_ORDER_INDEX
+                ranges = zorder.z_ranges(box, zorder.DEFAULT_MAX_RANGES)
+                sort_condition = None
+                filter_condition = _and(
+                    _range(Attr(schema.SIZE), query.min_size, query.max_size),
+                    _range(Attr(schema.UPLOAD_DATE), query.start, query.end),
+                )
+            else:
+                index = schema.BUCKET_SIZE_INDEX
+                ranges = None
+                sort_condition = _range(Key(schema.SIZE), query.min_size, query.max_size)
+                filter_condition = _range(Attr(schema.UPLOAD_DATE), query.start, query.end)
+        fetchers = [
+            _ShardReader(
+                self._client,
+                self._table.name,
+                index=index,
+                partition=partition,
+                sort_condition=sort_condition,
+                filter_condition=filter_condition,
+                ranges=ranges,
+                ascending=query.ascending,
+            )
+            for partition in partitions
+        ]
+        return fetchers, index.sort_key.name
+
+    def _check_cursor(self, query: FileQuery, plan: Plan, cursor: MergeCursor, shard_count: int) -> None:
+        """InvalidStartKey unless every position of `cursor` lies inside `query` on `plan`."""
+        try:
+            cursor.widened(shard_count)
+        except InvalidMergeCursorError:
+            raise InvalidStartKey(
+                f"made for {len(cursor.shards)} shards, more than the {shard_count} read now"
+            ) from None
+        positions = [shard.after for shard in cursor.shards if shard.after is not None]
+        if cursor.last is not None:
+            positions.append(cursor.last)
+        for position in positions:
+            if not _inside(query, plan, position):
+                raise InvalidStartKey("a position is outside the query")
+
+
+def _inside(query: FileQuery, plan: Plan, position: Position) -> bool:
+    value, key = position.sort_value, position.object_key
+    if len(key.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES:
+        return False
+    if plan is Plan.Z_ORDER:
+        # A position past a range has no key; only a real item's may start a Query.
+        if not isinstance(value, str):
+            return False
+        try:
+            zorder.address_value(value)
+        except zorder.ZOrderError:
+            return False
+        return True
+    if not key:
+        return False
+    if plan is Plan.SIZE:
+        return isinstance(value, int) and value >= 0 and _has_size(query, value)
+    return isinstance(value, str) and isinstance(query, UserQuery) and query.has_time(value)

@@ -38,7 +38,7 @@ import math
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 SHARD_SEPARATOR = "#"
@@ -215,14 +215,21 @@ class MergeCursor:
 
 @dataclass(frozen=True)
 class ShardBatch[T]:
-    """What one fetch of one shard returns: items in the shard's order, and whether nothing follows."""
+    """What one fetch of one shard returns: items in the shard's order, and whether nothing follows.
+
+    `resume` is where the fetch stopped reading when that is past its last item: a filtered read
+    (DynamoDB's FilterExpression, a box) reads items it does not keep, and the next fetch of the shard
+    starts after `resume` rather than going over them again. None: after the last item.
+    """
 
     items: Sequence[T]
     exhausted: bool
+    resume: Position | None = None
 
 
 # fetch(after, count): up to `count` items of the shard strictly after `after` (None: from its start),
-# in the read's order. At least one item unless `exhausted`; more than `count` is allowed (read ahead).
+# in the read's order. At least one item unless `exhausted` or `resume` moved past `after`; more than
+# `count` is allowed (read ahead).
 ShardFetch = Callable[[Position | None, int], ShardBatch[T]]
 
 
@@ -234,6 +241,12 @@ class MergedPage[T]:
     cursor: MergeCursor | None
     fetches: int  # calls made to the fetchers (requests, if each fetch is one query)
     items_read: int  # items the fetchers returned, read ahead included
+    # The shard each item came from, and the cursor the page started from (widened): enough to make
+    # the cursor of any shorter page (`cursor_after`), e.g. one cut to fit a response limit.
+    sources: list[int] = field(default_factory=list)
+    start: MergeCursor | None = None
+    # True when the page stopped at `max_fetches` before it was full: it has a cursor, maybe no items.
+    stopped_early: bool = False
 
 
 class _Descending:
@@ -269,6 +282,7 @@ def merge_page[T](
     cursor: MergeCursor | None = None,
     batch_size: int | None = None,
     executor: Executor | None = None,
+    max_fetches: int | None = None,
 ) -> MergedPage[T]:
     """The next `limit` items of a sharded read, in global order, and where the page after starts.
 
@@ -277,33 +291,50 @@ def merge_page[T](
     no shard is asked for more than the page could take from it. Shards that need a fetch at the same
     moment (all of them, at the start) are fetched together on `executor` if one is given.
 
+    `max_fetches` bounds the work of one page (a filtered read may read much and keep little): once
+    that many fetches were made and a shard still needs one, the page ends with what it has (perhaps
+    nothing) and a cursor; a shard that read past its kept items resumes after what it read. The first
+    fetch of each shard is always made, so a page makes at most max(`max_fetches`, shards) fetches.
+
     `cursor` resumes a previous page; a cursor from fewer shards is widened (`MergeCursor.widened`).
     An item ranked before the previous page's last sort value can only have been written since that
     page; it is skipped, as a single index's cursor skips writes behind it, so pages never go back.
-    Raises `ShardContractError` if a fetcher returns an empty batch that is not the end, or items whose
-    sort values go against the read's order.
+    Raises `ShardContractError` if a fetcher returns an empty batch that is not the end and does not
+    move on, or items whose sort values go against the read's order.
     """
     if limit < 1:
         raise ValueError(f"limit must be at least 1, not {limit}")
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+    if max_fetches is not None and max_fetches < 1:
+        raise ValueError(f"max_fetches must be at least 1, not {max_fetches}")
     start = MergeCursor.start(len(fetchers)) if cursor is None else cursor.widened(len(fetchers))
     shards: list[_Shard[T]] = [_Shard(shard_cursor) for shard_cursor in start.shards]
     last = start.last
     items: list[T] = []
+    sources: list[int] = []
     fetches = 0
     items_read = 0
+    stopped_early = False
 
     def rank(position: Position) -> Position | _Descending:
         return position if ascending else _Descending(position)
 
     heap: list[tuple[Position | _Descending, int]] = []
     while len(items) < limit:
-        wanted = limit - len(items)
-        if batch_size is not None:
-            wanted = min(wanted, batch_size)
         needing = [index for index, shard in enumerate(shards) if shard.needs_fetch]
         if needing:
+            # Every shard must show its next item before the smallest can be taken: fetch first.
+            # The first round asks every shard, whatever the bound: then each page moves every shard
+            # that needs it on (or returns items), so following the cursors always ends.
+            if max_fetches is not None and fetches > 0:
+                if fetches >= max_fetches:
+                    stopped_early = True
+                    break
+                needing = needing[: max_fetches - fetches]
+            wanted = limit - len(items)
+            if batch_size is not None:
+                wanted = min(wanted, batch_size)
             requests = [(fetchers[index], shards[index].read_to) for index in needing]
             if executor is not None and len(requests) > 1:
                 futures = [executor.submit(fetch, after, wanted) for fetch, after in requests]
@@ -316,24 +347,56 @@ def merge_page[T](
                 _take(shards[index], index, batch, position_of, ascending, start.last)
                 if shards[index].buffer:
                     heapq.heappush(heap, (rank(shards[index].buffer[0][0]), index))
+            continue
         if not heap:
             break
         _, index = heapq.heappop(heap)
         shard = shards[index]
         position, item = shard.buffer.popleft()
         items.append(item)
+        sources.append(index)
         shard.returned = last = position
         if shard.buffer:
             heapq.heappush(heap, (rank(shard.buffer[0][0]), index))
 
     next_cursor = MergeCursor(
-        tuple(ShardCursor(shard.returned, shard.exhausted and not shard.buffer) for shard in shards), last
+        tuple(
+            # A shard without buffered items has handed over everything it read: it resumes after
+            # that (past items a filter dropped); one with buffered items resumes after its last taken.
+            ShardCursor(
+                shard.returned if shard.buffer else shard.read_to, shard.exhausted and not shard.buffer
+            )
+            for shard in shards
+        ),
+        last,
     )
     return MergedPage(
         items=items,
         cursor=None if next_cursor.finished else next_cursor,
         fetches=fetches,
         items_read=items_read,
+        sources=sources,
+        start=start,
+        stopped_early=stopped_early,
+    )
+
+
+def cursor_after(start: MergeCursor, sources: Sequence[int], positions: Sequence[Position]) -> MergeCursor:
+    """The cursor just after the first items of a page: `sources[i]` is the shard of the item at
+    `positions[i]`, in the page's order, and `start` is the cursor the page started from.
+
+    A shard that gave none of these items resumes where the page started it: everything it holds
+    before the last of them was returned already (items leave the merge in order).
+    """
+    if len(sources) != len(positions):
+        raise ValueError("one shard per position")
+    after = [shard.after for shard in start.shards]
+    for source, position in zip(sources, positions, strict=True):
+        after[source] = position
+    exhausted = [shard.exhausted for shard in start.shards]
+    last = positions[-1] if positions else start.last
+    return MergeCursor(
+        tuple(ShardCursor(position, done) for position, done in zip(after, exhausted, strict=True)), last
     )
 
 
@@ -349,9 +412,16 @@ def _take[T](
     ascending: bool,
     floor: Position | None,
 ) -> None:
-    if not batch.items and not batch.exhausted:
-        raise ShardContractError(f"shard {index} returned no items but is not exhausted")
     previous = shard.read_to
+    # A shard is fetched only with nothing buffered: all it read so far was returned or filtered out,
+    # so a cursor may resume it after that even if this batch's items are left unreturned.
+    if previous is not None:
+        shard.returned = previous
+    # Inside one shard, equal sort values come in the shard's own order (DynamoDB's), not by object key,
+    # so a resume position that differs from the last one is progress, wherever its key sorts.
+    moved_on = batch.resume is not None and batch.resume != previous
+    if not batch.items and not batch.exhausted and not moved_on:
+        raise ShardContractError(f"shard {index} returned no items but is not exhausted")
     for item in batch.items:
         position = position_of(item)
         if previous is not None and _before(position.sort_value, previous.sort_value, ascending):
@@ -365,5 +435,12 @@ def _take[T](
             shard.returned = position
             continue
         shard.buffer.append((position, item))
+    if batch.resume is not None:
+        if previous is not None and _before(batch.resume.sort_value, previous.sort_value, ascending):
+            raise ShardContractError(
+                f"shard {index} resumes at sort value {batch.resume.sort_value!r}, "
+                f"before {previous.sort_value!r}"
+            )
+        previous = batch.resume
     shard.read_to = previous
     shard.exhausted = batch.exhausted

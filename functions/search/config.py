@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from file_index.config import ConfigError, positive_int, required
+from file_index.layout import IndexLayout
 from file_index.state import State
 
 DEFAULT_DOWNLOAD_URL_EXPIRY_SECONDS = 300
@@ -26,6 +27,8 @@ class SearchConfig:
     # The state of an index with no state record: READY for a bucket the stack created (indexed from its
     # first object), BUILDING for an existing bucket whose backfill has not started yet.
     initial_state: State = State.READY
+    # Where entries live in the indexes (shards, hot users, the Z-order index): what a list must read.
+    layout: IndexLayout = field(default_factory=IndexLayout)
 
 
 def _queue_url(environ: Mapping[str, str], name: str) -> str:
@@ -72,4 +75,5 @@ def load_config(environ: Mapping[str, str] | None = None) -> SearchConfig:
         queue_url=_queue_url(env, "QUEUE_URL"),
         dead_letter_queue_url=_queue_url(env, "DEAD_LETTER_QUEUE_URL"),
         initial_state=_initial_state(env),
+        layout=IndexLayout.from_env(env),
     )

@@ -1,10 +1,15 @@
-"""Opaque paging cursors: where a list query stopped, bound to that query and signed.
+"""Opaque paging cursors: where a list stopped, bound to its query and signed.
 
-A cursor is `base64url(payload) "." base64url(HMAC-SHA256(key, payload))` where the payload is JSON
-`{"v": 1, "q": <query fingerprint>, "k": <DynamoDB LastEvaluatedKey>}`. The signature makes forged or
-corrupted cursors detectable; the fingerprint (over everything that selects items, but not `limit`)
-makes a cursor useless with any other query; the reader still checks that the start key lies inside
-the query, so even a leaked key cannot read outside the query a cursor was made for.
+A cursor is `base64url(data) "." base64url(HMAC-SHA256(key, data))`, `data` being zlib's compression of JSON
+`{"v": 2, "q": <query fingerprint>, "c": <the reader's ListCursor as JSON>}`: the plan the list is read
+with and, per shard, the position of its last returned item. The signature makes forged or corrupted
+cursors detectable; the fingerprint (over everything that selects items, but not `limit`) makes a cursor
+useless with any other query; the reader still checks that every position lies inside the query, so
+even a leaked cursor cannot read outside the query it was made for.
+
+A cursor holds one object key per shard, so it grows with the shard count; compressed, a cursor of 16
+shards of short keys is about a kilobyte. Cursors of version 1 (one DynamoDB start key, before sharding)
+are refused with a message that says to start the list again.
 """
 
 from __future__ import annotations
@@ -15,13 +20,17 @@ import dataclasses
 import hashlib
 import hmac
 import json
+import zlib
 from typing import Any
 
-from file_index.reader import FileQuery, StartKey
+from file_index.reader import FileQuery
 
-VERSION = 1
-# Far above any real cursor (a start key holds at most three attributes of bounded size).
+VERSION = 2
+# What a query string carries comfortably through API Gateway (its request line and headers take at most
+# 10,240 bytes); a sharded cursor of ordinary keys stays far below it.
 MAX_CURSOR_LENGTH = 8192
+# A payload never inflates beyond this: a cursor that would is not one of ours.
+_MAX_PAYLOAD_BYTES = 1 << 20
 
 
 class InvalidCursor(ValueError):
@@ -49,36 +58,54 @@ def _sign(secret: bytes, payload: bytes) -> bytes:
     return hmac.new(secret, payload, hashlib.sha256).digest()
 
 
-def encode_cursor(secret: bytes, query: FileQuery, start: StartKey) -> str:
-    # Non-ASCII as UTF-8, not \uXXXX escapes: two keys of 1,024 bytes then stay far below the maximum.
+def encode_cursor(secret: bytes, query: FileQuery, position: dict[str, Any]) -> str:
+    """A cursor of `position` (plain JSON, the reader's `ListCursor.to_json()`) for `query`."""
+    # Non-ASCII as UTF-8, not \uXXXX escapes: keys of 1,024 bytes then take no more than they must.
     payload = json.dumps(
-        {"v": VERSION, "q": fingerprint(query), "k": start},
+        {"v": VERSION, "q": fingerprint(query), "c": position},
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,
     ).encode("utf-8")
-    return f"{_b64encode(payload)}.{_b64encode(_sign(secret, payload))}"
+    data = zlib.compress(payload, 9)
+    return f"{_b64encode(data)}.{_b64encode(_sign(secret, data))}"
 
 
-def decode_cursor(secret: bytes, query: FileQuery, cursor: str) -> StartKey:
-    """The start key inside `cursor`, or InvalidCursor if it is not genuine or belongs to another query."""
+def _inflate(data: bytes) -> bytes:
+    inflater = zlib.decompressobj()
+    try:
+        payload = inflater.decompress(data, _MAX_PAYLOAD_BYTES)
+    except zlib.error:
+        raise InvalidCursor("malformed") from None
+    if inflater.unconsumed_tail or not inflater.eof:
+        raise InvalidCursor("malformed")
+    return payload
+
+
+def decode_cursor(secret: bytes, query: FileQuery, cursor: str) -> Any:
+    """The position inside `cursor` (plain JSON), or InvalidCursor if it is not genuine, belongs to
+    another query or was made by an earlier version of the API."""
     if len(cursor) > MAX_CURSOR_LENGTH or cursor.count(".") != 1:
         raise InvalidCursor("malformed")
     encoded_payload, encoded_signature = cursor.split(".")
     try:
-        payload = _b64decode(encoded_payload)
+        data = _b64decode(encoded_payload)
         signature = _b64decode(encoded_signature)
     except (binascii.Error, ValueError):
         raise InvalidCursor("malformed") from None
-    if not hmac.compare_digest(signature, _sign(secret, payload)):
+    # Checked before anything is inflated: only this API's own bytes are ever decompressed.
+    if not hmac.compare_digest(signature, _sign(secret, data)):
         raise InvalidCursor("bad signature")
+    # A version 1 cursor signed plain JSON, not zlib's output: it starts with "{".
+    if data.startswith(b"{"):
+        raise InvalidCursor("made by an earlier version of this API; start the list again")
+    payload = _inflate(data)
     try:
         content: Any = json.loads(payload)
     except ValueError:
         raise InvalidCursor("malformed") from None
-    if not isinstance(content, dict) or content.get("v") != VERSION or not isinstance(content.get("k"), dict):
+    if not isinstance(content, dict) or content.get("v") != VERSION or not isinstance(content.get("c"), dict):
         raise InvalidCursor("malformed")
     if not hmac.compare_digest(str(content.get("q")), fingerprint(query)):
         raise InvalidCursor("made for another query")
-    start: StartKey = content["k"]
-    return start
+    return content["c"]

@@ -11,8 +11,10 @@ is first asked for: it is most of what importing this module would otherwise cos
 
 Metrics (EMF, namespace POWERTOOLS_METRICS_NAMESPACE, default S3FileSearch; dimensions `service` and
 `QueryShape`), one set per request that reached a search route, whatever its answer: `Requests`,
-`Latency` (ms), and for lists `ItemsRead` (DynamoDB's ScannedCount) and `ItemsReturned`. The shapes are
-`key`, `user`, `user+date`, `user+range`, `bucket`, `bucket+size`, `download` and `status`.
+`Latency` (ms), and for lists `ItemsRead` (DynamoDB's ScannedCount), `ItemsReturned` and `Queries`
+(DynamoDB Query calls). The shapes are `key`, `download`, `status` and the lists' `user`, `user+date`,
+`user+range`, `bucket`, `bucket+size`, and with bounds on both attributes (box queries) `user+size`,
+`user+date+size`, `user+range+size`, `bucket+time` and `bucket+size+time`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import re
 import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -39,7 +42,13 @@ from aws_lambda_powertools.shared.json_encoder import Encoder
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from file_index.reader import FileQuery, FileReader
+from file_index.reader import (
+    MAX_QUERY_ITEMS,
+    PAGE_REQUESTS,
+    Z_ORDER_PAGE_REQUESTS_PER_SHARD,
+    FileQuery,
+    FileReader,
+)
 from file_index.state import IndexStateStore
 from search.config import load_config, queue_name
 from search.cursor import MAX_CURSOR_LENGTH
@@ -61,6 +70,8 @@ API_VERSION = "1.0.0"
 # Bucket names are at most 63 characters; user names are parts of keys (at most 1024 bytes).
 MAX_NAME_LENGTH = MAX_KEY_BYTES
 DOCS_PATH = "/docs"
+# Threads that query the shards of one list at once (each waits on the network, not the CPU).
+MAX_READ_THREADS = 32
 DEFAULT_METRICS_NAMESPACE = "S3FileSearch"
 DEFAULT_SERVICE_NAME = "search"
 # The query parameters of each route; any other is refused, so that a misspelling is not ignored.
@@ -153,6 +164,37 @@ def _openapi_info() -> dict[str, Any]:
     }
 
 
+LIST_DESCRIPTION = f"""\
+Give exactly one of `user` or `bucket`, and any of `minSize`/`maxSize` (bytes) and `from`/`to` or
+`date` (upload time): a box, every bound inclusive. `from`/`to` take a day or an ISO-8601 timestamp (UTC
+if no offset); `date` is one UTC day.
+
+**Order.** `orderedBy` in the answer names it; `order=desc`/`asc` flips it:
+
+| request | read from | `orderedBy` | default |
+|---|---|---|---|
+| `user`, any bounds | upload-time index; size bounds filter | `uploadDate` | ascending |
+| `bucket`, size bounds or none | size index | `size` | descending |
+| `bucket`, time bounds, Z-order index on | Z-order index of (time, size) | `zAddress` | descending |
+| `bucket`, time bounds, otherwise | size index; time bounds filter | `size` | descending |
+
+The Z-order index answers once it is switched on (`multiAttributeIndex`) and every entry has its address.
+
+Ties come in a fixed order. A `zAddress` answer is neither by size nor by time: Z-order interleaves both,
+so a box reads little outside itself. A cursor keeps the order its list started with.
+
+**Cost.** Without a filter a page reads the items it returns (one query per shard of the bucket, or
+of a hot user). A filtered page reads what its key range holds and keeps what matches; a box on the
+Z-order index reads about 1-2 items per item returned for boxes bounded in both attributes. A page
+makes at most {PAGE_REQUESTS} DynamoDB queries (two per shard with more shards; on the Z-order index
+{Z_ORDER_PAGE_REQUESTS_PER_SHARD} per shard, which run in parallel), each reading at most {MAX_QUERY_ITEMS}
+items, then ends with what it found and a `nextCursor`: **a page may hold fewer than `limit` items,
+even none, and still have a `nextCursor`**. Keep following `nextCursor` until it is null;
+a page may also be empty when the previous one ended the list.
+
+`indexState` BUILDING says the index is being built, so the answer may miss files.
+"""
+
 _docs_lock = threading.Lock()
 _docs_enabled = False
 
@@ -233,8 +275,12 @@ def file_search() -> FileSearch:
         queue_name=queue_name(config.queue_url),
         dead_letter_queue_url=config.dead_letter_queue_url,
     )
+    layout = config.layout
+    # A list reads all shards of a bucket (or of a hot user) at once; one shard needs no thread.
+    fan_out = max(layout.bucket_shards, *layout.hot_users.values(), 1)
+    executor = ThreadPoolExecutor(max_workers=min(fan_out, MAX_READ_THREADS)) if fan_out > 1 else None
     return FileSearch(
-        reader=FileReader(table),
+        reader=FileReader(table, layout=layout, executor=executor),
         index_state=IndexStateView(
             # A client of its own: the table resource's client rewrites typed attribute values.
             IndexStateStore(boto3.client("dynamodb"), config.table_name),
@@ -315,13 +361,19 @@ def request_base_url(event: Mapping[str, Any]) -> str:
 
 
 def query_shape(params: ListParameters) -> str:
-    """The shape of a list request for the metrics: user, user+date, user+range, bucket, bucket+size."""
+    """The shape of a list request for the metrics: what it selects by and which bounds it has.
+
+    `user`, `user+date`, `user+range`, `bucket`, `bucket+size`, and the box queries `user+size`,
+    `user+date+size`, `user+range+size`, `bucket+time` (a date or a range) and `bucket+size+time`.
+    """
+    sized = params.min_size is not None or params.max_size is not None
+    ranged = params.from_ is not None or params.to is not None
     if params.user is not None:
-        if params.date is not None:
-            return "user+date"
-        return "user+range" if params.from_ is not None or params.to is not None else "user"
+        shape = "user+date" if params.date is not None else "user+range" if ranged else "user"
+        return f"{shape}+size" if sized else shape
     if params.bucket is not None:
-        return "bucket+size" if params.min_size is not None or params.max_size is not None else "bucket"
+        shape = "bucket+size" if sized else "bucket"
+        return f"{shape}+time" if params.date is not None or ranged else shape
     return "invalid"
 
 
@@ -374,15 +426,8 @@ def _unexpected(error: Exception) -> Response:
 
 @app.get(
     "/files",
-    summary="List files of a user (by upload time) or of a bucket (by size)",
-    description=(
-        "Give exactly one of `user` or `bucket`. A user's files come in upload order (ascending; "
-        "`order=desc` flips), optionally within one UTC `date` or a `from`/`to` range (inclusive; a day or "
-        "an ISO-8601 timestamp, UTC if no offset). A bucket's files come by size (descending; `order=asc` "
-        "flips), optionally within `minSize`/`maxSize` bytes (inclusive). Page with `limit` and the "
-        "`nextCursor` of the previous page; a page may be empty when the previous one ended the list. "
-        "`indexState` BUILDING says the index is being built, so the answer may miss files."
-    ),
+    summary="List files of a user or of a bucket, within bounds of size and upload time",
+    description=LIST_DESCRIPTION,
     responses={
         200: _json_answer("One page", "FileListPage"),
         **_ERRORS,
@@ -396,28 +441,34 @@ def list_files(
     bucket: Annotated[
         str | None, Query(description="Bucket whose files to list", max_length=MAX_NAME_LENGTH)
     ] = None,
-    date: Annotated[str | None, Query(description="One UTC day, YYYY-MM-DD (user lists)")] = None,
+    date: Annotated[str | None, Query(description="One UTC day, YYYY-MM-DD; not with from or to")] = None,
     from_: Annotated[
-        str | None, Query(alias="from", description="Earliest upload time, inclusive (user lists)")
+        str | None, Query(alias="from", description="Earliest upload time, inclusive (a day or a timestamp)")
     ] = None,
-    to: Annotated[str | None, Query(description="Latest upload time, inclusive (user lists)")] = None,
+    to: Annotated[
+        str | None, Query(description="Latest upload time, inclusive (a day: up to its end)")
+    ] = None,
     min_size: Annotated[
         int | None,
-        Query(alias="minSize", ge=0, le=MAX_SIZE, description="Smallest size in bytes (bucket lists)"),
+        Query(alias="minSize", ge=0, le=MAX_SIZE, description="Smallest size in bytes, inclusive"),
     ] = None,
     max_size: Annotated[
         int | None,
-        Query(alias="maxSize", ge=0, le=MAX_SIZE, description="Largest size in bytes (bucket lists)"),
+        Query(alias="maxSize", ge=0, le=MAX_SIZE, description="Largest size in bytes, inclusive"),
     ] = None,
-    order: Annotated[Literal["asc", "desc"] | None, Query(description="Sort direction")] = None,
+    order: Annotated[
+        Literal["asc", "desc"] | None,
+        Query(description="Direction of the order the answer's `orderedBy` names"),
+    ] = None,
     limit: Annotated[
         int,
         Query(
             ge=1,
             le=MAX_LIMIT,
             description=(
-                "Most items per page; a page of very long keys may hold fewer (it stays under Lambda's "
-                "6 MB response limit) and then has a nextCursor"
+                "Most items per page; a page may hold fewer and still have a nextCursor (its keys are very "
+                "long and it stays under Lambda's 6 MB response limit, or a filtered page reached its "
+                "read bound)"
             ),
         ),
     ] = DEFAULT_LIMIT,
@@ -442,12 +493,14 @@ def list_files(
     result = file_search().list_files(query, limit=limit, cursor=cursor)
     metrics.add_metric(name="ItemsRead", unit=MetricUnit.Count, value=result.scanned_count)
     metrics.add_metric(name="ItemsReturned", unit=MetricUnit.Count, value=len(result.items))
+    metrics.add_metric(name="Queries", unit=MetricUnit.Count, value=result.request_count)
     logger.info(
         "listed",
         extra={
-            "index": query.index.name,
+            "orderedBy": result.ordered_by.value,
             "count": len(result.items),
             "scanned": result.scanned_count,
+            "queries": result.request_count,
             "indexState": result.index_state.value,
         },
     )
@@ -457,6 +510,7 @@ def list_files(
         body={
             "items": result.items,
             "nextCursor": result.next_cursor,
+            "orderedBy": result.ordered_by.value,
             "indexState": result.index_state.value,
         },
     )

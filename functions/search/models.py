@@ -34,7 +34,19 @@ class FileListPage(BaseModel):
     """One page of a list; pass `nextCursor` back as `cursor` for the next page (null: no more)."""
 
     items: list[FileItem]
-    nextCursor: str | None = Field(description="Opaque cursor of the next page, or null")
+    nextCursor: str | None = Field(
+        description=(
+            "Opaque cursor of the next page, or null. A page may have fewer than `limit` items, even "
+            "none, and still have one (a filtered page stops after a bounded read): follow it until null"
+        )
+    )
+    orderedBy: Literal["size", "uploadDate", "zAddress"] = Field(
+        description=(
+            "The order of the items (ascending or descending as `order` says), ties in a fixed order: "
+            "size, upload time, or the Z-order of (upload time, size) for a bucket box read from the "
+            "Z-order index, which is neither by size nor by time"
+        )
+    )
     indexState: IndexStateName = Field(
         description=_INDEX_STATE + "; told at most a few seconds late (each server keeps it 2 seconds)"
     )
@@ -56,6 +68,13 @@ class BucketIndexState(BaseModel):
         description="The run's counters by name: objects listed, written, skipped, ... (empty before any run)"
     )
     lastError: str | None = Field(description="Why the run stopped, if it failed; it stays BUILDING then")
+    zOrderPending: bool = Field(
+        default=False,
+        description=(
+            "True while the Z-order index is being filled for entries written before it was switched on: "
+            "bucket searches with time bounds then read the size index (their `orderedBy` is `size`)"
+        ),
+    )
 
 
 class QueueBacklog(BaseModel):

@@ -1,10 +1,14 @@
-"""Turn the list parameters of `GET /files` into one index query, or say clearly why not.
+"""Turn the list parameters of `GET /files` into one list query, or say clearly why not.
+
+A user or a bucket, each with any of `minSize`/`maxSize` and `from`/`to` (or `date`): a box of size and
+upload time. Which index answers it is the reader's plan (`file_index.reader.FileReader.plan`).
 
 Times: `uploadDate` is stored as `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC, milliseconds), so bounds are rendered
-the same way and compared as strings by DynamoDB. `date=D` is the UTC day D (`begins_with "D T"`).
-`from`/`to` accept a day (`from` = its first millisecond, `to` = its last: both days included) or an
-ISO-8601 timestamp (without an offset it is taken as UTC); both bounds are inclusive, at millisecond
-precision (a `from` between two milliseconds starts at the next one).
+the same way and compared as strings by DynamoDB. `date=D` is the UTC day D (`begins_with "DT"` on a
+user's list, its first to last millisecond on a bucket's). `from`/`to` accept a day (`from` = its first
+millisecond, `to` = its last: both days included) or an ISO-8601 timestamp (without an offset it is
+taken as UTC); both bounds are inclusive, at millisecond precision (a `from` between two milliseconds
+starts at the next one).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from datetime import UTC, date, datetime, timedelta
 
 from file_index.objects import MAX_KEY_BYTES, iso_utc_millis
 from file_index.reader import BucketQuery, FileQuery, UserQuery
+from file_index.shards import SHARD_SEPARATOR
 from search.errors import BadRequest
 
 # S3 keys are at most MAX_KEY_BYTES of UTF-8; user names come from keys, bucket names are at most 63.
@@ -81,27 +86,66 @@ def parse_bound(name: str, value: str, *, upper: bool) -> str:
     return iso_utc_millis(moment)
 
 
-def _user_query(params: ListParameters, user: str, ascending: bool) -> UserQuery:
-    if params.min_size is not None or params.max_size is not None:
-        raise BadRequest("minSize and maxSize apply to bucket searches, not user searches")
+def _time_bounds(params: ListParameters) -> tuple[str | None, str | None]:
+    """`from`/`to` as stored timestamps (inclusive), or a `date`'s first and last millisecond."""
     if params.date is not None:
         if params.from_ is not None or params.to is not None:
             raise BadRequest("date cannot be combined with from or to")
-        day = parse_day("date", params.date)
-        return UserQuery(user=user, day_prefix=f"{day.isoformat()}T", ascending=ascending)
+        day = parse_day("date", params.date).isoformat()
+        return f"{day}T00:00:00.000Z", f"{day}T23:59:59.999Z"
     start = parse_bound("from", params.from_, upper=False) if params.from_ is not None else None
     end = parse_bound("to", params.to, upper=True) if params.to is not None else None
     if start is not None and end is not None and start > end:
-        raise BadRequest("from must not be after to")
-    return UserQuery(user=user, start=start, end=end, ascending=ascending)
+        # Rounding to stored milliseconds may cross two bounds inside one millisecond: that box is valid
+        # and empty (the reader answers it without a read); bounds given the wrong way round are not.
+        assert params.from_ is not None
+        assert params.to is not None
+        if _instant("from", params.from_, upper=False) > _instant("to", params.to, upper=True):
+            raise BadRequest("from must not be after to")
+    return start, end
+
+
+def _instant(name: str, value: str, *, upper: bool) -> datetime:
+    """A bound as the instant it names, before rounding to stored milliseconds."""
+    if _DAY.fullmatch(value):
+        day = parse_day(name, value)
+        return datetime.combine(day, datetime.max.time() if upper else datetime.min.time(), tzinfo=UTC)
+    moment = datetime.fromisoformat(value)  # parse_bound has accepted it
+    return (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).astimezone(UTC)
+
+
+def _check_sizes(params: ListParameters) -> None:
+    if params.min_size is not None and params.max_size is not None and params.min_size > params.max_size:
+        raise BadRequest("minSize must not be greater than maxSize")
+
+
+def _user_query(params: ListParameters, user: str, ascending: bool) -> UserQuery:
+    start, end = _time_bounds(params)
+    _check_sizes(params)
+    # One day is a prefix of its timestamps: `begins_with` on the user index's sort key.
+    day_prefix = None if params.date is None else f"{parse_day('date', params.date).isoformat()}T"
+    return UserQuery(
+        user=user,
+        start=None if day_prefix else start,
+        end=None if day_prefix else end,
+        day_prefix=day_prefix,
+        min_size=params.min_size,
+        max_size=params.max_size,
+        ascending=ascending,
+    )
 
 
 def _bucket_query(params: ListParameters, bucket: str, ascending: bool) -> BucketQuery:
-    if params.date is not None or params.from_ is not None or params.to is not None:
-        raise BadRequest("date, from and to apply to user searches, not bucket searches")
-    if params.min_size is not None and params.max_size is not None and params.min_size > params.max_size:
-        raise BadRequest("minSize must not be greater than maxSize")
-    return BucketQuery(bucket=bucket, min_size=params.min_size, max_size=params.max_size, ascending=ascending)
+    start, end = _time_bounds(params)
+    _check_sizes(params)
+    return BucketQuery(
+        bucket=bucket,
+        min_size=params.min_size,
+        max_size=params.max_size,
+        start=start,
+        end=end,
+        ascending=ascending,
+    )
 
 
 def build_query(params: ListParameters) -> FileQuery:
@@ -115,4 +159,7 @@ def build_query(params: ListParameters) -> FileQuery:
         return _user_query(params, user, ascending=params.order != "desc")
     assert params.bucket is not None
     bucket = check_key_value("bucket", params.bucket)
+    if SHARD_SEPARATOR in bucket:
+        # Shard values are `bucket#k`: a name with `#` is no S3 bucket, and would read another's shard.
+        raise BadRequest(f"bucket is not an S3 bucket name: {bucket!r} contains {SHARD_SEPARATOR!r}")
     return _bucket_query(params, bucket, ascending=params.order == "asc")

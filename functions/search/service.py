@@ -3,15 +3,11 @@ tell the index state and backlog."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from boto3.dynamodb.types import TypeSerializer
-
-from file_index import schema
-from file_index.reader import FileQuery, FileReader, InvalidStartKey, StartKey
+from file_index.reader import FileQuery, FileReader, InvalidStartKey, ListCursor, Plan
 from file_index.state import State
 from search.cursor import InvalidCursor, decode_cursor, encode_cursor
 from search.errors import BadRequest, FileNotFound
@@ -19,7 +15,6 @@ from search.payload import PAGE_ITEMS_BUDGET_BYTES, items_within
 from search.queries import check_key_value
 from search.status import BacklogReader, IndexStateView, StatusReport
 
-_serializer = TypeSerializer()
 # Dot segments, which URL clients resolve away (RFC 3986, section 5.2.4), and their percent-encoded form,
 # which S3 decodes back to the key's own dots. Browsers also resolve %2E%2E (the WHATWG URL standard).
 _DOT_SEGMENTS = {".": "%2E", "..": "%2E%2E"}
@@ -29,18 +24,11 @@ _DOT_SEGMENTS = {".": "%2E", "..": "%2E%2E"}
 class FileList:
     items: list[dict[str, Any]]
     next_cursor: str | None
-    # Items DynamoDB read for this page: len(items), or more when the page was cut to fit the response.
+    # Items DynamoDB read for this page (filtered ones and read-ahead included) and the Queries made.
     scanned_count: int
+    request_count: int
+    ordered_by: Plan  # the attribute the items are ordered by: the plan the list is read with
     index_state: State  # BUILDING: the index is being built, so the list may miss files
-
-
-def start_key_after(query: FileQuery, item: Mapping[str, Any]) -> StartKey:
-    """The start key of the position just after `item` (an item of `query`), as DynamoDB would give it.
-
-    A query on an index continues from the base table's key and the index's key of the last item read.
-    """
-    names = (schema.OBJECT_KEY, query.index.partition_key.name, query.index.sort_key.name)
-    return {name: _serializer.serialize(item[name]) for name in names}
 
 
 def keep_dot_segments(url: str) -> str:
@@ -103,32 +91,37 @@ class FileSearch:
         return item
 
     def list_files(self, query: FileQuery, *, limit: int, cursor: str | None) -> FileList:
+        """One page of `query`; a cursor continues the plan it was made with (BadRequest if it cannot)."""
         start = None
-        if cursor is not None:
-            try:
-                start = decode_cursor(self._cursor_secret, query, cursor)
-            except InvalidCursor as error:
-                raise BadRequest(f"cursor is not valid for this query ({error})") from None
-        # Read before the query: READY then means the query ran on a complete index. (Read after it, a
-        # backfill finishing in between would make a partial page say READY.)
-        index_state = self._index_state.state()
         try:
-            page = self._reader.list_files(query, limit=limit, start=start)
-        except InvalidStartKey:
-            raise BadRequest("cursor is not valid for this query (outside its range)") from None
-        items, next_start = page.items, page.next_start
+            if cursor is not None:
+                start = ListCursor.from_json(decode_cursor(self._cursor_secret, query, cursor))
+        except (InvalidCursor, InvalidStartKey) as error:
+            raise BadRequest(f"cursor is not valid for this query ({error})") from None
+        # Read before the query: READY then means the query ran on a complete index. (Read after it, a
+        # backfill finishing in between would make a partial page say READY.) The same record says
+        # whether every entry has its Z-order address yet.
+        index_state = self._index_state.state()
+        z_order_ready = not self._index_state.z_order_pending()
+        try:
+            page = self._reader.list_files(query, limit=limit, start=start, z_order_ready=z_order_ready)
+        except InvalidStartKey as error:
+            raise BadRequest(f"cursor is not valid for this query ({error})") from None
+        items, next_position = page.items, page.next_cursor
         fitting = items_within(items, self._page_budget)
         if fitting < len(items):
             # Cut to fit Lambda's response limit: the next page starts after the last item returned.
             items = items[:fitting]
-            next_start = start_key_after(query, items[-1])
+            next_position = page.cursor_after(fitting)
         next_cursor = None
-        if next_start is not None:
-            next_cursor = encode_cursor(self._cursor_secret, query, next_start)
+        if next_position is not None:
+            next_cursor = encode_cursor(self._cursor_secret, query, next_position.to_json())
         return FileList(
             items=items,
             next_cursor=next_cursor,
             scanned_count=page.scanned_count,
+            request_count=page.request_count,
+            ordered_by=page.ordered_by,
             index_state=index_state,
         )
 
@@ -143,6 +136,7 @@ class FileSearch:
         and urllib then fetch that key; browsers still resolve them, and S3 refuses the changed path.
         """
         item = self.get_file(object_key)
+        # The reader shows the bucket itself, never the shard an entry is written to.
         if item.get("bucketName") != self._bucket_name:
             # Downloads are limited to the configured bucket, whatever else the index holds.
             raise FileNotFound(f"no downloadable file with key {object_key!r}")

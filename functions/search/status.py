@@ -17,7 +17,7 @@ status: its figures are null and `unavailable` names them, so a null is never mi
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from time import monotonic
 from typing import Any, TypeVar
@@ -58,23 +58,38 @@ class IndexStateView:
         self._initial = initial
         self._max_age = max_age_seconds
         # (when read, state), replaced whole: threads serving at once (the local stack) need no lock.
-        self._cached: tuple[float, State] | None = None
+        self._cached: tuple[float, IndexState] | None = None
 
     def read(self, *, consistent: bool = True) -> IndexState:
         """The state record as it is now (one GetItem), or the initial state of a bucket without one."""
         state = self._store.read(self._bucket, consistent=consistent)
-        return state if state is not None else IndexState(bucket=self._bucket, state=self._initial)
+        if state is None:
+            return IndexState(bucket=self._bucket, state=self._initial)
+        if not state.has_run:
+            # A record holding only the Z-order flag (a migration of a never-backfilled bucket): the index
+            # is as complete as before the flag was set.
+            return replace(state, state=self._initial)
+        return state
 
-    def state(self) -> State:
-        """READY or BUILDING, at most `max_age_seconds` old (an eventually consistent read when older)."""
+    def current(self) -> IndexState:
+        """The state record at most `max_age_seconds` old (an eventually consistent read when older)."""
         now = monotonic()
         cached = self._cached
         # An entry stamped later than now (a replaced clock) is never trusted.
         if cached is not None and 0 <= now - cached[0] < self._max_age:
             return cached[1]
-        state = self.read(consistent=False).state
+        state = self.read(consistent=False)
         self._cached = (now, state)
         return state
+
+    def state(self) -> State:
+        """READY or BUILDING, at most `max_age_seconds` old."""
+        return self.current().state
+
+    def z_order_pending(self) -> bool:
+        """True while entries may lack their Z-order address (the third index was switched on for an
+        existing table and its migration has not finished): box searches must not use that index."""
+        return self.current().z_order_pending
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from file_index.layout import IndexLayout
 from file_index.state import State
 from search.config import SearchConfig, load_config, queue_name
 from search.errors import ConfigError
@@ -79,3 +80,28 @@ def test_the_initial_state_is_ready_or_building(value: str, state: State) -> Non
 def test_a_bad_initial_state_is_named(value: str) -> None:
     with pytest.raises(ConfigError, match=f"INDEX_INITIAL_STATE must be READY or BUILDING, not '{value}'"):
         load_config({**COMPLETE, "INDEX_INITIAL_STATE": value})
+
+
+def test_the_layout_comes_from_the_environment_and_defaults_to_one_shard() -> None:
+    assert load_config(COMPLETE).layout == IndexLayout()
+    env = {
+        **COMPLETE,
+        "BUCKET_INDEX_SHARDS": "16",
+        "HOT_USERS": '{"bot": 8}',
+        "MULTI_ATTRIBUTE_INDEX": "true",
+    }
+    assert load_config(env).layout == IndexLayout(16, {"bot": 8}, multi_attribute_index=True)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("BUCKET_INDEX_SHARDS", "0"),
+        ("BUCKET_INDEX_SHARDS", "many"),
+        ("HOT_USERS", "[1]"),
+        ("MULTI_ATTRIBUTE_INDEX", "on"),
+    ],
+)
+def test_a_bad_layout_fails_the_cold_start_naming_its_variable(name: str, value: str) -> None:
+    with pytest.raises(ConfigError, match=name):
+        load_config({**COMPLETE, name: value})

@@ -6,9 +6,8 @@ import json
 
 import pytest
 
-from file_index.reader import BucketQuery, UserQuery
 from search.payload import dumps, items_within, payload_bytes
-from search.service import keep_dot_segments, start_key_after
+from search.service import keep_dot_segments
 
 
 @pytest.mark.parametrize("escapes", [True, False])
@@ -36,20 +35,6 @@ def test_items_within_counts_what_fits_in_the_budget_as_an_array(escapes: bool) 
 def test_a_first_item_over_the_budget_is_still_returned_alone() -> None:
     assert items_within([{"objectKey": "x" * 100}, {"objectKey": "y"}], 10) == 1
     assert items_within([], 10) == 0
-
-
-def test_the_start_key_after_an_item_is_the_index_position_dynamodb_would_give() -> None:
-    item = {"objectKey": "U/a", "bucketName": "b", "size": 12, "uploadUser": "U", "uploadDate": "2017"}
-    assert start_key_after(BucketQuery(bucket="b"), item) == {
-        "objectKey": {"S": "U/a"},
-        "bucketName": {"S": "b"},
-        "size": {"N": "12"},
-    }
-    assert start_key_after(UserQuery(user="U"), item) == {
-        "objectKey": {"S": "U/a"},
-        "uploadUser": {"S": "U"},
-        "uploadDate": {"S": "2017"},
-    }
 
 
 Q = "?X-Amz-Signature=abc&X-Amz-Expires=300"

@@ -57,3 +57,33 @@ def test_equal_bounds_are_allowed() -> None:
 def test_a_lone_surrogate_is_a_bad_request_not_a_crash() -> None:
     with pytest.raises(BadRequest, match="user is not valid text"):
         build_query(ListParameters(user="\ud800"))
+
+
+def test_a_box_bounds_both_attributes_of_a_user_or_a_bucket() -> None:
+    assert build_query(ListParameters(user="U", min_size=1, from_="2017-08-20")) == UserQuery(
+        user="U", start="2017-08-20T00:00:00.000Z", min_size=1
+    )
+    assert build_query(ListParameters(user="U", date="2017-08-20", max_size=9)) == UserQuery(
+        user="U", day_prefix="2017-08-20T", max_size=9
+    )
+    # A bucket's day is its first to its last millisecond (the bucket indexes are not keyed on time).
+    assert build_query(ListParameters(bucket="B", date="2017-08-20", min_size=3)) == BucketQuery(
+        bucket="B", min_size=3, start="2017-08-20T00:00:00.000Z", end="2017-08-20T23:59:59.999Z"
+    )
+    assert build_query(ListParameters(bucket="B", to="2017-08-21")) == BucketQuery(
+        bucket="B", end="2017-08-21T23:59:59.999Z"
+    )
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        (ListParameters(bucket="B", date="2017-08-20", from_="2017-08-19"), "date cannot be combined"),
+        (ListParameters(bucket="B", from_="2017-08-21", to="2017-08-20"), "from must not be after to"),
+        (ListParameters(user="U", min_size=2, max_size=1), "minSize must not be greater than maxSize"),
+        (ListParameters(bucket="B", date="2017-02-30"), "date is not a valid date"),
+    ],
+)
+def test_each_bound_keeps_its_checks_in_a_box(params: ListParameters, message: str) -> None:
+    with pytest.raises(BadRequest, match=message):
+        build_query(params)

@@ -25,6 +25,7 @@ from file_index.shards import (
     ShardCursor,
     ShardFetch,
     UnshardableValueError,
+    cursor_after,
     fair_share,
     merge_page,
     partition_key_for,
@@ -393,3 +394,159 @@ def test_fair_share_batches_keep_a_sixteen_shard_page_near_one_request_per_shard
         read, requests, cursor = read + page.items_read, requests + page.fetches, page.cursor
     assert read / 1_000 < 2.5  # items read per item returned
     assert requests / 10 < 17  # requests per page: one per shard, rarely a top-up
+
+
+# --- filtered reads: progress without items, bounded pages, cursors of shorter pages ----------------------
+
+
+class FilteredShard(FakeShard):
+    """A shard read through a filter: each fetch reads up to `count` items and returns those it keeps,
+    with where it stopped reading (`resume`), as a DynamoDB Query with a FilterExpression does."""
+
+    def __init__(self, entries: list[Entry], *, keep: Callable[[Entry], bool], **kwargs: object) -> None:
+        super().__init__(entries, **kwargs)  # type: ignore[arg-type]
+        self.keep = keep
+
+    def fetch(self, after: Position | None, count: int) -> ShardBatch[Entry]:
+        self.asked.append(count)
+        rest = self.order
+        if after is not None:
+            bound = self.rank(after)
+            rest = [
+                e for e in self.order if (self.rank(e) > bound if self.ascending else self.rank(e) < bound)
+            ]
+        read = rest[: self.random.randint(1, max(count, 1))]
+        if len(read) == len(rest):
+            return ShardBatch([e for e in read if self.keep(e)], exhausted=True)
+        return ShardBatch([e for e in read if self.keep(e)], exhausted=False, resume=position_of(read[-1]))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    entries_strategy,
+    st.integers(1, 9),
+    st.integers(1, 12),
+    st.booleans(),
+    st.integers(0, 2**16),
+    st.integers(1, 6),
+    st.integers(1, 4),
+)
+def test_bounded_filtered_pages_give_every_kept_item_once_in_order(
+    entries: list[Entry],
+    shard_count: int,
+    limit: int,
+    ascending: bool,
+    seed: int,
+    modulus: int,
+    max_fetches: int,
+) -> None:
+    def keep(entry: Entry) -> bool:
+        return sum(map(ord, entry.key)) % modulus == 0
+
+    shards = [
+        FilteredShard(
+            [e for e in entries if shard_of(e.key, shard_count) == shard],
+            keep=keep,
+            ascending=ascending,
+            ties=lambda key: key,
+            seed=seed + shard,
+        )
+        for shard in range(shard_count)
+    ]
+    items: list[Entry] = []
+    cursor: MergeCursor | None = None
+    for _ in range(10 * len(entries) + 10):
+        page = merge_page(
+            [s.fetch for s in shards],
+            position_of=position_of,
+            limit=limit,
+            ascending=ascending,
+            cursor=cursor,
+            max_fetches=max_fetches,
+        )
+        assert page.fetches <= max(max_fetches, shard_count)
+        assert len(page.items) <= limit
+        if len(page.items) < limit and page.cursor is not None:
+            assert page.stopped_early  # a short page with a cursor says why
+        items.extend(page.items)
+        if page.cursor is None:
+            break
+        cursor = MergeCursor.from_json(page.cursor.to_json())
+    else:
+        pytest.fail("paging does not end")
+    assert items == sorted(filter(keep, entries), key=position_of, reverse=not ascending)
+
+
+def test_a_filtered_page_with_nothing_kept_still_moves_on() -> None:
+    entries = [Entry(n, f"k{n:02d}") for n in range(30)]
+    shard = FilteredShard(entries, keep=lambda e: e.size == 29, ascending=True, ties=lambda k: k, seed=0)
+    page = merge_page([shard.fetch], position_of=position_of, limit=5, ascending=True, max_fetches=2)
+    assert page.items == []
+    assert page.stopped_early
+    assert page.cursor is not None
+    assert page.cursor.shards[0].after is not None
+    # The next page starts after what was read, not from the beginning.
+    assert page.cursor.shards[0].after.sort_value in range(1, 30)  # two fetches read two items or more
+
+
+def test_an_empty_batch_that_does_not_move_on_is_a_broken_contract() -> None:
+    def stuck(after: Position | None, count: int) -> ShardBatch[Entry]:
+        return ShardBatch([], exhausted=False, resume=after or Position(0, "a"))
+
+    def backwards(after: Position | None, count: int) -> ShardBatch[Entry]:
+        return ShardBatch([Entry(5, "a")], exhausted=False, resume=Position(4, "z"))
+
+    merge_page([stuck], position_of=position_of, limit=1, ascending=True, max_fetches=1)  # first: moved
+    with pytest.raises(ShardContractError, match="no items"):
+        merge_page(
+            [stuck],
+            position_of=position_of,
+            limit=1,
+            ascending=True,
+            cursor=MergeCursor((ShardCursor(Position(0, "a")),)),
+        )
+    with pytest.raises(ShardContractError, match="resumes at sort value 4, before 5"):
+        merge_page([backwards], position_of=position_of, limit=1, ascending=True)
+    with pytest.raises(ValueError, match="max_fetches"):
+        merge_page([backwards], position_of=position_of, limit=1, ascending=True, max_fetches=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(entries_strategy, st.integers(1, 9), st.integers(1, 12), st.booleans(), st.integers(0, 2**16))
+def test_the_cursor_after_the_first_items_of_a_page_continues_right_after_them(
+    entries: list[Entry], shard_count: int, limit: int, ascending: bool, seed: int
+) -> None:
+    fetchers = [
+        s.fetch for s in shards_of(entries, shard_count, ascending=ascending, ties=lambda key: key, seed=seed)
+    ]
+    everything, _ = read_all(fetchers, limit=len(entries) + 1, ascending=ascending)
+    page = merge_page(fetchers, position_of=position_of, limit=limit, ascending=ascending)
+    assert page.start is not None
+    for cut in range(1, len(page.items) + 1):
+        # A page cut to its first `cut` items (to fit a response) continues after the last of them.
+        cursor = cursor_after(page.start, page.sources[:cut], [position_of(e) for e in page.items[:cut]])
+        rest, _ = read_all(fetchers, limit=limit, ascending=ascending, cursor=cursor)
+        assert page.items[:cut] + rest == everything
+
+
+def test_an_empty_batch_that_resumes_at_a_tie_with_a_smaller_key_moves_on() -> None:
+    """Equal sort values come in the shard's own order, so a resume at the same size whose object key
+    sorts before the previous position is still progress (DynamoDB Local orders ties so)."""
+    answers = iter(
+        [
+            ShardBatch([], exhausted=False, resume=Position(7, "b")),
+            ShardBatch([Entry(9, "c")], exhausted=True),
+        ]
+    )
+
+    def tie_order(after: Position | None, count: int) -> ShardBatch[Entry]:
+        return next(answers)
+
+    page = merge_page(
+        [tie_order],
+        position_of=position_of,
+        limit=1,
+        ascending=True,
+        cursor=MergeCursor((ShardCursor(Position(7, "x")),)),
+    )
+    assert page.items == [Entry(9, "c")]

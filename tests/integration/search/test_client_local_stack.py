@@ -140,6 +140,7 @@ def test_search_all_pages_as_json(local_stack: LocalStack) -> None:
     result = json.loads(output)
     assert [item["size"] for item in result["items"]] == [12, 7, 5]
     assert result["nextCursor"] is None
+    assert result["orderedBy"] == "size"
     assert len(local_stack.headers) >= 3  # one request per page
 
 

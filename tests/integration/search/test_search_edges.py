@@ -217,6 +217,11 @@ def _emf_blobs(out: str) -> list[dict[str, Any]]:
         ("/files?user=USER001&to=2017-08-21", "user+range"),
         (B, "bucket"),
         (f"{B}&minSize=1", "bucket+size"),
+        ("/files?user=USER001&minSize=1", "user+size"),
+        ("/files?user=USER001&date=2017-08-20&maxSize=20", "user+date+size"),
+        ("/files?user=USER001&from=2017-08-20&minSize=1", "user+range+size"),
+        (f"{B}&date=2017-08-20", "bucket+time"),
+        (f"{B}&to=2017-08-21&minSize=1", "bucket+size+time"),
         ("/download/USER001_a.txt", "download"),
         ("/status", "status"),
     ],
@@ -243,9 +248,10 @@ def test_each_request_emits_its_metrics_by_query_shape(
     assert blob["Requests"] == [1.0]
     assert blob["Latency"][0] > 0
     if path.startswith("/files?"):
-        assert names["ItemsRead"] == names["ItemsReturned"] == "Count"
+        assert names["ItemsRead"] == names["ItemsReturned"] == names["Queries"] == "Count"
         assert blob["ItemsReturned"] == [2.0]
         assert blob["ItemsRead"] == [2.0]
+        assert blob["Queries"] == [1.0]
 
 
 def test_a_refused_request_still_counts_under_its_shape(

@@ -12,6 +12,7 @@ import base64
 import hashlib
 import hmac
 import json
+import zlib
 from urllib.parse import quote
 
 import pytest
@@ -120,7 +121,8 @@ def test_a_page_that_ends_on_the_last_item_ends_the_list_at_most_one_empty_page_
         assert second["nextCursor"] is not None
     if second["nextCursor"] is not None:
         third = api.get(f"{path}&cursor={quote(second['nextCursor'])}").json
-        assert third == {"items": [], "nextCursor": None, "indexState": "READY"}
+        ordered_by = "size" if "bucket=" in path else "uploadDate"
+        assert third == {"items": [], "nextCursor": None, "orderedBy": ordered_by, "indexState": "READY"}
     keys = [item["objectKey"] for item in first["items"] + second["items"]]
     assert sorted(keys) == [f"USER001/f{n}" for n in range(8)]
 
@@ -188,38 +190,52 @@ def test_a_tampered_or_corrupted_cursor_is_400(api: SearchApi, tamper) -> None:
     assert "cursor" in response.json["message"]
 
 
-def _sign(payload: dict) -> str:
+def _sign(payload: dict, *, compress: bool = True) -> str:
     raw = json.dumps(payload).encode()
-    signature = hmac.new(CURSOR_KEY.encode(), raw, hashlib.sha256).digest()
+    data = zlib.compress(raw) if compress else raw
+    signature = hmac.new(CURSOR_KEY.encode(), data, hashlib.sha256).digest()
 
     def b64(data: bytes) -> str:
         return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
-    return f"{b64(raw)}.{b64(signature)}"
+    return f"{b64(data)}.{b64(signature)}"
+
+
+def _position(size: object, key: object = "x") -> dict:
+    return {"v": size, "k": key}
+
+
+def _list_cursor(*shards: object, plan: str = "size", last: object = None) -> dict:
+    return {"plan": plan, "merge": {"shards": list(shards), "last": last}}
 
 
 @both_engines
 @pytest.mark.parametrize(
-    "start_key",
+    "position",
     [
-        # Another bucket's partition: a signed cursor still cannot leave its query.
-        {"objectKey": {"S": "x"}, "bucketName": {"S": "fileupload.b"}, "size": {"N": "3"}},
-        # Outside the size range of the query.
-        {"objectKey": {"S": "x"}, "bucketName": {"S": BUCKET}, "size": {"N": "1000"}},
-        # The table's key only, or keys of the other index.
-        {"objectKey": {"S": "x"}},
-        {"objectKey": {"S": "x"}, "uploadUser": {"S": "USER001"}, "uploadDate": {"S": "2017"}},
-        # Wrong types and malformed values.
-        {"objectKey": {"S": "x"}, "bucketName": {"S": BUCKET}, "size": {"S": "3"}},
-        {"objectKey": {"S": "x"}, "bucketName": {"S": BUCKET}, "size": {"N": "NaN"}},
-        {"objectKey": {"S": "x"}, "bucketName": {"S": BUCKET}, "size": {"N": "zz"}},
-        {"objectKey": {"N": "1"}, "bucketName": {"S": BUCKET}, "size": {"N": "3"}},
-        {"objectKey": "x", "bucketName": BUCKET, "size": 3},
+        # Outside the size range of the query, or not a size at all.
+        _list_cursor(_position(1000)),
+        _list_cursor(_position(3), last=_position(-1)),
+        _list_cursor(_position("3")),
+        _list_cursor(_position(True)),
+        _list_cursor(_position(3, "")),
+        _list_cursor(_position(3, "k" * 1025)),
+        # The plan of another index, or of the Z-order index, which this query never reads.
+        _list_cursor(_position("2017-08-20T09:15:00.000Z"), plan="uploadDate"),
+        _list_cursor(_position("0" * 21), plan="zAddress"),
+        _list_cursor(_position(3), plan="name"),
+        # More shards than the bucket has now (one).
+        _list_cursor(_position(3), _position(4)),
+        # Malformed.
+        _list_cursor(),
+        {"plan": "size"},
+        {"plan": "size", "merge": {"shards": [{"v": 3}], "last": None}},
+        {"objectKey": {"S": "x"}, "bucketName": {"S": BUCKET}, "size": {"N": "3"}},
     ],
 )
-def test_a_signed_cursor_outside_its_query_is_400(api: SearchApi, start_key: dict) -> None:
+def test_a_signed_cursor_outside_its_query_is_400(api: SearchApi, position: dict) -> None:
     query = BucketQuery(bucket=BUCKET, min_size=0, max_size=6)
-    cursor = _sign({"v": 1, "q": fingerprint(query), "k": start_key})
+    cursor = _sign({"v": 2, "q": fingerprint(query), "c": position})
     response = api.get(f"/files?bucket={BUCKET}&minSize=0&maxSize=6&cursor={quote(cursor)}")
     assert response.status == 400, response.body
     assert "cursor is not valid for this query" in response.json["message"]
@@ -227,9 +243,20 @@ def test_a_signed_cursor_outside_its_query_is_400(api: SearchApi, start_key: dic
 
 def test_a_cursor_signed_with_another_key_is_400(api: SearchApi) -> None:
     query = BucketQuery(bucket=BUCKET)
-    start = {"objectKey": {"S": "x"}, "bucketName": {"S": BUCKET}, "size": {"N": "3"}}
-    genuine = _sign({"v": 1, "q": fingerprint(query), "k": start})
+    genuine = _sign({"v": 2, "q": fingerprint(query), "c": _list_cursor(_position(3))})
     assert api.get(f"/files?bucket={BUCKET}&cursor={quote(genuine)}").status == 200
     payload = genuine.split(".")[0]
     forged = payload + "." + base64.urlsafe_b64encode(b"\0" * 32).rstrip(b"=").decode()
     assert api.get(f"/files?bucket={BUCKET}&cursor={quote(forged)}").status == 400
+
+
+def test_a_cursor_of_the_previous_version_is_refused_with_a_clear_message(api: SearchApi) -> None:
+    # Before sharding, a cursor held one DynamoDB start key, signed as plain JSON.
+    query = BucketQuery(bucket=BUCKET)
+    start = {"objectKey": {"S": "x"}, "bucketName": {"S": BUCKET}, "size": {"N": "3"}}
+    old = _sign({"v": 1, "q": fingerprint(query), "k": start}, compress=False)
+    response = api.get(f"/files?bucket={BUCKET}&cursor={quote(old)}")
+    assert response.status == 400
+    assert response.json["message"] == (
+        "cursor is not valid for this query (made by an earlier version of this API; start the list again)"
+    )

@@ -33,6 +33,7 @@ NO_RUN: dict[str, Any] = {
     "updatedAt": None,
     "progress": {},
     "lastError": None,
+    "zOrderPending": False,
 }
 
 

@@ -9,7 +9,6 @@ import pytest
 from tests.integration.search.conftest import BUCKET, SearchApi
 
 B = f"/files?bucket={BUCKET}"
-NOT_FOR_BUCKETS = "date, from and to apply to user searches, not bucket searches"
 
 BAD_LISTS = [
     ("/files", "give exactly one of user or bucket"),
@@ -49,9 +48,16 @@ BAD_LISTS = [
     ("/files?user=U&limit=all", "query parameter limit: Input should be a valid integer"),
     ("/files?user=U&order=up", "query parameter order: Input should be 'asc' or 'desc'"),
     ("/files?user=U&order=DESC", "query parameter order: Input should be 'asc' or 'desc'"),
-    ("/files?user=U&minSize=1", "minSize and maxSize apply to bucket searches, not user searches"),
-    (f"{B}&date=2017-08-20", NOT_FOR_BUCKETS),
-    (f"{B}&from=2017-08-20", NOT_FOR_BUCKETS),
+    # Box queries keep every check of each attribute, whichever of user or bucket they select.
+    (f"{B}&date=2017-08-20&from=2017-08-19", "date cannot be combined with from or to"),
+    (f"{B}&date=2017-08-20&to=2017-08-21&minSize=1", "date cannot be combined with from or to"),
+    (f"{B}&from=2017-08-21&to=2017-08-20&minSize=1", "from must not be after to"),
+    (f"{B}&date=2017-02-30", "date is not a valid date"),
+    (f"{B}&to=tomorrow", "to must be a date YYYY-MM-DD or an ISO-8601 timestamp"),
+    ("/files?user=U&minSize=10&maxSize=9", "minSize must not be greater than maxSize"),
+    ("/files?user=U&date=2017-08-20&minSize=10&maxSize=9", "minSize must not be greater than maxSize"),
+    ("/files?user=U&minSize=-1", "query parameter minSize: Input should be greater than or equal to 0"),
+    (f"{B}&from=2017-08-20&maxSize=ten", "query parameter maxSize: Input should be a valid integer"),
     ("/files?user=U&cursor=abc", "cursor is not valid for this query"),
     ("/files?user=U&cursor=" + "a" * 9000, "query parameter cursor: String should have at most 8192"),
 ]

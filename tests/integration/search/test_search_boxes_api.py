@@ -1,0 +1,246 @@
+"""Box queries and sharded entries through the search handler: `orderedBy`, the Z-order flag, cursors
+that keep their plan, public buckets and users, downloads, and pages cut to fit the response.
+
+The handler runs with a layout in its environment (3 bucket shards, a hot user, the Z-order index) over a
+table that has the third index; entries are written by the real writer under that layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote
+
+import boto3
+import pytest
+
+from file_index import schema
+from file_index.layout import IndexLayout
+from file_index.objects import ObjectEvent
+from file_index.reader import FileReader
+from file_index.state import IndexStateStore, State
+from file_index.writer import entry_item
+from search import handler
+from search.queries import ListParameters, build_query
+from search.service import FileSearch
+from search.status import IndexStateView
+from tests.integration.search.conftest import BUCKET, CURSOR_KEY, REGION, MotoStack, SearchApi
+
+LAYOUT = IndexLayout(bucket_shards=3, hot_users={"bot": 4}, multi_attribute_index=True)
+Z_TABLE = "FileMetaData-z"
+B = f"/files?bucket={BUCKET}"
+
+
+def _put(table: Any, key: str, size: int, date: str, layout: IndexLayout = LAYOUT) -> None:
+    user, file_id = key.split("/", 1)
+    event = ObjectEvent(
+        event_name="ObjectCreated:Put",
+        bucket=BUCKET,
+        key=key,
+        event_time=datetime.fromisoformat(date.replace("Z", "+00:00")),
+        sequencer="0055AED6DCD90281E5",
+        size=size,
+        e_tag=None,
+        version_id=None,
+        upload_user=user,
+        file_id=file_id,
+    )
+    table.put_item(Item=entry_item(event, event.order_key, layout))
+
+
+@pytest.fixture
+def z_api(
+    moto_stack: MotoStack,
+    search_env: dict[str, str],
+    state_clock: Any,
+    lambda_context: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[SearchApi]:
+    """The handler with LAYOUT in its environment, over a fresh table with the Z-order index."""
+    client = boto3.client("dynamodb", region_name=REGION)
+    client.create_table(**schema.create_table_request(Z_TABLE, multi_attribute_index=True))
+    monkeypatch.setenv("TABLE_NAME", Z_TABLE)
+    for name, value in LAYOUT.to_env().items():
+        monkeypatch.setenv(name, value)
+    handler.file_search.cache_clear()
+    try:
+        yield moto_stack.api(boto3.resource("dynamodb", region_name=REGION).Table(Z_TABLE), lambda_context)
+    finally:
+        handler.file_search.cache_clear()
+        client.delete_table(TableName=Z_TABLE)
+
+
+def _fill(api: SearchApi) -> None:
+    for n in range(40):
+        _put(
+            api.table,
+            f"{('alice', 'bot', 'bot#3')[n % 3]}/f{n:02d}",
+            10 * (n % 8),
+            f"2017-08-{10 + n % 15}T09:00:00.000Z",
+        )
+
+
+def _pages(api: SearchApi, path: str) -> tuple[list[dict[str, Any]], set[str]]:
+    items: list[dict[str, Any]] = []
+    orders: set[str] = set()
+    cursor = None
+    for _ in range(100):
+        body = api.get(path + (f"&cursor={quote(cursor)}" if cursor else "")).json
+        items.extend(body["items"])
+        orders.add(body["orderedBy"])
+        cursor = body["nextCursor"]
+        if cursor is None:
+            return items, orders
+    raise AssertionError("paging does not end")
+
+
+def test_each_list_says_the_order_its_plan_gives(z_api: SearchApi) -> None:
+    _fill(z_api)
+    box = f"{B}&from=2017-08-12&to=2017-08-20&minSize=20&maxSize=50&limit=4"
+    items, orders = _pages(z_api, box)
+    assert orders == {"zAddress"}
+    expected = {
+        f"{('alice', 'bot', 'bot#3')[n % 3]}/f{n:02d}"
+        for n in range(40)
+        if 20 <= 10 * (n % 8) <= 50 and 12 <= 10 + n % 15 <= 20
+    }
+    assert sorted(item["objectKey"] for item in items) == sorted(expected)
+    assert {item["bucketName"] for item in items} == {BUCKET}
+    assert _pages(z_api, f"{B}&minSize=20&limit=7")[1] == {"size"}
+    assert _pages(z_api, "/files?user=bot&minSize=20&limit=3")[1] == {"uploadDate"}
+
+
+def test_a_hot_user_and_a_user_named_like_its_shard_are_told_apart(z_api: SearchApi) -> None:
+    _fill(z_api)
+    bot, _ = _pages(z_api, "/files?user=bot&limit=5")
+    named, _ = _pages(z_api, f"/files?user={quote('bot#3')}&limit=5")
+    assert {item["uploadUser"] for item in bot} == {"bot"}
+    assert {item["uploadUser"] for item in named} == {"bot#3"}
+    assert len(bot) == len(named) == 13
+    assert all(item["objectKey"].startswith("bot#3/") for item in named)
+
+
+def test_while_the_z_order_index_is_filled_boxes_use_the_size_index_and_its_cursors_keep_working(
+    z_api: SearchApi, state_clock: Any
+) -> None:
+    _fill(z_api)
+    store = IndexStateStore(boto3.client("dynamodb", region_name=REGION), Z_TABLE)
+    box = f"{B}&from=2017-08-12&limit=5"
+    z_cursor = z_api.get(box).json["nextCursor"]
+    store.mark_z_order_pending(BUCKET)
+    state_clock.advance(10)
+    assert z_api.get("/status").json["buckets"][0]["zOrderPending"] is True
+    first = z_api.get(box).json
+    assert first["orderedBy"] == "size"
+    refused = z_api.get(f"{box}&cursor={quote(z_cursor)}")
+    assert refused.status == 400
+    assert "Z-order index, which cannot answer now" in refused.json["message"]
+    # The migration ends: the list started on the size index goes on there, exactly.
+    store.clear_z_order_pending(BUCKET)
+    state_clock.advance(10)
+    items, orders = list(first["items"]), set()
+    cursor = first["nextCursor"]
+    while cursor is not None:
+        body = z_api.get(f"{box}&cursor={quote(cursor)}").json
+        orders.add(body["orderedBy"])
+        items.extend(body["items"])
+        cursor = body["nextCursor"]
+    assert orders == {"size"}
+    assert (
+        len(items)
+        == len({item["objectKey"] for item in items})
+        == sum(1 for n in range(40) if 10 + n % 15 >= 12)
+    )
+    assert z_api.get(box).json["orderedBy"] == "zAddress"
+
+
+def test_a_file_in_a_shard_is_shown_and_downloaded_under_its_bucket(z_api: SearchApi) -> None:
+    key = next(f"bot/d{n}" for n in range(50) if LAYOUT.bucket_partition(BUCKET, f"bot/d{n}") != BUCKET)
+    _put(z_api.table, key, 5, "2017-08-20T09:00:00.000Z")
+    z_api.s3.put_object(Bucket=BUCKET, Key=key, Body=b"12345")
+    stored = z_api.table.get_item(Key={"objectKey": key})["Item"]
+    assert stored["bucketName"] != BUCKET
+    assert z_api.get(f"/files/{quote(key, safe='')}").json["bucketName"] == BUCKET
+    assert z_api.get(f"/download/{quote(key, safe='')}").status == 302
+
+
+def test_a_sharded_page_cut_to_fit_the_response_continues_after_its_last_item(z_api: SearchApi) -> None:
+    _fill(z_api)
+    reader = FileReader(z_api.table, LAYOUT)
+    state = IndexStateView(
+        IndexStateStore(boto3.client("dynamodb", region_name=REGION), Z_TABLE), BUCKET, State.READY
+    )
+    search = FileSearch(
+        reader=reader,
+        index_state=state,
+        backlog=None,  # type: ignore[arg-type]  # not used by lists
+        s3_client=None,
+        bucket_name=BUCKET,
+        cursor_secret=CURSOR_KEY.encode(),
+        download_url_expiry_seconds=60,
+        page_budget_bytes=900,  # a few items per page, fewer than the limit
+    )
+    for query in (
+        build_query(ListParameters(bucket=BUCKET, from_="2017-08-11")),
+        build_query(ListParameters(user="bot")),
+    ):
+        items: list[dict[str, Any]] = []
+        cursor = None
+        cut = False
+        while True:
+            page = search.list_files(query, limit=20, cursor=cursor)
+            cut = cut or (0 < len(page.items) < 20 and page.next_cursor is not None)
+            items.extend(page.items)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        # The same list uncut: long pages, each bounded in reads (a box may end a page early).
+        whole: list[dict[str, Any]] = []
+        start = None
+        while True:
+            uncut = reader.list_files(query, limit=1000, start=start)
+            whole.extend(uncut.items)
+            start = uncut.next_cursor
+            if start is None:
+                break
+        assert cut
+        assert [item["objectKey"] for item in items] == [item["objectKey"] for item in whole]
+
+
+def test_a_migration_of_a_never_backfilled_bucket_keeps_its_index_state(z_api: SearchApi) -> None:
+    _fill(z_api)
+    # The stack created the bucket, so there is no state record: READY. Marking the Z-order flag creates
+    # a record holding only the flag, which must not make every answer say BUILDING for hours.
+    IndexStateStore(boto3.client("dynamodb", region_name=REGION), Z_TABLE).mark_z_order_pending(BUCKET)
+    status = z_api.get("/status").json
+    assert (status["indexState"], status["buckets"][0]["zOrderPending"]) == ("READY", True)
+    body = z_api.get(f"{B}&from=2017-08-12").json
+    assert (body["indexState"], body["orderedBy"]) == ("READY", "size")
+
+
+def test_a_time_range_inside_one_millisecond_is_an_empty_box_and_a_reversed_one_is_refused(
+    z_api: SearchApi,
+) -> None:
+    _fill(z_api)
+    inside = "from=2017-08-12T09:00:00.000200Z&to=2017-08-12T09:00:00.000800Z"
+    for path in (f"{B}&{inside}", f"/files?user=bot&{inside}"):
+        answer = z_api.get(path)
+        assert answer.status == 200, answer.json
+        assert (answer.json["items"], answer.json["nextCursor"]) == ([], None)
+    reversed_ = z_api.get(f"{B}&from=2017-08-12T09:00:00.000800Z&to=2017-08-12T09:00:00.000200Z")
+    assert (reversed_.status, reversed_.json["message"]) == (400, "from must not be after to")
+
+
+def test_a_bucket_name_with_the_shard_separator_is_a_clear_400(z_api: SearchApi) -> None:
+    for path in (f"/files?bucket={quote(BUCKET + '#1')}", f"/files?bucket={quote('#')}&from=2017-08-01"):
+        answer = z_api.get(path)
+        assert answer.status == 400
+        assert "is not an S3 bucket name" in answer.json["message"]
+
+
+def test_time_bounds_beyond_the_addresses_keep_the_z_order_index(z_api: SearchApi) -> None:
+    _fill(z_api)
+    items, orders = _pages(z_api, f"{B}&from=1900-01-01&to=2200-01-01&minSize=20&limit=50")
+    assert orders == {"zAddress"}
+    assert len(items) == sum(1 for n in range(40) if 10 * (n % 8) >= 20)

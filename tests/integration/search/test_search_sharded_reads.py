@@ -1,0 +1,402 @@
+"""The reader over a sharded, boxed index, on moto and DynamoDB Local: every plan against brute force.
+
+One table per engine (with the Z-order index) holds entries written by the real writer
+(`writer.entry_item`) under several layouts: bucket `one` with 1 shard, `three` with 3, `sixteen` with
+16; the hot user `bot` (4 shards) beside a user whose own name is `bot#3`; sizes and times drawn from
+small pools, so many entries tie. Hypothesis draws the query, the page size and the order; following
+the cursors must give the brute-force answer, each item once, in the plan's order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from random import Random
+from typing import Any
+
+import boto3
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from moto import mock_aws
+
+from file_index import schema, zorder
+from file_index.layout import IndexLayout
+from file_index.objects import ObjectEvent, iso_utc_millis
+from file_index.reader import (
+    BucketQuery,
+    FileQuery,
+    FileReader,
+    InvalidStartKey,
+    ListCursor,
+    Plan,
+    UserQuery,
+    page_request_budget,
+)
+from file_index.shards import MergeCursor, Position, ShardCursor
+from file_index.writer import entry_item
+from tests.integration.conftest import DynamoDBLocal
+
+REGION = "us-east-1"
+HOT = {"bot": 4}
+BUCKET_SHARDS = {"one": 1, "three": 3, "sixteen": 16}
+USERS = ("alice", "bot", "bot#3")
+_EPOCH = datetime(2017, 1, 1, tzinfo=UTC)
+_rng = Random(20170820)
+# Pools with repeats: many entries share a size or an upload time.
+TIMES = sorted(
+    iso_utc_millis(_EPOCH + timedelta(milliseconds=_rng.randrange(365 * 86_400_000))) for _ in range(24)
+)
+SIZES = sorted({0, 1, *(int(10 ** _rng.uniform(0, 10)) for _ in range(18))})
+# Hypothesis examples per property (moto evaluates every Query in Python: keep them few).
+EXAMPLES = int(os.environ.get("SHARDED_READ_EXAMPLES", "8"))
+
+
+@dataclass(frozen=True)
+class Truth:
+    key: str
+    bucket: str
+    user: str
+    size: int
+    date: str
+
+
+def _event(bucket: str, key: str, size: int, date: str) -> ObjectEvent:
+    # The default key layout: the user is everything before the first "/".
+    user, file_id = key.split("/", 1)
+    moment = datetime.fromisoformat(date.replace("Z", "+00:00"))
+    return ObjectEvent(
+        event_name="ObjectCreated:Put",
+        bucket=bucket,
+        key=key,
+        event_time=moment,
+        sequencer="0055AED6DCD90281E5",
+        size=size,
+        e_tag="d41d8cd98f00b204e9800998ecf8427e",
+        version_id=None,
+        upload_user=user,
+        file_id=file_id,
+    )
+
+
+def _dataset() -> list[Truth]:
+    rng = Random(7)
+    truth = []
+    for bucket in BUCKET_SHARDS:
+        for n in range(60):
+            user = USERS[n % len(USERS)]
+            truth.append(
+                Truth(f"{user}/{bucket}-{n:03d}", bucket, user, rng.choice(SIZES), rng.choice(TIMES))
+            )
+    return truth
+
+
+DATA = _dataset()
+
+
+def _write(table: Any, truth: list[Truth]) -> None:
+    with table.batch_writer() as batch:
+        for entry in truth:
+            layout = IndexLayout(BUCKET_SHARDS.get(entry.bucket, 1), HOT, multi_attribute_index=True)
+            event = _event(entry.bucket, entry.key, entry.size, entry.date)
+            batch.put_item(Item=entry_item(event, event.order_key, layout))
+
+
+@pytest.fixture(
+    scope="module", params=["moto", pytest.param("dynamodb_local", marks=pytest.mark.dynamodb_local)]
+)
+def table(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A table with the Z-order index holding DATA, on each engine, made once per module."""
+    name = "FileMetaData-sharded"
+    if request.param == "moto":
+        with mock_aws():
+            dynamodb = boto3.resource("dynamodb", region_name=REGION)
+            dynamodb.create_table(**schema.create_table_request(name, multi_attribute_index=True))
+            table = dynamodb.Table(name)
+            _write(table, DATA)
+            yield table
+        return
+    local: DynamoDBLocal = request.getfixturevalue("dynamodb_local")
+    dynamodb = boto3.resource(
+        "dynamodb",
+        endpoint_url=local.endpoint_url,
+        region_name=REGION,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    dynamodb.meta.client.create_table(**schema.create_table_request(name, multi_attribute_index=True))
+    dynamodb.meta.client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 0.1})
+    table = dynamodb.Table(name)
+    _write(table, DATA)
+    yield table
+    dynamodb.meta.client.delete_table(TableName=name)
+
+
+def _read_all(
+    reader: FileReader, query: FileQuery, *, limit: int, z_order_ready: bool = True
+) -> tuple[list[dict[str, Any]], list[int], set[Plan]]:
+    items: list[dict[str, Any]] = []
+    requests: list[int] = []
+    plans: set[Plan] = set()
+    start: ListCursor | None = None
+    for _ in range(len(DATA) + 5):
+        page = reader.list_files(query, limit=limit, start=start, z_order_ready=z_order_ready)
+        assert len(page.items) <= limit
+        items.extend(page.items)
+        requests.append(page.request_count)
+        plans.add(page.ordered_by)
+        if page.next_cursor is None:
+            return items, requests, plans
+        # The cursor travels as JSON, as inside the signed cursor.
+        start = ListCursor.from_json(json.loads(json.dumps(page.next_cursor.to_json())))
+    raise AssertionError("paging does not end")
+
+
+def _sort_value(plan: Plan, item: dict[str, Any]) -> Any:
+    if plan is Plan.SIZE:
+        return item["size"]
+    if plan is Plan.UPLOAD_DATE:
+        return item["uploadDate"]
+    return zorder.encode(zorder.epoch_millis(item["uploadDate"]), item["size"])
+
+
+def _check_answer(items: list[dict[str, Any]], expected: list[Truth], plan: Plan, ascending: bool) -> None:
+    keys = [item["objectKey"] for item in items]
+    assert len(keys) == len(set(keys)), "an item came twice"
+    assert set(keys) == {t.key for t in expected}
+    by_key = {t.key: t for t in expected}
+    for item in items:
+        truth = by_key[item["objectKey"]]
+        # The public item names the bucket and the user, never a shard value.
+        assert (item["bucketName"], item["uploadUser"], item["size"], item["uploadDate"]) == (
+            truth.bucket,
+            truth.user,
+            truth.size,
+            truth.date,
+        )
+    values = [_sort_value(plan, item) for item in items]
+    assert values == sorted(values, reverse=not ascending)
+
+
+def _in_box(t: Truth, query: FileQuery) -> bool:
+    if query.min_size is not None and t.size < query.min_size:
+        return False
+    if query.max_size is not None and t.size > query.max_size:
+        return False
+    if isinstance(query, UserQuery) and query.day_prefix is not None:
+        return t.date.startswith(query.day_prefix)
+    return (query.start is None or t.date >= query.start) and (query.end is None or t.date <= query.end)
+
+
+sizes = st.one_of(st.none(), st.sampled_from(SIZES), st.integers(0, 2 * 10**10))
+times = st.one_of(
+    st.none(), st.sampled_from(TIMES), st.sampled_from([t[:10] + "T00:00:00.000Z" for t in TIMES])
+)
+HYPOTHESIS = settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@HYPOTHESIS
+@given(
+    bucket=st.sampled_from(sorted(BUCKET_SHARDS)),
+    raise_to_sixteen=st.booleans(),
+    limit=st.integers(3, 40),
+    ascending=st.booleans(),
+    low=sizes,
+    high=sizes,
+)
+def test_sharded_bucket_lists_give_every_entry_once_in_size_order(
+    table: Any,
+    bucket: str,
+    raise_to_sixteen: bool,
+    limit: int,
+    ascending: bool,
+    low: int | None,
+    high: int | None,
+) -> None:
+    if low is not None and high is not None and low > high:
+        low, high = high, low
+    shards = 16 if raise_to_sixteen else BUCKET_SHARDS[bucket]
+    reader = FileReader(table, IndexLayout(shards, HOT))
+    query = BucketQuery(bucket=bucket, min_size=low, max_size=high, ascending=ascending)
+    items, _requests, plans = _read_all(reader, query, limit=limit)
+    assert plans == {Plan.SIZE}
+    _check_answer(items, [t for t in DATA if t.bucket == bucket and _in_box(t, query)], Plan.SIZE, ascending)
+    # Paging does not change the order: one long page gives the same sequence.
+    whole = reader.list_files(query, limit=1000)
+    assert whole.items == items
+
+
+@HYPOTHESIS
+@given(
+    user=st.sampled_from(USERS),
+    limit=st.integers(3, 40),
+    ascending=st.booleans(),
+    start=times,
+    end=times,
+    low=sizes,
+    day=st.booleans(),
+)
+def test_user_lists_of_a_hot_user_and_of_a_user_named_like_its_shard_stay_apart(
+    table: Any,
+    user: str,
+    limit: int,
+    ascending: bool,
+    start: str | None,
+    end: str | None,
+    low: int | None,
+    day: bool,
+) -> None:
+    if start is not None and end is not None and start > end:
+        start, end = end, start
+    if day and start is not None:
+        query = UserQuery(user=user, day_prefix=start[:11], min_size=low, ascending=ascending)
+    else:
+        query = UserQuery(user=user, start=start, end=end, min_size=low, ascending=ascending)
+    reader = FileReader(table, IndexLayout(16, HOT))
+    items, _, plans = _read_all(reader, query, limit=limit)
+    assert plans == {Plan.UPLOAD_DATE}
+    _check_answer(
+        items, [t for t in DATA if t.user == user and _in_box(t, query)], Plan.UPLOAD_DATE, ascending
+    )
+
+
+@HYPOTHESIS
+@given(
+    bucket=st.sampled_from(sorted(BUCKET_SHARDS)),
+    mode=st.sampled_from(["z", "z pending", "z off"]),
+    limit=st.integers(3, 30),
+    ascending=st.booleans(),
+    start=times,
+    end=st.sampled_from(TIMES),
+    low=sizes,
+    high=sizes,
+)
+def test_bucket_boxes_on_every_plan_equal_brute_force(
+    table: Any,
+    bucket: str,
+    mode: str,
+    limit: int,
+    ascending: bool,
+    start: str | None,
+    end: str,
+    low: int | None,
+    high: int | None,
+) -> None:
+    if start is not None and start > end:
+        start, end = end, start
+    if low is not None and high is not None and low > high:
+        low, high = high, low
+    layout = IndexLayout(BUCKET_SHARDS[bucket], HOT, multi_attribute_index=mode != "z off")
+    reader = FileReader(table, layout)
+    query = BucketQuery(bucket=bucket, min_size=low, max_size=high, start=start, end=end, ascending=ascending)
+    items, requests, plans = _read_all(reader, query, limit=limit, z_order_ready=mode != "z pending")
+    plan = Plan.Z_ORDER if mode == "z" else Plan.SIZE
+    assert plans == {plan}
+    _check_answer(items, [t for t in DATA if t.bucket == bucket and _in_box(t, query)], plan, ascending)
+    assert all(count <= page_request_budget(BUCKET_SHARDS[bucket], plan) for count in requests)
+
+
+def test_one_shard_reads_what_it_returns_in_one_query_per_page(table: Any) -> None:
+    reader = FileReader(table, IndexLayout())
+    page = reader.list_files(BucketQuery(bucket="one"), limit=25)
+    assert (len(page.items), page.scanned_count, page.request_count) == (25, 25, 1)
+    page = reader.list_files(UserQuery(user="alice"), limit=10)
+    assert (len(page.items), page.scanned_count, page.request_count) == (10, 10, 1)
+
+
+def test_sixteen_shards_cost_about_one_query_per_shard_per_page(table: Any) -> None:
+    reader = FileReader(table, IndexLayout(16))
+    page = reader.list_files(BucketQuery(bucket="sixteen"), limit=50)
+    assert len(page.items) == 50
+    assert 16 <= page.request_count <= 20
+    assert page.scanned_count <= 3 * 50
+
+
+def test_a_raise_of_the_shard_count_mid_list_loses_nothing_and_repeats_nothing(table: Any) -> None:
+    old = [Truth(f"alice/raise-{n:03d}", "raise", "alice", n % 9, TIMES[0]) for n in range(60)]
+    for shards, part in ((1, old[:30]), (4, old[30:])):
+        with table.batch_writer() as batch:
+            for t in part:
+                event = _event(t.bucket, t.key, t.size, t.date)
+                batch.put_item(Item=entry_item(event, event.order_key, IndexLayout(shards)))
+    query = BucketQuery(bucket="raise", ascending=True)
+    first = FileReader(table, IndexLayout(4)).list_files(query, limit=25)
+    assert first.next_cursor is not None
+    # Raised to 16: new uploads land in all sixteen shards, every one after the cursor's place.
+    new = [Truth(f"alice/raise-new-{n:03d}", "raise", "alice", 100 + n, TIMES[1]) for n in range(40)]
+    with table.batch_writer() as batch:
+        for t in new:
+            event = _event(t.bucket, t.key, t.size, t.date)
+            batch.put_item(Item=entry_item(event, event.order_key, IndexLayout(16)))
+    reader = FileReader(table, IndexLayout(16))
+    items = list(first.items)
+    start: ListCursor | None = ListCursor.from_json(first.next_cursor.to_json())
+    while start is not None:
+        page = reader.list_files(query, limit=7, start=start)
+        items.extend(page.items)
+        start = page.next_cursor
+    _check_answer(items, old + new, Plan.SIZE, ascending=True)
+    # A cursor naming more shards than are read now is refused, never half-read.
+    with pytest.raises(InvalidStartKey, match="made for 16 shards, more than the 4 read now"):
+        FileReader(table, IndexLayout(4)).list_files(
+            query, limit=5, start=ListCursor(Plan.SIZE, MergeCursor.start(16))
+        )
+
+
+def test_a_cursor_keeps_its_plan_and_a_z_order_cursor_is_refused_while_the_index_cannot_answer(
+    table: Any,
+) -> None:
+    reader = FileReader(table, IndexLayout(16, HOT, multi_attribute_index=True))
+    query = BucketQuery(bucket="sixteen", start=TIMES[0], end=TIMES[-1])
+    fallback = reader.list_files(query, limit=5, z_order_ready=False)
+    assert fallback.ordered_by is Plan.SIZE
+    assert fallback.next_cursor is not None
+    # The migration finished meanwhile: the list goes on in the order it started with.
+    start: ListCursor | None = fallback.next_cursor
+    items = list(fallback.items)
+    while start is not None:
+        page = reader.list_files(query, limit=9, start=start, z_order_ready=True)
+        assert page.ordered_by is Plan.SIZE
+        items.extend(page.items)
+        start = page.next_cursor
+    _check_answer(items, [t for t in DATA if t.bucket == "sixteen" and _in_box(t, query)], Plan.SIZE, False)
+
+    z_page = reader.list_files(query, limit=5)
+    assert z_page.ordered_by is Plan.Z_ORDER
+    assert z_page.next_cursor is not None
+    with pytest.raises(InvalidStartKey, match="Z-order index, which cannot answer now"):
+        reader.list_files(query, limit=5, start=z_page.next_cursor, z_order_ready=False)
+    with pytest.raises(InvalidStartKey, match="Z-order index, which cannot answer now"):
+        FileReader(table, IndexLayout(16, HOT)).list_files(query, limit=5, start=z_page.next_cursor)
+    # A plan that does not read the query, or a position outside it, is refused before any read.
+    size_only = BucketQuery(bucket="sixteen")
+    with pytest.raises(InvalidStartKey, match="zAddress plan"):
+        reader.list_files(size_only, limit=5, start=z_page.next_cursor)
+    outside = ListCursor(Plan.SIZE, MergeCursor((ShardCursor(Position(5, "k")),)))
+    with pytest.raises(InvalidStartKey, match="outside the query"):
+        reader.list_files(BucketQuery(bucket="one", min_size=10), limit=5, start=outside)
+
+
+def test_items_of_a_hot_users_shard_show_the_user_and_the_bucket(table: Any) -> None:
+    reader = FileReader(table, IndexLayout(16, HOT))
+    hot = [t for t in DATA if t.user == "bot" and t.bucket == "sixteen"]
+    stored = {t.key: table.get_item(Key={"objectKey": t.key})["Item"] for t in hot}
+    # The entries really are spread over the shards of both indexes.
+    assert len({item["uploadUser"] for item in stored.values()}) > 1
+    assert len({item["bucketName"] for item in stored.values()}) > 1
+    for t in hot:
+        assert reader.get_file(t.key) == {
+            "objectKey": t.key,
+            "bucketName": "sixteen",
+            "fileId": t.key.split("/", 1)[1],
+            "size": t.size,
+            "uploadUser": "bot",
+            "uploadDate": t.date,
+            "sequencer": "0055AED6DCD90281E5",
+            "eTag": "d41d8cd98f00b204e9800998ecf8427e",
+        }
