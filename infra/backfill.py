@@ -42,6 +42,7 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from aws_cdk import custom_resources as cr
 from constructs import Construct, IConstruct
 
+from file_index.layout import IndexLayout
 from infra.config import LogLevel, RemovalChoice
 from infra.nag import BASIC_EXECUTION_ROLE, acknowledge, arn_reference
 from infra.powertools_function import LOG_RETENTION, PowertoolsFunction
@@ -107,8 +108,11 @@ class Backfill(Construct):
         segments: int,
         log_level: LogLevel,
         removal: RemovalChoice,
+        layout: IndexLayout | None = None,
     ) -> None:
+        """`layout`: where the batch writers and repairs put entries, as the indexer does."""
         super().__init__(scope, construct_id)
+        layout = layout or IndexLayout()
         self._bucket = bucket
         self._layer = layer
         self._log_level = log_level
@@ -119,6 +123,7 @@ class Backfill(Construct):
             "KEY_LAYOUT": key_layout,
             "TOMBSTONE_TTL_DAYS": str(tombstone_ttl_days),
             "SCAN_SEGMENTS": str(segments),
+            **layout.to_env(),
         }
         self.functions: dict[str, lambda_.Function] = {}
 

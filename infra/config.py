@@ -6,20 +6,29 @@ resource is built: a typo must not deploy a stack that silently uses a default.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aws_cdk import RemovalPolicy
-
-from file_index import schema
+from file_index import schema, shards
 from file_index.key_layout import DEFAULT_LAYOUT, InvalidKeyLayoutError, KeyLayout
+from file_index.layout import DEFAULT_BUCKET_INDEX_SHARDS, IndexLayout, LayoutError, check_hot_users
 from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
+from infra import sizing
+from infra.sizing import IndexerSizing
 
-REQUIREMENTS = Path(__file__).resolve().parent.parent / "requirements.txt"
+if TYPE_CHECKING:
+    # Imported where it is used: the local stack reads this module, and importing the CDK starts jsii.
+    from aws_cdk import RemovalPolicy
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+REQUIREMENTS = REPO_ROOT / "requirements.txt"
+# The context `cdk synth` starts from (before `-c` overrides); the local stack reads the same file.
+CDK_JSON = REPO_ROOT / "cdk.json"
 
 
 def pinned_powertools_version(requirements: Path = REQUIREMENTS) -> str:
@@ -43,6 +52,8 @@ MAX_BACKFILL_BATCH_SIZE = 10_000
 # that runs them executes at most 40 at once.
 DEFAULT_RECONCILE_SEGMENTS = 8
 MAX_RECONCILE_SEGMENTS = 40
+# The indexer's timeout: a full batch must fit in part of it (`sizing.BATCH_TIMEOUT_SHARE`).
+INDEXER_TIMEOUT_SECONDS = 30
 
 # Loose on purpose: SNS confirms the address by mail, this only catches obvious typos at synth.
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -70,6 +81,8 @@ class RemovalChoice(StrEnum):
 
     @property
     def policy(self) -> RemovalPolicy:
+        from aws_cdk import RemovalPolicy
+
         return RemovalPolicy.DESTROY if self is RemovalChoice.DESTROY else RemovalPolicy.RETAIN
 
 
@@ -122,6 +135,15 @@ class StackConfig:
     reconcile_segments: int = DEFAULT_RECONCILE_SEGMENTS
     # None: no scheduled reconcile. Else an EventBridge schedule expression.
     reconcile_schedule: str | None = None
+    # Where entries live in the indexes (shards of the bucket index, hot users, the Z-order index): every
+    # function that writes or reads the index gets it as environment (`IndexLayout.to_env`).
+    layout: IndexLayout = field(
+        default_factory=lambda: IndexLayout(bucket_shards=DEFAULT_BUCKET_INDEX_SHARDS)
+    )
+    indexer_sizing: IndexerSizing = field(default_factory=IndexerSizing)
+
+    def __post_init__(self) -> None:
+        _check_indexer_sizing(self.indexer_sizing)
 
     @classmethod
     def from_context(cls, get: Callable[[str], Any]) -> StackConfig:
@@ -160,12 +182,92 @@ class StackConfig:
                 DEFAULT_RECONCILE_SEGMENTS,
             ),
             reconcile_schedule=_optional(get, "reconcileSchedule", _schedule, None),
+            layout=_layout(get),
+            indexer_sizing=IndexerSizing(
+                memory_mb=_optional(
+                    get,
+                    "indexerMemorySize",
+                    _int_between(sizing.MIN_MEMORY_MB, sizing.MAX_MEMORY_MB),
+                    sizing.DEFAULT_MEMORY_MB,
+                ),
+                batch_size=_optional(
+                    get, "indexerBatchSize", _int_between(1, sizing.MAX_BATCH_SIZE), sizing.DEFAULT_BATCH_SIZE
+                ),
+                max_batching_window_seconds=_optional(
+                    get,
+                    "indexerMaxBatchingWindowSeconds",
+                    _int_between(0, sizing.MAX_BATCHING_WINDOW_SECONDS),
+                    sizing.DEFAULT_MAX_BATCHING_WINDOW_SECONDS,
+                ),
+                max_concurrency=_optional(
+                    get,
+                    "indexerMaxConcurrency",
+                    _int_between(sizing.MIN_MAX_CONCURRENCY, sizing.MAX_MAX_CONCURRENCY),
+                    sizing.DEFAULT_MAX_CONCURRENCY,
+                ),
+            ),
         )
 
     @classmethod
     def from_mapping(cls, context: Mapping[str, Any]) -> StackConfig:
         """Validate a plain mapping of context keys (tests, scripts)."""
         return cls.from_context(context.get)
+
+    @classmethod
+    def from_cdk_json(cls, path: Path = CDK_JSON, overrides: Mapping[str, Any] | None = None) -> StackConfig:
+        """The configuration `cdk synth` would build from `path`'s context, with `overrides` as `-c` gives."""
+        return cls.from_mapping({**cdk_json_context(path), **(overrides or {})})
+
+
+def cdk_json_context(path: Path = CDK_JSON) -> dict[str, Any]:
+    """The `context` object of a cdk.json (feature flags included); ConfigError names a broken file."""
+    try:
+        document = json.loads(path.read_text())
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror}") from None
+    except ValueError as error:
+        raise ConfigError(f"{path} is not JSON: {error}") from None
+    context = document.get("context", {}) if isinstance(document, dict) else None
+    if not isinstance(context, dict):
+        raise ConfigError(f"{path}: 'context' must be a JSON object")
+    return context
+
+
+def _layout(get: Callable[[str], Any]) -> IndexLayout:
+    """The index layout, through `IndexLayout.from_context` once each key is in its JSON type.
+
+    `cdk -c key=value` passes strings, so a shard count, a hot-user map or the switch may arrive as text.
+    """
+    return IndexLayout.from_context(
+        {
+            "bucketIndexShards": _optional(
+                get,
+                "bucketIndexShards",
+                _int_between(1, shards.MAX_SHARD_COUNT),
+                DEFAULT_BUCKET_INDEX_SHARDS,
+            ),
+            "hotUsers": _optional(get, "hotUsers", _hot_users, dict[str, int]()),
+            "multiAttributeIndex": _optional(get, "multiAttributeIndex", _switch, False),
+        }
+    )
+
+
+def _check_indexer_sizing(indexer: IndexerSizing) -> None:
+    """The rules between the sizing keys that AWS (or the indexer's timeout) imposes."""
+    if indexer.batch_size > sizing.MAX_UNWINDOWED_BATCH_SIZE and indexer.max_batching_window_seconds < 1:
+        raise ConfigError(
+            f"context indexerBatchSize={indexer.batch_size} needs indexerMaxBatchingWindowSeconds of at "
+            f"least 1 (Lambda accepts SQS batches above {sizing.MAX_UNWINDOWED_BATCH_SIZE} only with a "
+            f"batching window), got {indexer.max_batching_window_seconds}; raise the window or lower the "
+            f"batch size to {sizing.MAX_UNWINDOWED_BATCH_SIZE}"
+        )
+    budget = INDEXER_TIMEOUT_SECONDS * sizing.BATCH_TIMEOUT_SHARE
+    if indexer.batch_cpu_seconds() > budget:
+        raise ConfigError(
+            f"context indexerBatchSize={indexer.batch_size} with indexerMemorySize={indexer.memory_mb} needs "
+            f"~{indexer.batch_cpu_seconds():.0f} s of CPU per batch, more than {budget:.0f} s of the "
+            f"indexer's {INDEXER_TIMEOUT_SECONDS} s timeout; lower the batch size or raise the memory"
+        )
 
 
 def _optional[T](get: Callable[[str], Any], key: str, parse: Callable[[str, Any], T], default: T) -> T:
@@ -205,6 +307,40 @@ def _positive_int(*, maximum: int) -> Callable[[str, Any], int]:
         return int(text)
 
     return parse
+
+
+def _int_between(minimum: int, maximum: int) -> Callable[[str, Any], int]:
+    def parse(key: str, value: Any) -> int:
+        text = str(value).strip() if not isinstance(value, bool) else ""
+        if not (text.isascii() and text.isdigit()) or not minimum <= int(text) <= maximum:
+            raise ConfigError(
+                f"context {key}={value!r} is invalid; allowed: an integer from {minimum} to {maximum}"
+            )
+        return int(text)
+
+    return parse
+
+
+def _hot_users(key: str, value: Any) -> dict[str, int]:
+    allowed = 'an object of user name -> shard count from 1 to 256, e.g. {"ingest-bot": 8}'
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ConfigError(f"context {key}={value!r} is invalid (not JSON); allowed: {allowed}") from None
+    try:
+        return check_hot_users(key, value)
+    except LayoutError as error:
+        raise ConfigError(f"context {key}={value!r} is invalid ({error}); allowed: {allowed}") from None
+
+
+def _switch(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "false"):
+        return text == "true"
+    raise ConfigError(f"context {key}={value!r} is invalid; allowed: true, false")
 
 
 def _table_name(key: str, value: Any) -> str:

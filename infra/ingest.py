@@ -19,29 +19,23 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk.interfaces.aws_s3 import IBucketRef
 from constructs import Construct
 
-from infra.config import EventSource, LogLevel, RemovalChoice
+from file_index.layout import IndexLayout
+from infra.config import INDEXER_TIMEOUT_SECONDS, EventSource, LogLevel, RemovalChoice
 from infra.nag import BASIC_EXECUTION_ROLE, acknowledge
 from infra.powertools_function import PowertoolsFunction
+from infra.sizing import IndexerSizing
 from infra.storage import grant_object_lookup
 
-INDEXER_TIMEOUT = Duration.seconds(30)
+INDEXER_TIMEOUT = Duration.seconds(INDEXER_TIMEOUT_SECONDS)
 # AWS's guidance for SQS event sources: at least six times the function timeout, so a message is not
-# handed to a second poller while the first invocation (and its retries of throttled batches) still runs.
-QUEUE_VISIBILITY_TIMEOUT = Duration.seconds(INDEXER_TIMEOUT.to_seconds() * 6)
+# handed to a second poller while the first invocation (and its retries of throttled batches) still runs;
+# plus the batching window, during which received messages already count down their visibility.
+VISIBILITY_TIMEOUT_FACTOR = 6
 # A message that failed this often is broken, not unlucky (throttling retries succeed well before).
 MAX_RECEIVE_COUNT = 5
 RETENTION = Duration.days(14)  # SQS's maximum: time to notice and redrive what reached the DLQ
 # S3 event messages are a few KB; SQS's classic 256 KiB limit leaves room for any key length (1,024 B).
 MAX_MESSAGE_SIZE_BYTES = 262_144
-# Up to 50 events per invocation: a burst of uploads costs one invocation per 50 objects instead of 10,
-# while a lone upload waits at most the 2 s window before it is searchable. The indexer does one
-# conditional write per event, so 50 events fit easily in its timeout. Partial batch responses keep a bad
-# message from costing the rest of its batch a retry.
-BATCH_SIZE = 50
-MAX_BATCHING_WINDOW = Duration.seconds(2)
-# Caps the pollers (and so concurrent writers): 10 invocations of 50 events absorb bursts of several
-# hundred uploads per second on an on-demand table, and leave the account's concurrency to other work.
-MAX_CONCURRENCY = 10
 OBJECT_EVENTS = (
     s3.EventType.OBJECT_CREATED,
     s3.EventType.OBJECT_REMOVED,
@@ -54,6 +48,13 @@ INDEXER_TABLE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem")
 # The EventBridge events of one object's life that change the index: the reasons (PutObject, CopyObject,
 # CompleteMultipartUpload, DeleteObject, Lifecycle Expiration, ...) are in the event's detail.
 EVENTBRIDGE_DETAIL_TYPES = ("Object Created", "Object Deleted")
+
+
+def queue_visibility_timeout(sizing: IndexerSizing) -> Duration:
+    """How long a received event stays invisible: long enough for its batching window and six timeouts."""
+    return Duration.seconds(
+        INDEXER_TIMEOUT.to_seconds() * VISIBILITY_TIMEOUT_FACTOR + sizing.max_batching_window_seconds
+    )
 
 
 @jsii.implements(s3.IBucketNotificationDestination)
@@ -108,8 +109,14 @@ class Ingest(Construct):
         log_level: LogLevel,
         removal: RemovalChoice,
         event_source: EventSource = EventSource.S3,
+        layout: IndexLayout | None = None,
+        sizing: IndexerSizing | None = None,
     ) -> None:
+        """`layout`: where the indexer puts entries; `sizing`: its memory and event source."""
         super().__init__(scope, construct_id)
+        layout = layout or IndexLayout()
+        sizing = sizing or IndexerSizing()
+        self.sizing = sizing
         self.dead_letter_queue = sqs.Queue(
             self,
             "DeadLetterQueue",
@@ -123,7 +130,7 @@ class Ingest(Construct):
             "EventQueue",
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
-            visibility_timeout=QUEUE_VISIBILITY_TIMEOUT,
+            visibility_timeout=queue_visibility_timeout(sizing),
             retention_period=RETENTION,
             max_message_size_bytes=MAX_MESSAGE_SIZE_BYTES,
             dead_letter_queue=sqs.DeadLetterQueue(
@@ -151,9 +158,11 @@ class Ingest(Construct):
                 "BUCKET_NAME": bucket.bucket_name,
                 "KEY_LAYOUT": key_layout,
                 "TOMBSTONE_TTL_DAYS": str(tombstone_ttl_days),
+                **layout.to_env(),
             },
             timeout=INDEXER_TIMEOUT,
-            memory_size=256,
+            # Memory buys CPU, which bounds how many records one instance indexes per second.
+            memory_size=sizing.memory_mb,
             layer=layer,
             log_level=log_level,
             removal=removal,
@@ -173,9 +182,9 @@ class Ingest(Construct):
         self.indexer.add_event_source(
             event_sources.SqsEventSource(
                 self.queue,
-                batch_size=BATCH_SIZE,
-                max_batching_window=MAX_BATCHING_WINDOW,
-                max_concurrency=MAX_CONCURRENCY,
+                batch_size=sizing.batch_size,
+                max_batching_window=Duration.seconds(sizing.max_batching_window_seconds),
+                max_concurrency=sizing.max_concurrency,
                 report_batch_item_failures=True,
             )
         )

@@ -16,6 +16,7 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from file_index.layout import IndexLayout
 from file_index.state import State
 from infra.config import ApiAuth, LogLevel, RemovalChoice
 from infra.nag import acknowledge, arn_reference
@@ -85,9 +86,12 @@ class SearchApi(Construct):
         api_auth: ApiAuth,
         log_level: LogLevel,
         removal: RemovalChoice,
+        layout: IndexLayout | None = None,
     ) -> None:
-        """`initial_state`: the bucket's index state while it has no state record (never built)."""
+        """`initial_state`: the bucket's index state while it has no state record (never built);
+        `layout`: which partition key values and indexes a search reads."""
         super().__init__(scope, construct_id)
+        layout = layout or IndexLayout()
         # The HMAC key of paging cursors: random, never leaves AWS, read once per cold start.
         self.cursor_secret = secretsmanager.Secret(
             self,
@@ -112,6 +116,7 @@ class SearchApi(Construct):
                 "QUEUE_URL": queue.queue_url,
                 "DEAD_LETTER_QUEUE_URL": dead_letter_queue.queue_url,
                 "INDEX_INITIAL_STATE": initial_state.value,
+                **layout.to_env(),
             },
             timeout=SEARCH_TIMEOUT,
             # pydantic validation and the OpenAPI schema make the cold start CPU-bound: memory buys CPU.

@@ -13,6 +13,7 @@ from infra.backfill import Backfill
 from infra.config import StackConfig
 from infra.dashboard import Dashboard
 from infra.ingest import RETENTION, Ingest
+from infra.layout_guard import LayoutGuard
 from infra.powertools_function import powertools_layer
 from infra.search_api import SearchApi
 from infra.storage import Storage
@@ -32,6 +33,18 @@ class FileSearchStack(Stack):
             table_name=config.table_name,
             removal=config.removal,
             existing_bucket_name=config.existing_bucket_name,
+            multi_attribute_index=config.layout.multi_attribute_index,
+        )
+        self.layout_guard = LayoutGuard(
+            self,
+            "IndexLayoutGuard",
+            layout=config.layout,
+            # The name from the context, not the table's reference: the table waits for the guard.
+            table_name=config.table_name,
+            bucket_name=self.storage.bucket.bucket_name,
+            layer=layer,
+            log_level=config.log_level,
+            removal=config.removal,
         )
         self.ingest = Ingest(
             self,
@@ -44,6 +57,8 @@ class FileSearchStack(Stack):
             log_level=config.log_level,
             removal=config.removal,
             event_source=config.event_source,
+            layout=config.layout,
+            sizing=config.indexer_sizing,
         )
         self.search_api = SearchApi(
             self,
@@ -59,6 +74,7 @@ class FileSearchStack(Stack):
             api_auth=config.api_auth,
             log_level=config.log_level,
             removal=config.removal,
+            layout=config.layout,
         )
         self.backfill = Backfill(
             self,
@@ -73,6 +89,14 @@ class FileSearchStack(Stack):
             segments=config.reconcile_segments,
             log_level=config.log_level,
             removal=config.removal,
+            layout=config.layout,
+        )
+        # The indexer's subtree holds its event source mapping.
+        self.layout_guard.runs_before(
+            self.storage.table,
+            self.ingest.indexer,
+            self.search_api.function,
+            *self.backfill.functions.values(),
         )
         if self.storage.imports_bucket:
             # Live events flow before the listing starts, so nothing changed during the run is missed.

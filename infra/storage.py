@@ -72,12 +72,14 @@ class Storage(Construct):
         table_name: str,
         removal: RemovalChoice,
         existing_bucket_name: str | None = None,
+        multi_attribute_index: bool = False,
     ) -> None:
+        """`multi_attribute_index`: the table also gets the Z-order index (`schema.Z_ORDER_INDEX`)."""
         super().__init__(scope, construct_id)
         destroy = removal is RemovalChoice.DESTROY
         removal_policy = removal.policy
 
-        self.table = self._table(table_name, removal)
+        self.table = self._table(table_name, removal, multi_attribute_index=multi_attribute_index)
         # An existing bucket may hold objects that were never indexed: its index starts BUILDING.
         self.imports_bucket = existing_bucket_name is not None
         if existing_bucket_name is not None:
@@ -110,7 +112,9 @@ class Storage(Construct):
             auto_delete_objects=destroy,
         )
 
-    def _table(self, table_name: str, removal: RemovalChoice) -> dynamodb.Table:
+    def _table(
+        self, table_name: str, removal: RemovalChoice, *, multi_attribute_index: bool
+    ) -> dynamodb.Table:
         destroy = removal is RemovalChoice.DESTROY
         table = dynamodb.Table(
             self,
@@ -129,7 +133,9 @@ class Storage(Construct):
             deletion_protection=not destroy,
             removal_policy=removal.policy,
         )
-        for index in schema.GLOBAL_INDEXES:
+        # CloudFormation adds or removes at most one GSI per update: switching the third index on or off
+        # is one such change.
+        for index in schema.global_indexes(multi_attribute_index):
             table.add_global_secondary_index(
                 index_name=index.name,
                 partition_key=_attribute(index.partition_key),

@@ -1,6 +1,9 @@
 """`python -m local_stack.serve` (`make serve`): the local stack in the foreground.
 
 Binds 127.0.0.1 only, on `API_PORT` (default 8000) and `AWS_PORT` (default 5000; 0 picks a free port).
+The configuration is the CDK app's, from the repository's `cdk.json` context (shard counts, hot users,
+the Z-order index, the key layout); the stack logs the index layout it uses and names it in the READY
+line (`indexLayout`).
 `KEY_LAYOUT`, `TOMBSTONE_TTL_DAYS`, `DOWNLOAD_URL_EXPIRY_SECONDS` and `POWERTOOLS_LOG_LEVEL` reach the
 handlers as they would in Lambda. `AWS_ENDPOINT_URL_DYNAMODB` puts the table in another DynamoDB engine,
 e.g. DynamoDB Local (started with -inMemory), while S3, SQS and Secrets Manager stay on moto.
@@ -81,7 +84,7 @@ def main() -> int:
             aws_port=aws_port,
             api_port=api_port,
             # The handlers' own settings pass through, as a deployer would set them on the functions.
-            key_layout=os.environ.get("KEY_LAYOUT", "default"),
+            key_layout=os.environ.get("KEY_LAYOUT") or None,
             log_level=os.environ.get("POWERTOOLS_LOG_LEVEL", "INFO"),
             # Another DynamoDB engine for the table, e.g. DynamoDB Local; moto's by default.
             dynamodb_endpoint=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or None,

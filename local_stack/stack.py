@@ -6,6 +6,11 @@ table from the same definitions, the cursor signing secret), points the in-proce
 the environment variables of their contract, and runs the indexer behind a stand-in for the SQS event
 source mapping and the search handler behind a stand-in for API Gateway.
 
+The stack follows the CDK app's configuration: it reads the repository's `cdk.json` context with the
+app's own reader (`infra.config.StackConfig`), so the table gets the indexes the deployed one gets (the
+Z-order index with `multiAttributeIndex: true`) and the handlers get the same index layout (shard counts,
+hot users) and key layout. `context={...}` overrides keys as `cdk -c key=value` does.
+
 With `dynamodb_endpoint` (serve reads `AWS_ENDPOINT_URL_DYNAMODB`), the table lives in another DynamoDB
 engine instead, such as DynamoDB Local, AWS's own emulator; everything else stays on moto.
 
@@ -28,7 +33,8 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 from unittest import mock
@@ -39,6 +45,7 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoReque
 from werkzeug.serving import BaseWSGIServer, make_server
 
 from file_index import schema
+from infra.config import CDK_JSON, ConfigError, StackConfig
 from local_stack.api_gateway import ApiGatewayServer
 from local_stack.event_source import LambdaHandler, LocalLambdaContext, SqsEventSourcePoller
 
@@ -79,6 +86,10 @@ class PortUnavailableError(StackStartError):
         self.port = port
 
 
+class InvalidConfigurationError(StackStartError):
+    """cdk.json (or an override) holds a value the CDK app would refuse; the message names the key."""
+
+
 class TableExistsError(StackStartError):
     """The DynamoDB engine the stack was pointed at already holds the table."""
 
@@ -97,19 +108,26 @@ class LocalFileSearch:
         api_port: int = 8000,
         bucket: str = DEFAULT_BUCKET,
         region: str = REGION,
-        key_layout: str = "default",
+        key_layout: str | None = None,
         visibility_timeout: int = 30,
         max_receive_count: int = MAX_RECEIVE_COUNT,
         log_level: str = "INFO",
         poll_wait_seconds: int = 1,
         dynamodb_endpoint: str | None = None,
+        context: Mapping[str, Any] | None = None,
+        cdk_json: Path = CDK_JSON,
     ) -> None:
+        """`context`: cdk.json context keys to override; `key_layout`: KEY_LAYOUT, cdk.json's when None."""
+        try:
+            self.config = StackConfig.from_cdk_json(cdk_json, context)
+        except ConfigError as error:
+            raise InvalidConfigurationError(str(error)) from None
         self.bucket = bucket
         self.region = region
-        self.table_name = schema.TABLE_NAME
+        self.table_name = self.config.table_name
         self._aws_port = aws_port
         self._api_port = api_port
-        self._key_layout = key_layout
+        self._key_layout = key_layout if key_layout is not None else self.config.key_layout
         self._visibility_timeout = visibility_timeout
         self._max_receive_count = max_receive_count
         self._log_level = log_level
@@ -219,8 +237,9 @@ class LocalFileSearch:
         assert self._api is not None, "start() first"
         return self._api.url
 
-    def describe(self) -> dict[str, str]:
+    def describe(self) -> dict[str, Any]:
         """What a client needs to talk to the stack (the object of serve's READY line)."""
+        layout = self.config.layout
         return {
             "apiUrl": self.api_url,
             "awsEndpoint": self.aws_endpoint,
@@ -231,6 +250,12 @@ class LocalFileSearch:
             "table": self.table_name,
             "dynamodbEndpoint": self.dynamodb_endpoint,
             "secretArn": self.secret_arn,
+            # In cdk.json's terms: what an admin command run against this stack must be told.
+            "indexLayout": {
+                "bucketIndexShards": layout.bucket_shards,
+                "hotUsers": dict(layout.hot_users),
+                "multiAttributeIndex": layout.multi_attribute_index,
+            },
         }
 
     def client(self, service: str) -> Any:
@@ -345,8 +370,13 @@ class LocalFileSearch:
         self._configure_notifications(s3)
 
         dynamodb = self.client("dynamodb")
+        layout = self.config.layout
         try:
-            dynamodb.create_table(**schema.create_table_request(self.table_name))
+            dynamodb.create_table(
+                **schema.create_table_request(
+                    self.table_name, multi_attribute_index=layout.multi_attribute_index
+                )
+            )
         except dynamodb.exceptions.ResourceInUseException:
             # Never delete a table the stack did not create: the user decides what happens to its items.
             raise TableExistsError(
@@ -359,6 +389,12 @@ class LocalFileSearch:
             TimeToLiveSpecification={"Enabled": True, "AttributeName": schema.TTL_ATTRIBUTE},
         )
 
+        logger.info(
+            "index layout: bucketIndexShards=%d, hotUsers=%s, multiAttributeIndex=%s",
+            layout.bucket_shards,
+            json.dumps(dict(layout.hot_users), sort_keys=True),
+            str(layout.multi_attribute_index).lower(),
+        )
         self.secret_arn = self.client("secretsmanager").create_secret(
             Name=SECRET_NAME, SecretString=secrets.token_urlsafe(32)
         )["ARN"]
@@ -402,6 +438,8 @@ class LocalFileSearch:
             "DEAD_LETTER_QUEUE_URL": self.dlq_url,
             "CURSOR_SECRET_ARN": self.secret_arn,
             "KEY_LAYOUT": self._key_layout,
+            # Where entries live in the indexes: the same variables the CDK app gives the functions.
+            **self.config.layout.to_env(),
             "POWERTOOLS_LOG_LEVEL": self._log_level,
             # No X-Ray daemon and no CloudWatch here: traces would fail, metrics would only be noise.
             "POWERTOOLS_TRACE_DISABLED": "true",

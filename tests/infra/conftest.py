@@ -47,6 +47,16 @@ IMPORTED_S3_OVERRIDES = {
 }
 # A bucket the stack creates, sending its events through EventBridge.
 EVENTBRIDGE_OVERRIDES = {"eventSource": "eventbridge"}
+# A large deployment: more shards, a hot uploader, the Z-order index, a bigger indexer.
+LAYOUT_OVERRIDES = {
+    "bucketIndexShards": 32,
+    "hotUsers": {"ingest-bot": 8},
+    "multiAttributeIndex": True,
+    "indexerMemorySize": 3008,
+    "indexerBatchSize": 500,
+    "indexerMaxBatchingWindowSeconds": 5,
+    "indexerMaxConcurrency": 50,
+}
 
 
 def cdk_json_context() -> dict[str, Any]:
@@ -127,7 +137,13 @@ def eventbridge_synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
     return synthesize(tmp_path_factory.mktemp("cdk-eventbridge"), EVENTBRIDGE_OVERRIDES)
 
 
-SYNTHS = ["default", "dev", "imported", "imported_s3", "eventbridge"]
+@pytest.fixture(scope="session")
+def layout_synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    """More shards, a hot user, the Z-order index and a bigger indexer."""
+    return synthesize(tmp_path_factory.mktemp("cdk-layout"), LAYOUT_OVERRIDES)
+
+
+SYNTHS = ["default", "dev", "imported", "imported_s3", "eventbridge", "layout"]
 
 
 @pytest.fixture(params=SYNTHS)

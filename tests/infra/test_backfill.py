@@ -289,6 +289,8 @@ def test_backfill_functions_get_the_shared_environment(synth: Synth, handler: st
         "KEY_LAYOUT": config.key_layout,
         "TOMBSTONE_TTL_DAYS": str(config.tombstone_ttl_days),
         "SCAN_SEGMENTS": str(config.reconcile_segments),
+        # The batch writers and repairs place entries as the indexer does.
+        **config.layout.to_env(),
         "POWERTOOLS_SERVICE_NAME": "backfill",
         "POWERTOOLS_METRICS_NAMESPACE": "S3FileSearch",
         "POWERTOOLS_LOG_LEVEL": "INFO",

@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 
 from file_index import schema, writer
+from file_index.layout import IndexLayout
 from infra.config import ApiAuth, ConfigError, EventSource, LogLevel, RemovalChoice, StackConfig
+from infra.sizing import IndexerSizing
 from tests.infra.conftest import REPO_ROOT, cdk_json_context
 
 pytestmark = pytest.mark.xdist_group("infra")
@@ -58,6 +60,13 @@ def test_every_documented_key_is_in_cdk_json() -> None:
         "backfillBatchSize",
         "reconcileSegments",
         "reconcileSchedule",
+        "bucketIndexShards",
+        "hotUsers",
+        "multiAttributeIndex",
+        "indexerMemorySize",
+        "indexerBatchSize",
+        "indexerMaxBatchingWindowSeconds",
+        "indexerMaxConcurrency",
     ):
         assert key in context
 
@@ -156,6 +165,26 @@ def test_eventbridge_schedules_are_accepted(schedule: str) -> None:
         ("reconcileSchedule", "cron(0 3 * * *)", "a cron expression has 6 fields"),
         ("reconcileSchedule", "cron(0 3 1 * MON *)", "day-of-month or day-of-week must be '?'"),
         ("reconcileSchedule", 7, "an EventBridge schedule"),
+        ("bucketIndexShards", 0, "an integer from 1 to 256"),
+        ("bucketIndexShards", "257", "an integer from 1 to 256"),
+        ("bucketIndexShards", True, "an integer from 1 to 256"),
+        ("bucketIndexShards", 8.5, "an integer from 1 to 256"),
+        ("hotUsers", {"ingest-bot": 0}, "an object of user name -> shard count from 1 to 256"),
+        ("hotUsers", {"ingest-bot": 257}, "an object of user name -> shard count from 1 to 256"),
+        ("hotUsers", {"bot#1": 2}, "contains '#'"),
+        ("hotUsers", {"": 2}, "a user name must be a non-empty string"),
+        ("hotUsers", ["ingest-bot"], "an object of user name -> shard count"),
+        ("hotUsers", "ingest-bot=8", "not JSON"),
+        ("multiAttributeIndex", "yes", "true, false"),
+        ("multiAttributeIndex", 1, "true, false"),
+        ("indexerMemorySize", 127, "an integer from 128 to 10240"),
+        ("indexerMemorySize", 10241, "an integer from 128 to 10240"),
+        ("indexerBatchSize", 0, "an integer from 1 to 10000"),
+        ("indexerBatchSize", 10001, "an integer from 1 to 10000"),
+        ("indexerMaxBatchingWindowSeconds", 301, "an integer from 0 to 300"),
+        ("indexerMaxBatchingWindowSeconds", -1, "an integer from 0 to 300"),
+        ("indexerMaxConcurrency", 1, "an integer from 2 to 1000"),
+        ("indexerMaxConcurrency", 1001, "an integer from 2 to 1000"),
     ],
 )
 def test_a_bad_value_names_its_key_and_the_allowed_values(key: str, value: Any, allowed: str) -> None:
@@ -243,3 +272,145 @@ def test_the_tombstone_expiry_default_is_the_writers() -> None:
     """One default for the stack, the indexer and the backfill: the writer's."""
     assert StackConfig().tombstone_ttl_days == writer.DEFAULT_TOMBSTONE_TTL_DAYS
     assert "DEFAULT_TOMBSTONE_TTL_DAYS =" not in (REPO_ROOT / "infra" / "config.py").read_text()
+
+
+# --- the index layout and the indexer's sizing -----------------------------------------------------------
+
+
+def test_the_default_layout_shards_every_bucket_16_ways_with_two_indexes() -> None:
+    config = StackConfig.from_mapping(cdk_json_context())
+
+    assert config.layout == IndexLayout(bucket_shards=16)
+    assert StackConfig.from_mapping({}).layout == IndexLayout(bucket_shards=16)
+    assert not config.layout.multi_attribute_index
+    assert dict(config.layout.hot_users) == {}
+
+
+def test_layout_keys_parse_from_json_and_from_the_command_lines_strings() -> None:
+    """`cdk -c bucketIndexShards=32` passes strings; cdk.json passes JSON types. Both give one layout."""
+    expected = IndexLayout(bucket_shards=32, hot_users={"ingest-bot": 8}, multi_attribute_index=True)
+
+    from_json = StackConfig.from_mapping(
+        {"bucketIndexShards": 32, "hotUsers": {"ingest-bot": 8}, "multiAttributeIndex": True}
+    )
+    from_cli = StackConfig.from_mapping(
+        {"bucketIndexShards": "32", "hotUsers": '{"ingest-bot": 8}', "multiAttributeIndex": "true"}
+    )
+
+    assert from_json.layout == expected
+    assert from_cli.layout == expected
+    assert StackConfig.from_mapping({"multiAttributeIndex": "false"}).layout.multi_attribute_index is False
+
+
+def test_the_default_sizing_indexes_at_least_10000_records_per_second() -> None:
+    """The arithmetic of infra/sizing.py, with the measured 571 us of CPU per record."""
+    sizing = StackConfig.from_mapping(cdk_json_context()).indexer_sizing
+
+    assert sizing == IndexerSizing(
+        memory_mb=1769, batch_size=100, max_batching_window_seconds=1, max_concurrency=10
+    )
+    assert sizing.vcpu_share == 1.0
+    assert sizing.records_per_second() == pytest.approx(10 / 571e-6)
+    assert sizing.records_per_second() >= 10_000
+    # The 0.2.0 sizing: a seventh of a vCPU, ten pollers.
+    before = IndexerSizing(memory_mb=256, batch_size=50, max_batching_window_seconds=2, max_concurrency=10)
+    assert before.records_per_second() == pytest.approx(2534, abs=1)
+
+
+def test_memory_above_one_vcpu_buys_no_more_records_and_slow_writes_bound_the_rate() -> None:
+    big = IndexerSizing(memory_mb=10_240)
+
+    assert big.vcpu_share == 1.0
+    assert big.records_per_second() == IndexerSizing().records_per_second()
+    # 32 writes in flight at 50 ms each: 640 records/s per instance, whatever the CPU.
+    assert IndexerSizing().records_per_second(write_latency_seconds=0.05) == pytest.approx(6400)
+
+
+def test_sizing_keys_parse_into_the_indexers_sizing() -> None:
+    config = StackConfig.from_mapping(
+        {
+            "indexerMemorySize": "3008",
+            "indexerBatchSize": 500,
+            "indexerMaxBatchingWindowSeconds": "5",
+            "indexerMaxConcurrency": 50,
+        }
+    )
+
+    assert config.indexer_sizing == IndexerSizing(
+        memory_mb=3008, batch_size=500, max_batching_window_seconds=5, max_concurrency=50
+    )
+
+
+def test_a_batch_above_10_without_a_batching_window_is_refused_naming_both_keys() -> None:
+    with pytest.raises(ConfigError) as raised:
+        StackConfig.from_mapping({"indexerBatchSize": 11, "indexerMaxBatchingWindowSeconds": 0})
+
+    message = str(raised.value)
+    assert "context indexerBatchSize=11 needs indexerMaxBatchingWindowSeconds of at least 1" in message
+    assert "got 0" in message
+    # Ten records need no window.
+    assert StackConfig.from_mapping(
+        {"indexerBatchSize": 10, "indexerMaxBatchingWindowSeconds": 0}
+    ).indexer_sizing == IndexerSizing(batch_size=10, max_batching_window_seconds=0)
+
+
+def test_a_batch_that_cannot_finish_within_the_timeout_is_refused() -> None:
+    with pytest.raises(ConfigError) as raised:
+        StackConfig.from_mapping({"indexerBatchSize": 5000, "indexerMemorySize": 128})
+
+    message = str(raised.value)
+    assert "context indexerBatchSize=5000 with indexerMemorySize=128 needs ~39 s of CPU per batch" in message
+    assert "30 s timeout" in message
+
+
+def test_app_py_refuses_a_bad_layout_naming_the_key() -> None:
+    env = {
+        **os.environ,
+        "CDK_CONTEXT_JSON": json.dumps({**cdk_json_context(), "hotUsers": {"ingest-bot": 0}}),
+        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+    }
+
+    result = subprocess.run(
+        [sys.executable, "app.py"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+    assert result.returncode != 0
+    assert "ConfigError: context hotUsers={'ingest-bot': 0} is invalid" in result.stderr
+
+
+def test_cdk_json_is_read_by_one_reader(tmp_path: Any) -> None:
+    """The local stack and the bench read cdk.json through `from_cdk_json`, with `-c`-like overrides."""
+    cdk_json = tmp_path / "cdk.json"
+    cdk_json.write_text(json.dumps({"app": "python3 app.py", "context": {"bucketIndexShards": 4}}))
+
+    assert StackConfig.from_cdk_json(cdk_json).layout == IndexLayout(bucket_shards=4)
+    assert StackConfig.from_cdk_json(cdk_json, {"bucketIndexShards": 8}).layout == IndexLayout(
+        bucket_shards=8
+    )
+    assert StackConfig.from_cdk_json() == StackConfig.from_mapping(cdk_json_context())
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(None, "cannot read"), ("{", "is not JSON"), ('{"context": []}', "'context' must be a JSON object")],
+)
+def test_a_broken_cdk_json_is_named(tmp_path: Any, content: str | None, message: str) -> None:
+    cdk_json = tmp_path / "cdk.json"
+    if content is not None:
+        cdk_json.write_text(content)
+
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        StackConfig.from_cdk_json(cdk_json)
+
+
+def test_reading_the_configuration_does_not_start_the_cdk() -> None:
+    """The local stack reads the configuration; importing aws_cdk would start a jsii node process."""
+    probe = (
+        "import sys, infra.config, local_stack.stack; print('aws_cdk' in sys.modules, 'jsii' in sys.modules)"
+    )
+
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=True
+    )
+
+    assert result.stdout.split() == ["False", "False"]

@@ -12,7 +12,7 @@ from aws_cdk.assertions import Match
 
 from file_index import schema
 from infra import alarms as alarms_module
-from infra import ingest, powertools_function, search_api
+from infra import powertools_function, search_api
 from infra.config import RemovalChoice
 from tests.infra.conftest import STACK_NAME, Synth
 
@@ -27,7 +27,8 @@ BACKFILL_HANDLERS = [
     "backfill.handler.finish_run",
     "backfill.handler.fail_run",
 ]
-ALL_HANDLERS = [INDEXER_HANDLER, SEARCH_HANDLER, *BACKFILL_HANDLERS]
+GUARD_HANDLER = "layout_guard.handler.lambda_handler"
+ALL_HANDLERS = [INDEXER_HANDLER, SEARCH_HANDLER, *BACKFILL_HANDLERS, GUARD_HANDLER]
 
 
 def function(synth: Synth, handler: str) -> tuple[str, dict[str, Any]]:
@@ -280,13 +281,11 @@ def test_indexer_drains_the_queue_with_partial_batch_responses(default_synth: Sy
         "EventSourceArn": get_att(queue_id),
         "FunctionName": {"Ref": indexer_id},
         "FunctionResponseTypes": ["ReportBatchItemFailures"],
-        "BatchSize": ingest.BATCH_SIZE,
-        "MaximumBatchingWindowInSeconds": ingest.MAX_BATCHING_WINDOW.to_seconds(),
-        "ScalingConfig": {"MaximumConcurrency": ingest.MAX_CONCURRENCY},
+        # cdk.json's sizing (infra/sizing.py): 100 records, a 1 s window, 10 concurrent batches.
+        "BatchSize": 100,
+        "MaximumBatchingWindowInSeconds": 1,
+        "ScalingConfig": {"MaximumConcurrency": 10},
     }
-    # SQS accepts batches above 10 only with a batching window.
-    assert ingest.BATCH_SIZE <= 10 or ingest.MAX_BATCHING_WINDOW.to_seconds() >= 1
-    assert 2 <= ingest.MAX_CONCURRENCY <= 1000
 
 
 # --- functions ----------------------------------------------------------------------------------------
@@ -377,6 +376,10 @@ def test_indexer_environment_is_the_contract(default_synth: Synth) -> None:
         "BUCKET_NAME": {"Ref": default_synth.logical_id(default_synth.stack.storage.bucket)},
         "KEY_LAYOUT": "default",
         "TOMBSTONE_TTL_DAYS": "30",
+        # cdk.json's index layout: 16 shards per bucket, no hot user, no Z-order index.
+        "BUCKET_INDEX_SHARDS": "16",
+        "HOT_USERS": "{}",
+        "MULTI_ATTRIBUTE_INDEX": "false",
         "POWERTOOLS_SERVICE_NAME": "indexer",
         "POWERTOOLS_METRICS_NAMESPACE": "S3FileSearch",
         "POWERTOOLS_LOG_LEVEL": "INFO",
@@ -396,6 +399,9 @@ def test_search_environment_is_the_contract(default_synth: Synth) -> None:
         "DEAD_LETTER_QUEUE_URL": {"Ref": default_synth.logical_id(ingest_.dead_letter_queue)},
         # The stack created the bucket empty: every object since has an event, so the index is complete.
         "INDEX_INITIAL_STATE": "READY",
+        "BUCKET_INDEX_SHARDS": "16",
+        "HOT_USERS": "{}",
+        "MULTI_ATTRIBUTE_INDEX": "false",
         "POWERTOOLS_SERVICE_NAME": "search",
         "POWERTOOLS_METRICS_NAMESPACE": "S3FileSearch",
         "POWERTOOLS_LOG_LEVEL": "INFO",

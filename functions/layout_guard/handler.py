@@ -1,0 +1,139 @@
+"""The index layout guard, a CloudFormation custom resource (`Custom::IndexLayoutGuard`).
+
+CloudFormation invokes the function with the resource's properties (`layout_guard.guard`): the table
+name, the bucket and the layout. The table, the functions and the event source mapping wait for this
+resource, so it runs before any of them changes, and its answer decides:
+
+- Create: accepted. If the Z-order index is on and the table already exists with entries (a stack upgraded
+  from a release without the guard), the bucket's index state is marked `zOrderPending`.
+- Update: refused (the deployment fails and rolls back, nothing else changed) when a shard count goes
+  down, with a message naming both values. Switching the Z-order index on marks `zOrderPending`.
+  A rollback is never refused: when a deployment that raised a count fails later, CloudFormation rolls
+  the guard back to the lower count, and refusing that would leave the stack in UPDATE_ROLLBACK_FAILED.
+  Entries written under the higher count in the meantime are found again once it is deployed again.
+- Delete: accepted; nothing to undo.
+
+The function answers CloudFormation itself (an HTTPS PUT of the result to the request's presigned
+`ResponseURL`) and answers on every path, errors included: a custom resource that never answers holds
+the stack for an hour.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+import boto3
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from file_index.config import ConfigError, SdkSettings
+from file_index.state import IndexStateStore
+from layout_guard.guard import (
+    GuardedLayout,
+    InvalidPropertiesError,
+    LayoutChangeRefusedError,
+    check_change,
+    holds_entries,
+    z_order_turns_on,
+)
+
+logger = Logger()
+
+SUCCESS = "SUCCESS"
+FAILED = "FAILED"
+# CloudFormation shows at most 4 KB of a reason.
+MAX_REASON_CHARS = 3800
+RESPONSE_TIMEOUT_SECONDS = 10
+
+
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> None:
+    physical_id = event.get("PhysicalResourceId") or f"index-layout-guard-{event.get('LogicalResourceId')}"
+    try:
+        sdk = SdkSettings().botocore_config()
+        cloudformation = boto3.client("cloudformation", config=sdk)
+        data = handle(
+            event,
+            dynamodb=boto3.client("dynamodb", config=sdk),
+            stack_status=lambda stack_id: cloudformation.describe_stacks(StackName=stack_id)["Stacks"][0][
+                "StackStatus"
+            ],
+        )
+    except (LayoutChangeRefusedError, InvalidPropertiesError, ConfigError) as error:
+        logger.error("index layout change refused", extra={"reason": str(error)})
+        respond(event, FAILED, physical_id, reason=str(error))
+        return
+    except Exception as error:  # an unanswered custom resource holds the stack for an hour
+        logger.exception("index layout guard failed")
+        respond(event, FAILED, physical_id, reason=f"the index layout guard failed: {error!r}")
+        return
+    respond(event, SUCCESS, physical_id, data=data)
+
+
+def handle(event: dict[str, Any], *, dynamodb: Any, stack_status: Callable[[str], str]) -> dict[str, str]:
+    """Decide one request; returns the resource's attributes, raises when the change is refused.
+
+    `stack_status(stack_id)`: the stack's status (CloudFormation's DescribeStacks), asked only when a
+    change would be refused, to let a rollback through.
+    """
+    request = event["RequestType"]
+    if request == "Delete":
+        return {}
+    new = GuardedLayout.from_properties(event["ResourceProperties"])
+    old = GuardedLayout.from_properties(event["OldResourceProperties"]) if request == "Update" else None
+    if old is not None:
+        try:
+            check_change(old.layout, new.layout)
+        except LayoutChangeRefusedError as refusal:
+            if not stack_status(event["StackId"]).endswith("ROLLBACK_IN_PROGRESS"):
+                raise
+            logger.warning(
+                "rolling back to a lower shard count: entries written under the higher one are hidden "
+                "until it is deployed again",
+                extra={"change": str(refusal)},
+            )
+    pending = False
+    if z_order_turns_on(old.layout if old else None, new.layout):
+        # An update always had a table, written by functions that did not write `zAddress`; a create
+        # finds one only when the stack predates the guard.
+        pending = old is not None or holds_entries(dynamodb, new.table_name)
+        if pending:
+            IndexStateStore(dynamodb, new.table_name).mark_z_order_pending(new.bucket_name)
+            logger.info(
+                "Z-order index switched on for a table with entries: marked zOrderPending until a migration",
+                extra={"table": new.table_name, "bucket": new.bucket_name},
+            )
+    return {"ZOrderPendingMarked": "true" if pending else "false"}
+
+
+def respond(
+    event: dict[str, Any],
+    status: str,
+    physical_id: str,
+    *,
+    reason: str | None = None,
+    data: dict[str, str] | None = None,
+) -> None:
+    """Send the result to CloudFormation's presigned S3 URL for this request."""
+    body = json.dumps(
+        {
+            "Status": status,
+            "Reason": (reason or status)[:MAX_REASON_CHARS],
+            "PhysicalResourceId": physical_id,
+            "StackId": event["StackId"],
+            "RequestId": event["RequestId"],
+            "LogicalResourceId": event["LogicalResourceId"],
+            "Data": data or {},
+        }
+    ).encode()
+    request = urllib.request.Request(  # noqa: S310 (CloudFormation's https URL)
+        event["ResponseURL"],
+        data=body,
+        method="PUT",
+        # The presigned URL was signed with an empty content type.
+        headers={"Content-Type": "", "Content-Length": str(len(body))},
+    )
+    with urllib.request.urlopen(request, timeout=RESPONSE_TIMEOUT_SECONDS) as response:  # noqa: S310
+        response.read()

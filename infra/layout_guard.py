@@ -1,0 +1,81 @@
+"""The deployment step that refuses a lower shard count before anything else changes.
+
+Synth cannot see what is deployed, so the check runs in the deployment: a custom resource whose
+properties are the index layout (`functions/layout_guard`). CloudFormation hands it the previous
+properties on every update; the table, every function that reads or writes the index and the event
+source mapping depend on it, so they change only after it has accepted the new layout, and a refused
+change fails the deployment with nothing else changed.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Aws, CustomResource, Duration, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct, IConstruct
+
+from file_index.layout import IndexLayout
+from infra.config import LogLevel, RemovalChoice
+from infra.powertools_function import PowertoolsFunction
+from layout_guard.guard import to_properties
+
+RESOURCE_TYPE = "Custom::IndexLayoutGuard"
+# A DescribeTable, a few Scan pages and one UpdateItem, each bounded by the SDK's timeouts.
+GUARD_TIMEOUT = Duration.seconds(60)
+# What the guard does to the table: sees whether it exists and holds entries, marks the state record.
+GUARD_TABLE_ACTIONS = ("dynamodb:DescribeTable", "dynamodb:Scan", "dynamodb:UpdateItem")
+
+
+class LayoutGuard(Construct):
+    """`Custom::IndexLayoutGuard` over `table_name` (a name, not the table: the table waits for it)."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        layout: IndexLayout,
+        table_name: str,
+        bucket_name: str,
+        layer: lambda_.ILayerVersion,
+        log_level: LogLevel,
+        removal: RemovalChoice,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        stack = Stack.of(self)
+        guard = PowertoolsFunction(
+            self,
+            "Function",
+            handler="layout_guard.handler.lambda_handler",
+            description="Refuses a deployment that lowers a shard count of the file index",
+            service_name="layout-guard",
+            environment={},
+            timeout=GUARD_TIMEOUT,
+            memory_size=256,
+            layer=layer,
+            log_level=log_level,
+            removal=removal,
+        )
+        self.function = guard.function
+        table_arn = stack.format_arn(service="dynamodb", resource="table", resource_name=table_name)
+        iam.Grant.add_to_principal(
+            grantee=self.function, actions=list(GUARD_TABLE_ACTIONS), resource_arns=[table_arn]
+        )
+        # Only to tell a rollback (never refused) from a deployment.
+        iam.Grant.add_to_principal(
+            grantee=self.function, actions=["cloudformation:DescribeStacks"], resource_arns=[Aws.STACK_ID]
+        )
+        self.resource = CustomResource(
+            self,
+            "Resource",
+            service_token=self.function.function_arn,
+            resource_type=RESOURCE_TYPE,
+            properties=to_properties(layout, table_name=table_name, bucket_name=bucket_name),
+        )
+        # Its role's policy first: a guard invoked before it may read the table would fail the deployment.
+        self.resource.node.add_dependency(guard)
+
+    def runs_before(self, *constructs: IConstruct) -> None:
+        """Every CloudFormation resource of `constructs` waits for the guard's answer."""
+        for construct in constructs:
+            construct.node.add_dependency(self.resource)
