@@ -1,7 +1,7 @@
 """`python -m bench`: every benchmark side by side in one run, printed as one table.
 
     python -m bench            # the full run (minutes on two cores); charts into bench/charts/
-    python -m bench --quick    # tiny sizes, well under a minute: proves the code still runs
+    python -m bench --quick    # tiny sizes, about a minute: proves the code still runs
 
 Progress goes to stderr; stdout gets the aligned table, then the same rows as markdown for the README.
 Benchmarks print figures; they assert nothing about timings. A full run also draws its charts as PNG
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench import box_reads
 from bench.report import Row, markdown_table, progress, text_table
 from bench.runner import MEASURES, MeasureFailed, run_isolated
 
@@ -40,6 +41,14 @@ class Settings:
     reconcile_objects: int
     reconcile_differences: int
     batch_repeats: int
+    heat_seconds: int
+    heat_rate: int
+    fan_out_objects: int
+    page_sizes: tuple[int, ...]
+    box_objects: int
+    box_check_objects: int
+    box_check_shapes: int
+    cost_uploads: int
 
     def kwargs(self, measure: str) -> dict[str, Any]:
         by_measure: dict[str, dict[str, Any]] = {
@@ -60,6 +69,15 @@ class Settings:
                 "concurrency": self.admin_concurrency,
             },
             "backfill_batch": {"latency_ms": self.latency_ms, "repeats": self.batch_repeats},
+            "partition_heat": {"seconds": self.heat_seconds, "rate": self.heat_rate},
+            "fan_out": {"objects": self.fan_out_objects, "page_sizes": list(self.page_sizes)},
+            "box_reads": {
+                "objects": self.box_objects,
+                "check_objects": self.box_check_objects,
+                "check_shapes": self.box_check_shapes,
+            },
+            "write_cost": {"uploads": self.cost_uploads},
+            "pipeline": {"records": self.throughput_records},
         }
         return by_measure[measure]
 
@@ -80,6 +98,14 @@ FULL = Settings(
     reconcile_objects=10_000,
     reconcile_differences=100,
     batch_repeats=5,
+    heat_seconds=10,
+    heat_rate=10_000,
+    fan_out_objects=5_000,
+    page_sizes=(10, 100, 1000),
+    box_objects=100_000,
+    box_check_objects=2_000,
+    box_check_shapes=len(box_reads.SHAPES),
+    cost_uploads=20_000,
 )
 QUICK = Settings(
     stream_keys=40,
@@ -96,6 +122,14 @@ QUICK = Settings(
     reconcile_objects=300,
     reconcile_differences=5,
     batch_repeats=1,
+    heat_seconds=1,
+    heat_rate=1_000,
+    fan_out_objects=300,
+    page_sizes=(10, 100),
+    box_objects=2_000,
+    box_check_objects=300,
+    box_check_shapes=1,
+    cost_uploads=500,
 )
 
 
@@ -121,6 +155,22 @@ def parse_args(argv: list[str]) -> Options:
     parser.add_argument("--reconcile-objects", type=int, help="objects in the reconciled bucket (measure 8)")
     parser.add_argument("--differences", type=int, help="broken entries of each kind (measure 8)")
     parser.add_argument(
+        "--heat-seconds", type=int, help="seconds of each simulated upload stream (measure 11)"
+    )
+    parser.add_argument("--heat-rate", type=int, help="uploads/s of the per-index heat rows (measure 11)")
+    parser.add_argument("--fan-out-objects", type=int, help="entries in the listed bucket (measure 12)")
+    parser.add_argument(
+        "--page-sizes", help="page sizes of the bucket listing, e.g. 10,100,1000 (measure 12)"
+    )
+    parser.add_argument("--box-objects", type=int, help="entries the box model counts over (measure 13)")
+    parser.add_argument(
+        "--box-check-objects",
+        type=int,
+        help="entries of the reader cross-check on moto, 0 for none (measure 13)",
+    )
+    parser.add_argument("--box-check-shapes", type=int, help="box shapes the cross-check reads (measure 13)")
+    parser.add_argument("--cost-uploads", type=int, help="uploads per sample stream (measure 14)")
+    parser.add_argument(
         "--charts",
         type=Path,
         help=f"draw the PNG charts into this folder (default for a full run: {DEFAULT_CHARTS})",
@@ -143,6 +193,16 @@ def parse_args(argv: list[str]) -> Options:
         reconcile_objects=args.reconcile_objects or base.reconcile_objects,
         reconcile_differences=args.differences or base.reconcile_differences,
         batch_repeats=args.repeats or base.batch_repeats,
+        heat_seconds=args.heat_seconds or base.heat_seconds,
+        heat_rate=args.heat_rate or base.heat_rate,
+        fan_out_objects=args.fan_out_objects or base.fan_out_objects,
+        page_sizes=_sizes(args.page_sizes) if args.page_sizes else base.page_sizes,
+        box_objects=args.box_objects or base.box_objects,
+        box_check_objects=base.box_check_objects
+        if args.box_check_objects is None
+        else args.box_check_objects,
+        box_check_shapes=args.box_check_shapes or base.box_check_shapes,
+        cost_uploads=args.cost_uploads or base.cost_uploads,
     )
     charts = None if args.no_charts else args.charts or (None if args.quick else DEFAULT_CHARTS)
     return Options(settings, args.only or list(MEASURES), charts)

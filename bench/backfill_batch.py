@@ -11,9 +11,10 @@ The model rows scale that to 10 million and 1 billion objects with the service l
 named in `bench/README.md` ("On paper"):
 
 - the writers: `MaxConcurrency` children at once, each writing its batch in the measured wall time;
-- the bucket's index: every entry of one bucket has the same `bucketName`, the partition key of
-  `bucketName-size-index`, and one partition of an index takes at most 1,000 write units per second;
-  past that DynamoDB throttles the base table's writes (GSI back-pressure);
+- the bucket's index: one partition of an index takes at most 1,000 write units per second, past which
+  DynamoDB throttles the base table's writes (GSI back-pressure); with one shard every entry of a bucket
+  lands on one partition of `bucketName-size-index`, with N shards (the deployed `bucketIndexShards`) the
+  busiest shard meets the limit first, at the rate measure 11's heat model gives;
 - prices: us-east-1 list prices (`PRICES`), on-demand DynamoDB, Lambda on arm64, Step Functions Express
   children, S3 LIST requests.
 """
@@ -27,8 +28,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from bench import aws, events, instrument
+from bench import aws, deployment, events, instrument
+from bench.partition_heat import Kind, sustainable
 from bench.report import Row, progress
+from file_index.layout import IndexLayout
 
 # infra/config.py and infra/backfill.py: the defaults a deploy gets.
 BATCH_SIZE = 500
@@ -105,10 +108,17 @@ def lambda_batch_seconds(wall_seconds: float, cpu_seconds: float) -> float:
     return max(wall_seconds, cpu_seconds * FULL_VCPU_MB / (LAMBDA_MEMORY_GB * 1024))
 
 
-def model(objects: int, batch_seconds: float, prices: Prices = PRICES) -> Backfill:
+def model(
+    objects: int,
+    batch_seconds: float,
+    prices: Prices = PRICES,
+    *,
+    index_bound: float = PARTITION_WRITE_UNITS_PER_SECOND,
+) -> Backfill:
+    """`index_bound`: the objects/s the bucket's index sustains (one partition: 1,000; sharded: more)."""
     batches = math.ceil(objects / BATCH_SIZE)
     writers_rate = MAX_CONCURRENCY * BATCH_SIZE / batch_seconds
-    rate = min(writers_rate, PARTITION_WRITE_UNITS_PER_SECOND)
+    rate = min(writers_rate, index_bound)
     gb_seconds = batches * batch_seconds * LAMBDA_MEMORY_GB
     return Backfill(
         objects=objects,
@@ -128,13 +138,14 @@ def model(objects: int, batch_seconds: float, prices: Prices = PRICES) -> Backfi
 def run(*, latency_ms: float, repeats: int) -> list[Row]:
     from backfill.handler import cold_start, write_batch
 
+    layout = deployment.index_layout()
     # The attributes Powertools reads of Lambda's context object.
     context: Any = aws.BenchLambdaContext(function_name="backfill", memory_limit_in_mb=512)
     walls: list[float] = []
     cpus: list[float] = []
     with (
         aws.fake_credentials(),
-        aws.environment({"TABLE_NAME": "FileMetaData", "BUCKET_NAME": aws.BUCKET}),
+        aws.environment({"TABLE_NAME": "FileMetaData", "BUCKET_NAME": aws.BUCKET, **layout.to_env()}),
         instrument.instant_dynamodb(),
     ):
         write_batch(batch_event(10_000_000, 10), context)  # cold start outside the timings
@@ -168,19 +179,38 @@ def run(*, latency_ms: float, repeats: int) -> list[Row]:
     ]
     today = datetime.now(UTC).date().isoformat()
     batch_s = lambda_batch_seconds(wall_s, cpu_s)
+    shards = layout.bucket_shards
+    if shards == 1:
+        index_bound = float(PARTITION_WRITE_UNITS_PER_SECOND)
+        bound = (
+            f"{PARTITION_WRITE_UNITS_PER_SECOND:,} writes/s on the bucket's one partition of "
+            "bucketName-size-index"
+        )
+    else:
+        # The busiest shard meets the partition limit first: the heat model's rate for new objects.
+        progress(f"backfill batch: the bucket index's bound over {shards} shards (heat model)")
+        index_bound = sustainable(
+            IndexLayout(bucket_shards=shards), Kind.NEW, hot_user=False, guess=900 * shards, seconds=3
+        ).rate
+        bound = (
+            f"{index_bound:,.0f} new entries/s on bucketName-size-index's {shards} shards (measure 11's "
+            f"heat model: the busiest shard at {PARTITION_WRITE_UNITS_PER_SECOND:,} writes/s)"
+        )
     for objects in OBJECT_COUNTS:
-        backfill = model(objects, batch_s)
+        backfill = model(objects, batch_s, index_bound=index_bound)
+        one_partition = model(objects, batch_s)
+        binding = "the index" if backfill.hours > backfill.hours_without_index_bound else "the writers"
         label = f"{objects:,}"
         rows.append(
-            Row(
+            Row.versus(
                 f"10. state machine backfill of {label} objects (model)",
                 "hours",
                 backfill.hours,
-                backfill.hours_without_index_bound,
-                f"{MAX_CONCURRENCY} writers, no index bound",
-                backfill.hours / backfill.hours_without_index_bound,
-                f"bound: {PARTITION_WRITE_UNITS_PER_SECOND:,} writes/s on the bucket's one partition of "
-                f"bucketName-size-index ({backfill.hours / 24:.1f} days); batches of {BATCH_SIZE}, "
+                one_partition.hours,
+                "0.2.0 layout: one partition",
+                note=f"0.2.0 ÷ ours; {backfill.hours / 24:.1f} days, bound by {binding} (the "
+                f"{MAX_CONCURRENCY} writers alone: {backfill.hours_without_index_bound:.2f} h); index: "
+                f"{bound}; batches of {BATCH_SIZE}, "
                 f"MaxConcurrency {MAX_CONCURRENCY}, {batch_s * 1000:.0f} ms per batch in a 512 MB Lambda "
                 f"(measured above: the larger of its wall time and its CPU time at 512/{FULL_VCPU_MB} "
                 "of a vCPU)",

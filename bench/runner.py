@@ -33,6 +33,11 @@ MEASURES = {
     "backfill": "bench.backfill:run",
     "reconcile": "bench.reconcile:run",
     "backfill_batch": "bench.backfill_batch:run",
+    "partition_heat": "bench.partition_heat:run",
+    "fan_out": "bench.fan_out:run",
+    "box_reads": "bench.box_reads:run",
+    "write_cost": "bench.write_cost:run",
+    "pipeline": "bench.pipeline:run",
 }
 
 

@@ -4,8 +4,8 @@ DynamoDB answers every call at once from a stub (`instrument.instant_dynamodb`),
 code: parsing, Powertools' batch processing, logging and metrics, request serialisation and signing,
 response parsing, the thread pool. `time.process_time` counts the CPU of all the process's threads, so
 records ÷ CPU seconds is records per second per core whatever the concurrency. Batches have the deployed
-size (`infra/ingest.py` BATCH_SIZE); the Powertools settings are the deployed ones
-(INFO logs, metrics on), written to /dev/null.
+size and the handler the deployed index layout (`cdk.json` context, `bench.deployment`); the Powertools
+settings are the deployed ones (INFO logs, metrics on), written to /dev/null.
 
 The guideline's listener runs under the same stub for comparison (its GetItem finds nothing, so each
 record is a GetItem and a PutItem).
@@ -15,36 +15,45 @@ from __future__ import annotations
 
 import time
 
-from bench import aws, events, instrument
+from bench import aws, deployment, events, instrument
 from bench.report import Row, progress
 from file_index import schema
+from file_index.layout import IndexLayout
 
-DEPLOYED_BATCH_SIZE = 50  # infra/ingest.py BATCH_SIZE
+
+def measure_cpu(records: int, *, batch_size: int, layout: IndexLayout) -> float:
+    """CPU seconds of this process for the real indexer handler to index `records` new uploads.
+
+    Batches of `batch_size`, the index layout given to the handler as the deployment gives it
+    (`IndexLayout.to_env`); the cold start (imports, clients, first batch) is left out.
+    """
+    from indexer.handler import cold_start, lambda_handler
+
+    stream = events.creates(records)
+    sqs_events = [events.sqs_event(batch) for batch in events.batches(stream, batch_size)]
+    context = aws.BenchLambdaContext()
+    env = {"TABLE_NAME": schema.TABLE_NAME, "BUCKET_NAME": aws.BUCKET, **layout.to_env()}
+    with aws.fake_credentials(), aws.environment(env), instrument.instant_dynamodb():
+        cold_start.cache_clear()  # the handler reads this layout, not a previous call's
+        lambda_handler(events.sqs_event(events.creates(10, first=records)), context)  # cold start
+        cpu = time.process_time()
+        for sqs_event in sqs_events:
+            lambda_handler(sqs_event, context)
+        return time.process_time() - cpu
 
 
 def run(*, records: int) -> list[Row]:
     import boto3
 
     from bench.guideline_listener import GuidelineListener
-    from indexer.handler import lambda_handler
 
-    stream = events.creates(records)
-    sqs_events = [events.sqs_event(batch) for batch in events.batches(stream, DEPLOYED_BATCH_SIZE)]
-    bodies = [event.message_body() for event in stream]
-    context = aws.BenchLambdaContext()
+    sizing = deployment.indexer_sizing()
+    layout = deployment.index_layout()
+    bodies = [event.message_body() for event in events.creates(records)]
     # The process runs with the deployed Powertools settings (`aws.PROCESS_ENVIRONMENT`): INFO logs, metrics.
-    with (
-        aws.fake_credentials(),
-        aws.environment({"TABLE_NAME": schema.TABLE_NAME, "BUCKET_NAME": aws.BUCKET}),
-        instrument.instant_dynamodb(),
-    ):
-        lambda_handler(events.sqs_event(events.creates(10, first=records)), context)  # cold start
-        progress(f"throughput: {records} records in batches of {DEPLOYED_BATCH_SIZE}, DynamoDB stubbed")
-        cpu = time.process_time()
-        for sqs_event in sqs_events:
-            lambda_handler(sqs_event, context)
-        ours_cpu = time.process_time() - cpu
-
+    progress(f"throughput: {records} records in batches of {sizing.batch_size}, DynamoDB stubbed")
+    ours_cpu = measure_cpu(records, batch_size=sizing.batch_size, layout=layout)
+    with aws.fake_credentials(), instrument.instant_dynamodb():
         guideline = GuidelineListener(boto3.resource("dynamodb").Table("FileMetaDataGuideline"))
         guideline.receive(bodies[0])  # its client's first call builds the endpoint; keep it out
         cpu = time.process_time()

@@ -12,17 +12,31 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import boto3
 import pytest
 from moto import mock_aws
 
-from bench import aws, backfill_batch, charts, events, instrument, report
+from bench import (
+    aws,
+    backfill_batch,
+    box_reads,
+    charts,
+    entries,
+    events,
+    instrument,
+    partition_heat,
+    report,
+    write_cost,
+)
 from bench.__main__ import DEFAULT_CHARTS, parse_args
 from bench.guideline_listener import GuidelineListener, data_split, is_new_entry
+from bench.partition_heat import Kind
 from bench.runner import MEASURES
-from file_index import schema
+from file_index import schema, zorder
+from file_index.layout import IndexLayout
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 REPO = Path(__file__).resolve().parents[2]
@@ -40,6 +54,14 @@ TINY = [
     "--backfill-sizes=60",
     "--reconcile-objects=60",
     "--differences=3",
+    "--heat-seconds=1",
+    "--heat-rate=200",
+    "--fan-out-objects=120",
+    "--page-sizes=10,100",
+    "--box-objects=1500",
+    "--box-check-objects=200",
+    "--box-check-shapes=1",
+    "--cost-uploads=100",
 ]
 
 
@@ -62,6 +84,11 @@ MEASURE_ROWS = {
     "backfill": ("7.",),
     "reconcile": ("8.",),
     "backfill_batch": ("9.", "10."),
+    "partition_heat": ("11.",),
+    "fan_out": ("12.",),
+    "box_reads": ("13.",),
+    "write_cost": ("14.",),
+    "pipeline": ("15.",),
 }
 # measure -> the chart it draws
 MEASURE_CHARTS = {name: f"{name}.png" for name in charts.CHARTS}
@@ -97,6 +124,11 @@ def test_each_measure_runs_and_prints_its_rows(measure: str, tmp_path: Path) -> 
     assert drawn == ([MEASURE_CHARTS[measure]] if measure in MEASURE_CHARTS else [])
     for name in drawn:
         assert (tmp_path / name).read_bytes().startswith(PNG_SIGNATURE)
+    if measure == "box_reads":
+        # The real reader read exactly what the model counts, for every plan it was checked on.
+        checks = [row for row in rows if "cross-check" in row]
+        assert len(checks) == 3, rows
+        assert all("equal for every box" in row for row in checks), checks
 
 
 def test_a_quick_run_draws_no_chart_unless_asked() -> None:
@@ -145,6 +177,9 @@ def test_the_on_paper_backfill_is_bounded_by_the_bucket_index_partition() -> Non
     assert fast.hours == pytest.approx(10_000_000 / 1000 / 3600)
     assert fast.hours_without_index_bound == pytest.approx(10_000_000 / 10_000 / 3600)
     assert fast.dynamodb_usd == pytest.approx(30 * backfill_batch.PRICES.dynamodb_per_million_write_units)
+    # Sharded, the index sustains more than the writers: they bound it.
+    sharded = backfill_batch.model(10_000_000, batch_seconds=0.5, index_bound=15_000)
+    assert sharded.hours == sharded.hours_without_index_bound == pytest.approx(10_000_000 / 10_000 / 3600)
     slow = backfill_batch.model(1_000_000, batch_seconds=10.0)  # 500 objects/s: the writers bound it
     assert slow.hours == slow.hours_without_index_bound == pytest.approx(1_000_000 / 500 / 3600)
     # CPU-bound in a 512 MB function: 512/1769 of a vCPU.
@@ -240,3 +275,93 @@ def test_instant_dynamodb_answers_without_an_emulator_and_is_counted() -> None:
         )
     assert page["Items"] == []
     assert log.by_operation("dynamodb") == {"PutItem": 1, "Query": 1}
+
+
+def _upload(key: str, size: int, second: int, layout: IndexLayout) -> dict[str, object]:
+    moment = events._EPOCH + timedelta(seconds=second)
+    event = entries.create_event(
+        bucket=aws.BUCKET, key=key, user="USER001", size=size, moment=moment, sequence=1
+    )
+    return entries.entry(event, None, layout)
+
+
+def test_write_units_follow_dynamodbs_accounting_per_index() -> None:
+    layout = IndexLayout(bucket_shards=16, multi_attribute_index=True)
+    indexes = schema.global_indexes(True)
+    new = _upload("USER001/a.bin", 10, 0, layout)
+    first = entries.index_writes(None, new, indexes)
+    assert sorted((w.index, w.units) for w in first) == sorted(
+        [(entries.TABLE, 1), *((index.name, 1) for index in indexes)]
+    )
+    assert {w.partition for w in first if w.index == schema.BUCKET_SIZE_INDEX.name} == {new["bucketName"]}
+    # An overwrite with a new size and time moves the entry in every index: out, then in (2 each).
+    moved = entries.index_writes(new, _upload("USER001/a.bin", 20, 5, layout), indexes)
+    assert {index.name: 2 for index in indexes} == {
+        name: sum(w.units for w in moved if w.index == name) for name in (i.name for i in indexes)
+    }
+    # The same key in an index: one write in place, at the same shard (the shard follows the object key).
+    same = dict(new, eTag="other")
+    in_place = entries.index_writes(new, same, indexes)
+    assert len(in_place) == 1 + len(indexes)
+    assert all(w.units == 1 for w in in_place)
+    # An entry of more than 1 KB costs a unit per started KB, in the table and in every index.
+    large = _upload("USER001/" + "k" * 600, 10, 0, layout)  # the key twice: as objectKey and fileId
+    assert 1024 < entries.item_bytes(large) <= 2048
+    assert {w.units for w in entries.index_writes(None, large, indexes)} == {2}
+    assert [entries.write_units(size) for size in (0, 1024, 1025)] == [1, 1, 2]
+
+
+def test_heat_model_puts_a_bucket_on_one_partition_before_and_spreads_it_after() -> None:
+    before = partition_heat.simulate(IndexLayout(), Kind.NEW, rate=400, seconds=2, hot_share=0.5)
+    assert before.busiest_bucket == 400  # every upload of the bucket hits its one partition
+    assert 150 <= before.busiest_hot_user <= 250
+    after = partition_heat.simulate(partition_heat.AFTER, Kind.NEW, rate=400, seconds=2, hot_share=0.5)
+    assert after.busiest_bucket < 400 / 16 * 3
+    assert after.busiest[schema.Z_ORDER_INDEX.name] == after.busiest[schema.BUCKET_SIZE_INDEX.name]
+    assert after.busiest_hot_user < before.busiest_hot_user / 2
+    assert after.units[entries.TABLE] == 800  # sharding moves writes, it adds none
+    overwrites = partition_heat.simulate(IndexLayout(), Kind.OVERWRITE, rate=100, seconds=1, hot_share=0.5)
+    assert overwrites.busiest_bucket == 200  # out and in: two units an overwrite
+    assert (
+        partition_heat.sustainable(IndexLayout(), Kind.NEW, hot_user=False, guess=300, seconds=1).rate == 1000
+    )
+    assert (
+        partition_heat.sustainable(IndexLayout(), Kind.OVERWRITE, hot_user=True, guess=300, seconds=1).rate
+        == 500
+    )
+
+
+def test_box_model_counts_what_the_key_conditions_read() -> None:
+    layout = IndexLayout(bucket_shards=4, multi_attribute_index=True)
+    data = box_reads.dataset(800, layout, seed=3)
+    model = box_reads.Model(data, layout.bucket_shards)
+    for shape in box_reads.SHAPES:
+        ranges = zorder.z_ranges(shape.box, box_reads.MAX_RANGES)
+        expected = zorder.read_cost(ranges, [(e.upload_ms, e.size) for e in data], shape.box)
+        z = model.z_order(shape.box)
+        assert (z.read, model.matches(shape.box)) == (expected.read, expected.matched)
+        assert z.requests >= len(ranges) * layout.bucket_shards
+        assert z.depth_all_at_once == 1
+        low, high = shape.box.min_size or 0, shape.box.max_size or zorder.MAX_SIZE
+        assert model.size_index(shape.box).read == sum(1 for e in data if low <= e.size <= high)
+        user_in_time = sum(
+            1
+            for e in data
+            if e.user == box_reads.USER
+            and (shape.box.from_ms or 0) <= e.upload_ms <= (shape.box.to_ms or zorder.MAX_TIME_MS)
+        )
+        assert model.user_index(shape.box, box_reads.USER).read == user_in_time
+
+
+def test_write_cost_per_upload_by_layout() -> None:
+    sharded = IndexLayout(bucket_shards=16)
+    with_z = IndexLayout(bucket_shards=16, multi_attribute_index=True)
+    assert [
+        write_cost.write_units_per_upload(layout, Kind.NEW, uploads=50)[0]
+        for layout in (IndexLayout(), sharded, with_z)
+    ] == [3, 3, 4]
+    overwrite = [
+        write_cost.write_units_per_upload(layout, Kind.OVERWRITE, uploads=50)[0]
+        for layout in (IndexLayout(), sharded, with_z)
+    ]
+    assert overwrite == [5, 5, 7]

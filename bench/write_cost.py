@@ -1,0 +1,65 @@
+"""Measure 14: write units and dollars per million uploads, for each index layout.
+
+The same accounting as the heat model (`bench.entries.index_writes` over the writer's own entries): a
+sample stream of uploads (every one a new object, or every one an overwrite of an existing key with a new
+size and a new time) is charged per index, and the mean per upload scaled to a million. Three layouts:
+the 0.2.0 layout (one shard, two GSIs), the default deployment's (`cdk.json` context: the bucket index's
+shards and hot users) and the same with `multiAttributeIndex` on (a third GSI). Sharding moves writes
+between partition key values but adds none; the third index adds one write per new object and two per
+overwrite (its key, the z-address of time and size, moves with every overwrite).
+
+Dollars: DynamoDB on-demand write request units at the us-east-1 list price (`backfill_batch.PRICES`,
+which names the date), no free tier, storage and reads left out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from bench import deployment
+from bench.backfill_batch import PRICES
+from bench.partition_heat import HOT_SHARE, Kind, simulate
+from bench.report import Row, progress
+from file_index.layout import IndexLayout
+
+PER_MILLION = 1_000_000
+
+
+def write_units_per_upload(
+    layout: IndexLayout, kind: Kind, *, uploads: int
+) -> tuple[float, dict[str, float]]:
+    """Mean write units per upload in total and per index, over a stream of `uploads`."""
+    heat = simulate(layout, kind, rate=uploads, seconds=1, hot_share=HOT_SHARE, seed=9)
+    per_index = {index: units / uploads for index, units in sorted(heat.units.items())}
+    return sum(per_index.values()), per_index
+
+
+def run(*, uploads: int) -> list[Row]:
+    default = deployment.index_layout()
+    without_z = dataclasses.replace(default, multi_attribute_index=False)
+    layouts = {
+        "0.2.0 layout": IndexLayout(),
+        f"default ({default.bucket_shards} shards)": without_z,
+        "default + multiAttributeIndex": dataclasses.replace(default, multi_attribute_index=True),
+    }
+    rows: list[Row] = []
+    for kind in Kind:
+        progress(f"write cost: {uploads} {kind} under each layout")
+        base_units, _ = write_units_per_upload(IndexLayout(), kind, uploads=uploads)
+        for name, layout in layouts.items():
+            units, per_index = write_units_per_upload(layout, kind, uploads=uploads)
+            dollars = units * PRICES.dynamodb_per_million_write_units
+            split = ", ".join(f"{index} {value:.2f}" for index, value in per_index.items())
+            rows.append(
+                Row.versus(
+                    f"14. write units per million {kind}, {name}",
+                    "WCU/million",
+                    units * PER_MILLION,
+                    base_units * PER_MILLION,
+                    "0.2.0 layout",
+                    note=f"0.2.0 ÷ this (below 1: costs more); ${dollars:,.3f} per million uploads at "
+                    f"${PRICES.dynamodb_per_million_write_units} per million write units (on-demand, "
+                    f"us-east-1 list price as of {PRICES.as_of}); per upload: {split}",
+                )
+            )
+    return rows
