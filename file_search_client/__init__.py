@@ -1,3 +1,3 @@
 """A command-line client of the search API: search, get, download, status."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

@@ -195,7 +195,7 @@ def test_every_option_and_argument_has_help() -> None:
 
 
 def test_version_prints_the_clients_version(capsys: pytest.CaptureFixture[str]) -> None:
-    assert file_search_client.__version__ == "0.2.0"
+    assert file_search_client.__version__ == "0.3.0"
     with pytest.raises(SystemExit) as exit_info:
         build_parser().parse_args(["--version"])
     assert exit_info.value.code == 0
