@@ -199,7 +199,7 @@ def test_version_prints_the_clients_version(capsys: pytest.CaptureFixture[str]) 
     with pytest.raises(SystemExit) as exit_info:
         build_parser().parse_args(["--version"])
     assert exit_info.value.code == 0
-    assert capsys.readouterr().out == "file_search_client 0.2.0\n"
+    assert capsys.readouterr().out == "file_search_client 0.3.0\n"
 
 
 def test_help_ends_with_examples() -> None:
