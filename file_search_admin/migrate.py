@@ -13,9 +13,10 @@ size and upload date that were read, so an event that changed the entry meanwhil
 carries the address. Such an entry is read again and placed if it still lacks the address (a writer
 without the Z-order layout, e.g. one of the release before the switch), else counted `skipped`.
 
-The flag is set when the run starts (searches keep off the Z-order index while it runs, even if nothing
-had set it) and cleared only when every segment finished without an error, so a failed or interrupted
-run leaves searches on the original indexes. Run it after the deployment that switched the index on:
+The flag is set before the first address is written (searches keep off the Z-order index from then on,
+even if nothing had set it; a run that finds every address in place never sets it) and cleared only when
+every segment finished without an error, so a failed or interrupted run leaves searches on the original
+indexes. Run it after the deployment that switched the index on:
 the functions must already write addresses, or entries written between the scan and that deployment
 stay without one. A second run finds every address in place and updates nothing. It never writes to S3.
 """
@@ -142,8 +143,17 @@ def run_migrate(
     started = time.monotonic()
     summary = MigrateSummary(bucket=bucket, table=table, segments=segments)
     store = IndexStateStore(dynamodb, table)
-    store.mark_z_order_pending(bucket)
     lock = threading.Lock()
+    marked = threading.Event()
+
+    def mark_pending() -> None:
+        # Before the first address is written, not at the start: a run over a complete index (the usual
+        # second run) never moves searches off the Z-order index.
+        with lock:
+            if not marked.is_set():
+                store.mark_z_order_pending(bucket)
+                marked.set()
+
     notify = on_progress or (lambda _counts: None)
     notify(summary.counts)
 
@@ -153,7 +163,9 @@ def run_migrate(
             notify(summary.counts)
 
     stop = threading.Event()
-    migration = _Migration(dynamodb, table, bucket, layout, before_update or (lambda _item: None), stop)
+    migration = _Migration(
+        dynamodb, table, bucket, layout, before_update or (lambda _item: None), stop, mark_pending
+    )
     executor = ThreadPoolExecutor(max_workers=segments, thread_name_prefix="migrate")
     try:
         futures = [
@@ -181,6 +193,7 @@ class _Migration:
     layout: IndexLayout
     before_update: BeforeUpdate
     stop: threading.Event
+    mark_pending: Callable[[], None]
 
     def segment(self, segment: int, total: int, report: Callable[[MigrateCounts], None]) -> None:
         request: dict[str, Any] = {
@@ -220,6 +233,7 @@ class _Migration:
         if not is_unplaced(item, self.layout):
             return Placement.ALREADY
         key = item[schema.OBJECT_KEY]
+        self.mark_pending()
         for _ in range(MAX_PLACE_ROUNDS):
             self.before_update(item)
             if place_entry(self.dynamodb, self.table, item, self.layout) is Placement.UPDATED:

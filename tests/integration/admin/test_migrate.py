@@ -489,3 +489,22 @@ def test_backfill_places_new_entries_by_the_cdk_json_layout(z_account: Account) 
         assert entry["zAddress"] == expected_z_address(entry, LAYOUT)
     assert {shards.shard_of(key, 4) for key in keys} == set(range(4))
     assert z_index_keys(z_account) == set(keys)
+
+
+def test_a_run_over_a_complete_index_never_moves_searches_off_it(legacy_account: Account) -> None:
+    upload(legacy_account, 5)
+    assert legacy_account.admin("backfill", "--bucket", BUCKET, "--no-multi-attribute-index").status == 0
+    switch_on(legacy_account)
+    assert run_migrate(dynamodb=legacy_account.dynamodb, bucket=BUCKET, table=TABLE, layout=LAYOUT)
+    seen: list[bool] = []
+    again = run_migrate(
+        dynamodb=legacy_account.dynamodb,
+        bucket=BUCKET,
+        table=TABLE,
+        layout=LAYOUT,
+        segments=1,
+        on_progress=lambda _counts: seen.append(pending(legacy_account)),
+    )
+    assert again.counts.updated == 0
+    assert seen
+    assert not any(seen)
