@@ -82,11 +82,7 @@ class IndexLayout:
 
     def user_partition(self, user: str, object_key: str) -> str:
         """The `uploadUser` value: the user itself unless the user is hot."""
-        return (
-            shards.sharded_key(user, self.user_shard(user, object_key))
-            if self.user_shards(user) > 1
-            else user
-        )
+        return shards.partition_key_for(user, object_key, self.user_shards(user))
 
     def user_shard(self, user: str, object_key: str) -> int:
         """The shard of the entry on the user index: 0 unless the user is hot. Written as `userShard`

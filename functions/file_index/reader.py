@@ -98,11 +98,6 @@ class UserQuery:
             return sort.begins_with(self.day_prefix)
         return _range(sort, self.start, self.end)
 
-    @property
-    def is_empty(self) -> bool:
-        """True when the time bounds hold no stored millisecond (`from` rounded up past `to`)."""
-        return self.start is not None and self.end is not None and self.start > self.end
-
     def has_time(self, date: str) -> bool:
         if self.day_prefix is not None:
             return date.startswith(self.day_prefix)
@@ -119,11 +114,6 @@ class BucketQuery:
     start: str | None = None
     end: str | None = None
     ascending: bool = False
-
-    @property
-    def is_empty(self) -> bool:
-        """True when the time bounds hold no stored millisecond (`from` rounded up past `to`)."""
-        return self.start is not None and self.end is not None and self.start > self.end
 
     @property
     def has_time_bounds(self) -> bool:
@@ -147,6 +137,11 @@ class BucketQuery:
 
 
 FileQuery = UserQuery | BucketQuery
+
+
+def _holds_no_time(query: FileQuery) -> bool:
+    """True when the time bounds hold no stored millisecond (`from` rounded up past `to`)."""
+    return query.start is not None and query.end is not None and query.start > query.end
 
 
 def _has_size(query: FileQuery, size: int) -> bool:
@@ -416,7 +411,7 @@ class FileReader:
         """
         if start is None:
             plan = self.plan(query, z_order_ready=z_order_ready)
-            if query.is_empty:
+            if _holds_no_time(query):
                 # A box between two stored milliseconds: nothing to read (DynamoDB refuses lo > hi).
                 return Page(items=[], next_cursor=None, scanned_count=0, request_count=0, ordered_by=plan)
             cursor = None
