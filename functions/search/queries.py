@@ -66,52 +66,58 @@ def parse_day(name: str, value: str) -> date:
         raise BadRequest(f"{name} is not a valid date: {value!r}") from None
 
 
-def parse_bound(name: str, value: str, *, upper: bool) -> str:
-    """A `from` (upper=False) or `to` (upper=True) bound in the stored timestamp form, inclusive."""
+def bound_instant(name: str, value: str, *, upper: bool) -> datetime:
+    """The instant a `from` (upper=False) or `to` (upper=True) bound names, in UTC: a day's first or last
+    microsecond, or the timestamp itself (without an offset, UTC)."""
     if _DAY.fullmatch(value):
         day = parse_day(name, value)
-        return f"{day.isoformat()}T23:59:59.999Z" if upper else f"{day.isoformat()}T00:00:00.000Z"
+        return datetime.combine(day, datetime.max.time() if upper else datetime.min.time(), tzinfo=UTC)
     if not _TIMESTAMP.fullmatch(value):
         raise BadRequest(f"{name} must be a date YYYY-MM-DD or an ISO-8601 timestamp, not {value!r}")
     try:
         moment = datetime.fromisoformat(value)
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
-        moment = moment.astimezone(UTC)
-        if not upper and moment.microsecond % 1000:
-            # A lower bound between two milliseconds starts at the next stored millisecond.
-            moment += timedelta(microseconds=1000 - moment.microsecond % 1000)
+        return moment.astimezone(UTC)
     except (ValueError, OverflowError):
+        raise BadRequest(f"{name} is not a valid timestamp: {value!r}") from None
+
+
+def stored_bound(name: str, value: str, moment: datetime, *, upper: bool) -> str:
+    """A bound's instant (`value` as given) in the stored timestamp form, inclusive: a lower bound between
+    two milliseconds starts at the next stored millisecond, an upper one ends at the one before."""
+    try:
+        if not upper and moment.microsecond % 1000:
+            moment += timedelta(microseconds=1000 - moment.microsecond % 1000)
+    except OverflowError:
         raise BadRequest(f"{name} is not a valid timestamp: {value!r}") from None
     return iso_utc_millis(moment)
 
 
+def parse_bound(name: str, value: str, *, upper: bool) -> str:
+    """A `from` (upper=False) or `to` (upper=True) bound in the stored timestamp form, inclusive."""
+    return stored_bound(name, value, bound_instant(name, value, upper=upper), upper=upper)
+
+
 def _time_bounds(params: ListParameters) -> tuple[str | None, str | None]:
-    """`from`/`to` as stored timestamps (inclusive), or a `date`'s first and last millisecond."""
+    """`from`/`to` as stored timestamps (inclusive), or a `date`'s first and last millisecond.
+
+    Bounds are compared as given: two inside one millisecond (`from` rounded up past `to`) are a valid,
+    empty box, which the reader answers without a read.
+    """
     if params.date is not None:
         if params.from_ is not None or params.to is not None:
             raise BadRequest("date cannot be combined with from or to")
         day = parse_day("date", params.date).isoformat()
         return f"{day}T00:00:00.000Z", f"{day}T23:59:59.999Z"
-    start = parse_bound("from", params.from_, upper=False) if params.from_ is not None else None
-    end = parse_bound("to", params.to, upper=True) if params.to is not None else None
-    if start is not None and end is not None and start > end:
-        # Rounding to stored milliseconds may cross two bounds inside one millisecond: that box is valid
-        # and empty (the reader answers it without a read); bounds given the wrong way round are not.
-        assert params.from_ is not None
-        assert params.to is not None
-        if _instant("from", params.from_, upper=False) > _instant("to", params.to, upper=True):
-            raise BadRequest("from must not be after to")
-    return start, end
-
-
-def _instant(name: str, value: str, *, upper: bool) -> datetime:
-    """A bound as the instant it names, before rounding to stored milliseconds."""
-    if _DAY.fullmatch(value):
-        day = parse_day(name, value)
-        return datetime.combine(day, datetime.max.time() if upper else datetime.min.time(), tzinfo=UTC)
-    moment = datetime.fromisoformat(value)  # parse_bound has accepted it
-    return (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).astimezone(UTC)
+    low = None if params.from_ is None else bound_instant("from", params.from_, upper=False)
+    high = None if params.to is None else bound_instant("to", params.to, upper=True)
+    if low is not None and high is not None and low > high:
+        raise BadRequest("from must not be after to")
+    return (
+        None if params.from_ is None or low is None else stored_bound("from", params.from_, low, upper=False),
+        None if params.to is None or high is None else stored_bound("to", params.to, high, upper=True),
+    )
 
 
 def _check_sizes(params: ListParameters) -> None:
