@@ -141,6 +141,10 @@ class StackConfig:
         default_factory=lambda: IndexLayout(bucket_shards=DEFAULT_BUCKET_INDEX_SHARDS)
     )
     indexer_sizing: IndexerSizing = field(default_factory=IndexerSizing)
+    # The name index (`q`, `prefix`, `delimiter`, `ext`): a table of its own beside the entries. False
+    # gives the 0.3.0 stack: no name table, and lists narrowed by name are refused.
+    name_index: bool = True
+    name_table_name: str = schema.NAME_TABLE_NAME
 
     def __post_init__(self) -> None:
         _check_indexer_sizing(self.indexer_sizing)
@@ -183,6 +187,8 @@ class StackConfig:
             ),
             reconcile_schedule=_optional(get, "reconcileSchedule", _schedule, None),
             layout=_layout(get),
+            name_index=_optional(get, "nameIndex", _switch, True),
+            name_table_name=_optional(get, "nameTableName", _table_name, schema.NAME_TABLE_NAME),
             indexer_sizing=IndexerSizing(
                 memory_mb=_optional(
                     get,

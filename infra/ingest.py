@@ -45,6 +45,7 @@ OBJECT_EVENTS = (
 # What the indexer does to the table: conditional puts of new entries and conditional updates that turn
 # an entry into a tombstone. It never reads, deletes or writes in batches.
 INDEXER_TABLE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem")
+INDEXER_NAME_TABLE_ACTIONS = ("dynamodb:BatchWriteItem", "dynamodb:DeleteItem")
 # The EventBridge events of one object's life that change the index: the reasons (PutObject, CopyObject,
 # CompleteMultipartUpload, DeleteObject, Lifecycle Expiration, ...) are in the event's detail.
 EVENTBRIDGE_DETAIL_TYPES = ("Object Created", "Object Deleted")
@@ -111,8 +112,10 @@ class Ingest(Construct):
         event_source: EventSource = EventSource.S3,
         layout: IndexLayout | None = None,
         sizing: IndexerSizing | None = None,
+        name_table: dynamodb.ITable | None = None,
     ) -> None:
-        """`layout`: where the indexer puts entries; `sizing`: its memory and event source."""
+        """`layout`: where the indexer puts entries; `sizing`: its memory and event source; `name_table`:
+        the name index it keeps in step (None: none)."""
         super().__init__(scope, construct_id)
         layout = layout or IndexLayout()
         sizing = sizing or IndexerSizing()
@@ -159,6 +162,7 @@ class Ingest(Construct):
                 "KEY_LAYOUT": key_layout,
                 "TOMBSTONE_TTL_DAYS": str(tombstone_ttl_days),
                 **layout.to_env(),
+                **({"NAME_TABLE_NAME": name_table.table_name} if name_table is not None else {}),
             },
             timeout=INDEXER_TIMEOUT,
             # Memory buys CPU, which bounds how many records one instance indexes per second.
@@ -173,6 +177,13 @@ class Ingest(Construct):
         iam.Grant.add_to_principal(
             grantee=self.indexer, actions=list(INDEXER_TABLE_ACTIONS), resource_arns=[table.table_arn]
         )
+        if name_table is not None:
+            # A new key's name items in batches; a removed one's, each conditional on its age.
+            iam.Grant.add_to_principal(
+                grantee=self.indexer,
+                actions=list(INDEXER_NAME_TABLE_ACTIONS),
+                resource_arns=[name_table.table_arn],
+            )
         grant_object_lookup(
             self.indexer,
             bucket,

@@ -87,9 +87,11 @@ class SearchApi(Construct):
         log_level: LogLevel,
         removal: RemovalChoice,
         layout: IndexLayout | None = None,
+        name_table: dynamodb.ITable | None = None,
     ) -> None:
         """`initial_state`: the bucket's index state while it has no state record (never built);
-        `layout`: which partition key values and indexes a search reads."""
+        `layout`: which partition key values and indexes a search reads; `name_table`: the name index
+        (None: lists narrowed by name are refused)."""
         super().__init__(scope, construct_id)
         layout = layout or IndexLayout()
         # The HMAC key of paging cursors: random, never leaves AWS, read once per cold start.
@@ -117,6 +119,7 @@ class SearchApi(Construct):
                 "DEAD_LETTER_QUEUE_URL": dead_letter_queue.queue_url,
                 "INDEX_INITIAL_STATE": initial_state.value,
                 **layout.to_env(),
+                **({"NAME_TABLE_NAME": name_table.table_name} if name_table is not None else {}),
             },
             timeout=SEARCH_TIMEOUT,
             # pydantic validation and the OpenAPI schema make the cold start CPU-bound: memory buys CPU.
@@ -135,6 +138,17 @@ class SearchApi(Construct):
         iam.Grant.add_to_principal(
             grantee=self.function, actions=["dynamodb:Query"], resource_arns=[f"{table.table_arn}/index/*"]
         )
+        if name_table is not None:
+            # A name list: Query of the name index (table and its user GSI), then BatchGetItem of the
+            # candidates' entries.
+            iam.Grant.add_to_principal(
+                grantee=self.function,
+                actions=["dynamodb:Query"],
+                resource_arns=[name_table.table_arn, f"{name_table.table_arn}/index/*"],
+            )
+            iam.Grant.add_to_principal(
+                grantee=self.function, actions=["dynamodb:BatchGetItem"], resource_arns=[table.table_arn]
+            )
         # A presigned URL is only as good as its signer's rights: GetObject (and a version of it) on the
         # objects, and no bucket listing; the API lists from the index, never from S3.
         s3.BucketGrants.from_bucket(bucket).actions_on_object_keys(
@@ -158,6 +172,13 @@ class SearchApi(Construct):
             "table's GSIs, whose ARNs are the table ARN followed by /index/<name>. The wildcard covers "
             "exactly the indexes of this one table, not other tables, and the action is read-only.",
         )
+        if name_table is not None:
+            acknowledge(
+                search,
+                f"AwsSolutions-IAM5[Resource::{arn_reference(name_table)}/index/*]",
+                "Only dynamodb:Query uses this: a user's list by name queries the name index's user GSI. The "
+                "wildcard covers exactly the indexes of that one table, and the action is read-only.",
+            )
         acknowledge(
             search,
             f"AwsSolutions-IAM5[Resource::{bucket_arn_reference(bucket)}/*]",

@@ -34,6 +34,7 @@ class FileSearchStack(Stack):
             removal=config.removal,
             existing_bucket_name=config.existing_bucket_name,
             multi_attribute_index=config.layout.multi_attribute_index,
+            name_table_name=config.name_table_name if config.name_index else None,
         )
         self.layout_guard = LayoutGuard(
             self,
@@ -59,6 +60,7 @@ class FileSearchStack(Stack):
             event_source=config.event_source,
             layout=config.layout,
             sizing=config.indexer_sizing,
+            name_table=self.storage.name_table,
         )
         self.search_api = SearchApi(
             self,
@@ -75,6 +77,7 @@ class FileSearchStack(Stack):
             log_level=config.log_level,
             removal=config.removal,
             layout=config.layout,
+            name_table=self.storage.name_table,
         )
         self.backfill = Backfill(
             self,
@@ -94,6 +97,7 @@ class FileSearchStack(Stack):
         # The indexer's subtree holds its event source mapping.
         self.layout_guard.runs_before(
             self.storage.table,
+            *([self.storage.name_table] if self.storage.name_table is not None else []),
             self.ingest.indexer,
             self.search_api.function,
             *self.backfill.functions.values(),

@@ -73,13 +73,16 @@ class Storage(Construct):
         removal: RemovalChoice,
         existing_bucket_name: str | None = None,
         multi_attribute_index: bool = False,
+        name_table_name: str | None = None,
     ) -> None:
-        """`multi_attribute_index`: the table also gets the Z-order index (`schema.Z_ORDER_INDEX`)."""
+        """`multi_attribute_index`: the table also gets the Z-order index (`schema.Z_ORDER_INDEX`);
+        `name_table_name`: the name index table is created under this name (None: no name index)."""
         super().__init__(scope, construct_id)
         destroy = removal is RemovalChoice.DESTROY
         removal_policy = removal.policy
 
         self.table = self._table(table_name, removal, multi_attribute_index=multi_attribute_index)
+        self.name_table = None if name_table_name is None else self._name_table(name_table_name, removal)
         # An existing bucket may hold objects that were never indexed: its index starts BUILDING.
         self.imports_bucket = existing_bucket_name is not None
         if existing_bucket_name is not None:
@@ -111,6 +114,32 @@ class Storage(Construct):
             removal_policy=removal_policy,
             auto_delete_objects=destroy,
         )
+
+    def _name_table(self, table_name: str, removal: RemovalChoice) -> dynamodb.Table:
+        """The name index (`file_index.names`), with the same protection as the entries' table."""
+        destroy = removal is RemovalChoice.DESTROY
+        table = dynamodb.Table(
+            self,
+            "FileNameIndex",
+            table_name=table_name,
+            partition_key=_attribute(schema.NAME_PARTITION_KEY),
+            sort_key=_attribute(schema.NAME_SORT_KEY),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            deletion_protection=not destroy,
+            removal_policy=removal.policy,
+        )
+        index = schema.NAME_USER_INDEX
+        table.add_global_secondary_index(
+            index_name=index.name,
+            partition_key=_attribute(index.partition_key),
+            sort_key=_attribute(index.sort_key),
+            projection_type=dynamodb.ProjectionType.ALL,
+        )
+        return table
 
     def _table(
         self, table_name: str, removal: RemovalChoice, *, multi_attribute_index: bool

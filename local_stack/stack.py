@@ -248,6 +248,7 @@ class LocalFileSearch:
             "queueUrl": self.queue_url,
             "dlqUrl": self.dlq_url,
             "table": self.table_name,
+            "nameTable": self.config.name_table_name if self.config.name_index else None,
             "dynamodbEndpoint": self.dynamodb_endpoint,
             "secretArn": self.secret_arn,
             # In cdk.json's terms: what an admin command run against this stack must be told.
@@ -384,6 +385,16 @@ class LocalFileSearch:
                 "starts with an empty table (run DynamoDB Local with -inMemory, or delete the table)"
             ) from None
         dynamodb.get_waiter("table_exists").wait(TableName=self.table_name)
+        if self.config.name_index:
+            try:
+                dynamodb.create_table(**schema.create_name_table_request(self.config.name_table_name))
+            except dynamodb.exceptions.ResourceInUseException:
+                raise TableExistsError(
+                    f"table {self.config.name_table_name} already exists at {self.dynamodb_endpoint}; the "
+                    "local stack starts with an empty name index (run DynamoDB Local with -inMemory, or "
+                    "delete the table)"
+                ) from None
+            dynamodb.get_waiter("table_exists").wait(TableName=self.config.name_table_name)
         dynamodb.update_time_to_live(
             TableName=self.table_name,
             TimeToLiveSpecification={"Enabled": True, "AttributeName": schema.TTL_ATTRIBUTE},
@@ -440,6 +451,7 @@ class LocalFileSearch:
             "KEY_LAYOUT": self._key_layout,
             # Where entries live in the indexes: the same variables the CDK app gives the functions.
             **self.config.layout.to_env(),
+            **({"NAME_TABLE_NAME": self.config.name_table_name} if self.config.name_index else {}),
             "POWERTOOLS_LOG_LEVEL": self._log_level,
             # No X-Ray daemon and no CloudWatch here: traces would fail, metrics would only be noise.
             "POWERTOOLS_TRACE_DISABLED": "true",

@@ -124,3 +124,51 @@ def create_table_request(
             for index in indexes
         ],
     }
+
+
+# The name index (`file_index.names`): a table of its own beside FileMetaData, so that every scan of the
+# entries (backfill, reconcile, migrate) sees entries only. Per indexed key: one item per distinct word of
+# its name, and one item of the key itself (folders, `prefix`), each holding only what never changes while
+# the key exists (its key, name, bucket and user), so an overwrite writes none of them.
+NAME_TABLE_NAME = "FileNameIndex"
+# Partition key: "{bucket partition}|{first character of the word}", or "{bucket partition}|/" for keys.
+NAME_SCOPE = "nameScope"
+NAME_TERM = "nameTerm"  # sort key: "{word} {key digest}", or the key itself
+NAME_USER = "nameUser"  # the same as NAME_SCOPE with the user's partition value; absent without a user
+FILE_NAME = "fileName"  # the name (last "/" segment of the file id), for checking every word of a query
+# The orderKey of the entry that wrote the item ("" for a backfill's or repair's): a delete removes it
+# only when it is older than the delete, so a delete racing a newer create never takes the create's items.
+NAME_SINCE = "since"
+
+NAME_PARTITION_KEY = KeyAttribute(NAME_SCOPE, "S")
+NAME_SORT_KEY = KeyAttribute(NAME_TERM, "S")
+NAME_USER_INDEX = GlobalIndex(
+    name="nameUser-nameTerm-index",
+    partition_key=KeyAttribute(NAME_USER, "S"),
+    sort_key=KeyAttribute(NAME_TERM, "S"),
+)
+
+
+def create_name_table_request(table_name: str = NAME_TABLE_NAME) -> dict[str, Any]:
+    """Keyword arguments for boto3's `create_table` of the name index, on-demand, as the stack deploys it."""
+    return {
+        "TableName": table_name,
+        "BillingMode": "PAY_PER_REQUEST",
+        "KeySchema": [
+            {"AttributeName": NAME_SCOPE, "KeyType": "HASH"},
+            {"AttributeName": NAME_TERM, "KeyType": "RANGE"},
+        ],
+        "AttributeDefinitions": [
+            {"AttributeName": name, "AttributeType": "S"} for name in (NAME_SCOPE, NAME_TERM, NAME_USER)
+        ],
+        "GlobalSecondaryIndexes": [
+            {
+                "IndexName": NAME_USER_INDEX.name,
+                "KeySchema": [
+                    {"AttributeName": NAME_USER, "KeyType": "HASH"},
+                    {"AttributeName": NAME_TERM, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+    }

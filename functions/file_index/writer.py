@@ -83,7 +83,7 @@ on the bucket, and `s3:ListBucket` so that S3 answers a missing key with 404 rat
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
@@ -95,6 +95,7 @@ from botocore.exceptions import ClientError
 
 from file_index import schema
 from file_index.layout import IndexLayout
+from file_index.names import NameIndex, is_live_entry
 from file_index.objects import ObjectEvent
 
 # boto3 ships no type information for its generated clients.
@@ -171,20 +172,25 @@ def apply_event(
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS,
     now: datetime | None = None,
     layout: IndexLayout = DEFAULT_LAYOUT,
+    names: NameIndex | None = None,
 ) -> Outcome:
     """Write `event` into the index if it is newer than what the index holds for its key.
 
     One PutItem or UpdateItem (SDK retries aside), except in the rare cases the module docstring names.
     `s3` is used only for a HEAD of the event's object when a permanent version delete may have changed
-    which version is current. `layout` places the entry (`entry_item`). Raises botocore's ClientError for
-    anything but a failed condition (e.g. throttling that outlasted the SDK's retries, or a HEAD answered
-    with 403), and `WriteContentionError` when other writers kept changing the item.
+    which version is current. `layout` places the entry (`entry_item`). `names`, when given, keeps the
+    name index in step (`file_index.names`): a new live entry's items are put after it (an overwrite of a
+    live entry puts none), a removed entry's items are deleted where older than the removal. Raises
+    botocore's ClientError for anything but a failed condition (e.g. throttling that outlasted the SDK's
+    retries, or a HEAD answered with 403), and `WriteContentionError` when other writers kept changing
+    the item.
     """
     expires_at = int(((now or datetime.now(UTC)) + timedelta(days=tombstone_ttl_days)).timestamp())
     write = _Write(dynamodb, table_name, event, expires_at, layout)
-    if event.removes_one_version:
-        return write.remove_version(s3)
-    return write.put()
+    outcome = write.remove_version(s3) if event.removes_one_version else write.put()
+    if names is not None:
+        write.update_names(names, outcome)
+    return outcome
 
 
 @dataclass(frozen=True)
@@ -196,6 +202,9 @@ class _Write:
     event: ObjectEvent
     expires_at: int
     layout: IndexLayout = DEFAULT_LAYOUT
+    # What the name index needs to know of the writes made: the entry written, the item it replaced or
+    # the item a failed condition returned (`update_names`).
+    seen: dict[str, Any] = field(default_factory=dict)
 
     @property
     def order(self) -> str:
@@ -222,9 +231,11 @@ class _Write:
         if checks_version:
             condition += f" AND {self._version_allowed(names, values)}"
         unbound = "(attribute_not_exists(#purgedUntil) OR #purgedUntil < :order)"
+        self.seen["written"] = item
         old = self._conditional(
             "put_item",
             Item=serialize(item),
+            ReturnValues="ALL_OLD",
             ConditionExpression=f"{condition} AND {unbound}",
             ExpressionAttributeNames=names,
             ExpressionAttributeValues=serialize(values),
@@ -242,6 +253,7 @@ class _Write:
         old = self._conditional(
             "update_item",
             Key=self._key(),
+            ReturnValues="ALL_OLD",
             ConditionExpression=condition,
             UpdateExpression=f"{set_part} {remove_part}".strip(),
             ExpressionAttributeNames=names,
@@ -390,6 +402,7 @@ class _Write:
             no_user_reason=self.event.no_user_reason,
         )
         item = entry_item(restored, self.order, self.layout)
+        self.seen["restored"] = item
         names = {"#order": schema.ORDER_KEY, "#deleted": schema.DELETED, "#version": schema.VERSION_ID}
         values: dict[str, Any] = {":order": self.order, ":true": True}
         # Still the lookup this delete started. No version delete can record anything meanwhile (case 1
@@ -407,8 +420,32 @@ class _Write:
             ExpressionAttributeValues=serialize({**values, **update_values}),
         )
         if old is _APPLIED:
+            self.seen["restored_applied"] = True
             return Outcome.WRITTEN
         return Outcome.DELETED  # a later event got there first; the delete itself was applied
+
+    # The name index.
+
+    def update_names(self, names: NameIndex, outcome: Outcome) -> None:
+        """Keep the name index in step with what this event did (`file_index.names`)."""
+        if self.event.removes_one_version:
+            # A permanent version delete that restored the current version: its entry gets its items
+            # (a hidden entry's items stay until a reconcile: searches skip them).
+            if self.seen.get("restored_applied"):
+                names.put_entry(self.seen["restored"], self.order)
+            return
+        old = self.seen.get("old")
+        if outcome is Outcome.WRITTEN and not self.event.is_removal:
+            # A new key, or one that was deleted: its items. An overwrite of a live entry has them.
+            if not is_live_entry(old):
+                names.put_entry(self.seen["written"], self.order)
+        elif outcome is Outcome.DELETED:
+            if is_live_entry(old):
+                names.delete_entry(old, self.order)
+        elif outcome is Outcome.STALE and not self.event.is_removal and is_live_entry(old):
+            # A duplicate or older create: the live entry's items again, under its own position, in
+            # case the first delivery wrote the entry and failed before its items.
+            names.put_entry(old, str(old.get(schema.ORDER_KEY) or ""))
 
     # Shared pieces.
 
@@ -431,14 +468,18 @@ class _Write:
     def _conditional(self, operation: str, **request: Any) -> Any:
         """`_APPLIED`, or the item as it was when the condition failed (None: there was none)."""
         try:
-            getattr(self.dynamodb, operation)(
+            response = getattr(self.dynamodb, operation)(
                 TableName=self.table_name, ReturnValuesOnConditionCheckFailure="ALL_OLD", **request
             )
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
                 raise
             raw = error.response.get("Item")
-            return None if raw is None else {name: _deserializer.deserialize(v) for name, v in raw.items()}
+            old = None if raw is None else {name: _deserializer.deserialize(v) for name, v in raw.items()}
+            self.seen["old"] = old
+            return old
+        raw = response.get("Attributes") if isinstance(response, Mapping) else None
+        self.seen["old"] = None if not raw else {n: _deserializer.deserialize(v) for n, v in raw.items()}
         return _APPLIED
 
 

@@ -13,6 +13,7 @@
 | `BUCKET_INDEX_SHARDS` | shards of the bucket on `bucketName-size-index` (default 1, at most 256) |
 | `HOT_USERS` | JSON object of user -> shard count on `uploadUser-uploadDate-index` (default none) |
 | `MULTI_ATTRIBUTE_INDEX` | `true`: entries carry `zAddress` for the Z-order index (default false) |
+| `NAME_TABLE_NAME` | the name index table (`file_index.names`); unset: no name index is kept |
 
 The last three are the index layout (`file_index.layout`), set by the stack from the same `cdk.json`
 context as the search function's; unset, entries are written as release 0.2.0 wrote them.
@@ -48,6 +49,7 @@ class IndexerConfig:
     write_concurrency: int = DEFAULT_WRITE_CONCURRENCY
     sdk: SdkSettings = field(default_factory=lambda: SdkSettings(max_connections=DEFAULT_WRITE_CONCURRENCY))
     layout: IndexLayout = field(default_factory=IndexLayout)
+    name_table_name: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> IndexerConfig:
@@ -62,4 +64,5 @@ class IndexerConfig:
             # One connection per concurrent writer.
             sdk=SdkSettings.from_env(env, max_connections=write_concurrency),
             layout=IndexLayout.from_env(env),
+            name_table_name=env.get("NAME_TABLE_NAME", "").strip() or None,
         )

@@ -37,6 +37,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from file_index.config import ConfigError, SdkSettings
+from file_index.names import NameIndex
 from file_index.objects import ObjectEvent
 from file_index.writer import DynamoDBClient, Outcome, S3Client, apply_event
 from indexer.batch import Deadline, Message, MessageReport, index_batch, is_expected
@@ -62,6 +63,7 @@ class Runtime:
     dynamodb: DynamoDBClient
     s3: S3Client  # for the writer's rare HEAD of an object (see file_index.writer)
     executor: ThreadPoolExecutor
+    names: NameIndex | None = None  # the name index, when the deployment keeps one
 
     @property
     def deadline_margin_ms(self) -> int:
@@ -88,6 +90,7 @@ class Runtime:
             s3=self.s3,
             tombstone_ttl_days=self.config.tombstone_ttl_days,
             layout=self.config.layout,
+            names=self.names,
         )
 
 
@@ -96,11 +99,13 @@ def cold_start() -> Runtime:
     """Configuration, clients and thread pool, once per process; `cold_start.cache_clear()` starts afresh."""
     config = IndexerConfig.from_env()
     _observability_from_env()
+    dynamodb = _client("dynamodb", config.sdk)
     return Runtime(
         config=config,
-        dynamodb=_client("dynamodb", config.sdk),
+        dynamodb=dynamodb,
         s3=s3_client(config.sdk),
         executor=ThreadPoolExecutor(max_workers=config.write_concurrency, thread_name_prefix="index-write"),
+        names=None if config.name_table_name is None else NameIndex(dynamodb, config.name_table_name),
     )
 
 

@@ -29,6 +29,8 @@ class SearchConfig:
     initial_state: State = State.READY
     # Where entries live in the indexes (shards, hot users, the Z-order index): what a list must read.
     layout: IndexLayout = field(default_factory=IndexLayout)
+    # The name index table (`q`, `prefix`, `delimiter`, `ext`); None: the deployment keeps none.
+    name_table_name: str | None = None
 
 
 def _queue_url(environ: Mapping[str, str], name: str) -> str:
@@ -76,4 +78,5 @@ def load_config(environ: Mapping[str, str] | None = None) -> SearchConfig:
         dead_letter_queue_url=_queue_url(env, "DEAD_LETTER_QUEUE_URL"),
         initial_state=_initial_state(env),
         layout=IndexLayout.from_env(env),
+        name_table_name=env.get("NAME_TABLE_NAME", "").strip() or None,
     )

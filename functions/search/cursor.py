@@ -23,6 +23,7 @@ import json
 import zlib
 from typing import Any
 
+from file_index.name_reader import NameQuery
 from file_index.reader import FileQuery
 
 VERSION = 2
@@ -37,7 +38,7 @@ class InvalidCursor(ValueError):
     """The cursor was not made by this API for this query."""
 
 
-def fingerprint(query: FileQuery) -> str:
+def fingerprint(query: FileQuery | NameQuery) -> str:
     """A digest of what selects and orders the query's items."""
     canonical = json.dumps(
         [type(query).__name__, dataclasses.asdict(query)], sort_keys=True, separators=(",", ":")
@@ -58,7 +59,7 @@ def _sign(secret: bytes, payload: bytes) -> bytes:
     return hmac.new(secret, payload, hashlib.sha256).digest()
 
 
-def encode_cursor(secret: bytes, query: FileQuery, position: dict[str, Any]) -> str:
+def encode_cursor(secret: bytes, query: FileQuery | NameQuery, position: dict[str, Any]) -> str:
     """A cursor of `position` (plain JSON, the reader's `ListCursor.to_json()`) for `query`."""
     # Non-ASCII as UTF-8, not \uXXXX escapes: keys of 1,024 bytes then take no more than they must.
     payload = json.dumps(
@@ -82,7 +83,7 @@ def _inflate(data: bytes) -> bytes:
     return payload
 
 
-def decode_cursor(secret: bytes, query: FileQuery, cursor: str) -> Any:
+def decode_cursor(secret: bytes, query: FileQuery | NameQuery, cursor: str) -> Any:
     """The position inside `cursor` (plain JSON), or InvalidCursor if it is not genuine, belongs to
     another query or was made by an earlier version of the API."""
     if len(cursor) > MAX_CURSOR_LENGTH or cursor.count(".") != 1:

@@ -42,11 +42,11 @@ from aws_lambda_powertools.shared.json_encoder import Encoder
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from file_index.name_reader import NameReader
 from file_index.reader import (
     MAX_QUERY_ITEMS,
     PAGE_REQUESTS,
     Z_ORDER_PAGE_REQUESTS_PER_SHARD,
-    FileQuery,
     FileReader,
 )
 from file_index.state import IndexStateStore
@@ -75,7 +75,22 @@ MAX_READ_THREADS = 32
 DEFAULT_METRICS_NAMESPACE = "S3FileSearch"
 DEFAULT_SERVICE_NAME = "search"
 # The query parameters of each route; any other is refused, so that a misspelling is not ignored.
-LIST_PARAMETERS = ("user", "bucket", "date", "from", "to", "minSize", "maxSize", "order", "limit", "cursor")
+LIST_PARAMETERS = (
+    "user",
+    "bucket",
+    "date",
+    "from",
+    "to",
+    "minSize",
+    "maxSize",
+    "q",
+    "prefix",
+    "delimiter",
+    "ext",
+    "order",
+    "limit",
+    "cursor",
+)
 INTEGER_PARAMETERS = ("minSize", "maxSize", "limit")
 
 logger = Logger(service="file-search")
@@ -279,7 +294,13 @@ def file_search() -> FileSearch:
     # A list reads all shards of a bucket (or of a hot user) at once; one shard needs no thread.
     fan_out = max(layout.bucket_shards, *layout.hot_users.values(), 1)
     executor = ThreadPoolExecutor(max_workers=min(fan_out, MAX_READ_THREADS)) if fan_out > 1 else None
+    names = None
+    if config.name_table_name is not None:
+        names = NameReader(
+            table.meta.client, config.table_name, config.name_table_name, layout=layout, executor=executor
+        )
     return FileSearch(
+        names=names,
         reader=FileReader(table, layout=layout, executor=executor),
         index_state=IndexStateView(
             # A client of its own: the table resource's client rewrites typed attribute values.
@@ -368,6 +389,12 @@ def query_shape(params: ListParameters) -> str:
     """
     sized = params.min_size is not None or params.max_size is not None
     ranged = params.from_ is not None or params.to is not None
+    if params.narrows_by_name:
+        scope = "user" if params.user is not None else "bucket" if params.bucket is not None else "invalid"
+        by = "+q" if params.q is not None else ""
+        by += "+prefix" if params.prefix is not None or params.delimiter is not None else ""
+        by += "+ext" if params.ext is not None else ""
+        return f"{scope}{by}"
     if params.user is not None:
         shape = "user+date" if params.date is not None else "user+range" if ranged else "user"
         return f"{shape}+size" if sized else shape
@@ -472,6 +499,24 @@ def list_files(
             ),
         ),
     ] = DEFAULT_LIMIT,
+    q: Annotated[
+        str | None,
+        Query(
+            description=(
+                "Words of the file's name: each must start a word of the name (case and accents ignored); "
+                "newest first unless `order=asc`"
+            ),
+        ),
+    ] = None,
+    prefix: Annotated[
+        str | None, Query(description="Only keys that start with this (a folder, e.g. `USER001/reports/`)")
+    ] = None,
+    delimiter: Annotated[
+        str | None, Query(description="`/`: answer the sub-folders of `prefix` in `commonPrefixes`")
+    ] = None,
+    ext: Annotated[
+        str | None, Query(description="The name's extension, case-insensitive (`pdf`, `.PDF`, `tar.gz`)")
+    ] = None,
     cursor: Annotated[
         str | None, Query(max_length=MAX_CURSOR_LENGTH, description="nextCursor of the previous page")
     ] = None,
@@ -487,9 +532,13 @@ def list_files(
         min_size=min_size,
         max_size=max_size,
         order=order,
+        q=q,
+        prefix=prefix,
+        delimiter=delimiter,
+        ext=ext,
     )
     _request_shape.set(query_shape(params))
-    query: FileQuery = build_query(params)
+    query = build_query(params)
     result = file_search().list_files(query, limit=limit, cursor=cursor)
     metrics.add_metric(name="ItemsRead", unit=MetricUnit.Count, value=result.scanned_count)
     metrics.add_metric(name="ItemsReturned", unit=MetricUnit.Count, value=len(result.items))
@@ -497,23 +546,22 @@ def list_files(
     logger.info(
         "listed",
         extra={
-            "orderedBy": result.ordered_by.value,
+            "orderedBy": str(result.ordered_by),
             "count": len(result.items),
             "scanned": result.scanned_count,
             "queries": result.request_count,
             "indexState": result.index_state.value,
         },
     )
-    return Response(
-        status_code=HTTPStatus.OK,
-        content_type=content_types.APPLICATION_JSON,
-        body={
-            "items": result.items,
-            "nextCursor": result.next_cursor,
-            "orderedBy": result.ordered_by.value,
-            "indexState": result.index_state.value,
-        },
-    )
+    body: dict[str, Any] = {
+        "items": result.items,
+        "nextCursor": result.next_cursor,
+        "orderedBy": str(result.ordered_by),
+        "indexState": result.index_state.value,
+    }
+    if result.common_prefixes is not None:
+        body["commonPrefixes"] = result.common_prefixes
+    return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=body)
 
 
 _KEY_PARAMETER = Path(

@@ -40,12 +40,19 @@ class FileListPage(BaseModel):
             "none, and still have one (a filtered page stops after a bounded read): follow it until null"
         )
     )
-    orderedBy: Literal["size", "uploadDate", "zAddress"] = Field(
+    orderedBy: Literal["size", "uploadDate", "zAddress", "objectKey"] = Field(
         description=(
             "The order of the items (ascending or descending as `order` says), ties in a fixed order: "
-            "size, upload time, or the Z-order of (upload time, size) for a bucket box read from the "
-            "Z-order index, which is neither by size nor by time"
+            "size, upload time, the Z-order of (upload time, size) for a bucket box read from the "
+            "Z-order index, which is neither by size nor by time, or the key (a `prefix` or `delimiter` list)"
         )
+    )
+    commonPrefixes: list[str] | None = Field(
+        default=None,
+        description=(
+            "With `delimiter=/`: the sub-folders of `prefix` that hold a matching file, each ending in `/`, "
+            "each once across pages (in key order, among the items as S3's ListObjectsV2 answers them)"
+        ),
     )
     indexState: IndexStateName = Field(
         description=_INDEX_STATE + "; told at most a few seconds late (each server keeps it 2 seconds)"

@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
+from file_index.name_reader import ORDER_KEY, ORDER_SIZE, ORDER_UPLOAD_DATE, NameQuery
+from file_index.names import MAX_INDEXED_WORD, normalize_extension, words
 from file_index.objects import MAX_KEY_BYTES, iso_utc_millis
 from file_index.reader import BucketQuery, FileQuery, UserQuery
 from file_index.shards import SHARD_SEPARATOR
@@ -39,6 +41,15 @@ class ListParameters:
     min_size: int | None = None
     max_size: int | None = None
     order: str | None = None
+    q: str | None = None
+    prefix: str | None = None
+    delimiter: str | None = None
+    ext: str | None = None
+
+    @property
+    def narrows_by_name(self) -> bool:
+        """The list is narrowed by name, folder or extension: the name index answers it."""
+        return any(value is not None for value in (self.q, self.prefix, self.delimiter, self.ext))
 
 
 def utf8_length(name: str, value: str) -> int:
@@ -154,8 +165,58 @@ def _bucket_query(params: ListParameters, bucket: str, ascending: bool) -> Bucke
     )
 
 
-def build_query(params: ListParameters) -> FileQuery:
+# `q`: at most this many characters and words (each word is checked against every candidate's name).
+MAX_Q_LENGTH = 256
+MAX_Q_WORDS = 16
+
+
+def _name_query(params: ListParameters, scope: UserQuery | BucketQuery) -> NameQuery:
+    """`scope` narrowed by `q`, `prefix`, `delimiter` and `ext` (README: "Finding files by name")."""
+    query_words: tuple[str, ...] = ()
+    if params.q is not None:
+        if len(params.q) > MAX_Q_LENGTH:
+            raise BadRequest(f"q is longer than {MAX_Q_LENGTH} characters")
+        query_words = tuple(dict.fromkeys(words(params.q)))
+        if not query_words:
+            raise BadRequest(f"q has no word in it (a word is letters or digits): {params.q!r}")
+        if len(query_words) > MAX_Q_WORDS:
+            raise BadRequest(f"q has more than {MAX_Q_WORDS} words")
+    if params.delimiter is not None and params.delimiter != "/":
+        raise BadRequest(f"delimiter must be '/', not {params.delimiter!r}")
+    prefix = params.prefix
+    if prefix is not None and utf8_length("prefix", prefix) > MAX_KEY_BYTES:
+        raise BadRequest(f"prefix is longer than {MAX_KEY_BYTES} bytes")
+    ext = None
+    if params.ext is not None:
+        ext = normalize_extension(params.ext)
+        if not words(ext) or "/" in ext or len(ext) > MAX_INDEXED_WORD:
+            raise BadRequest(f"ext must be a file extension such as pdf or tar.gz, not {params.ext!r}")
+    if prefix is not None or params.delimiter is not None:
+        order_by, ascending = ORDER_KEY, params.order != "desc"
+    elif query_words:
+        order_by, ascending = ORDER_UPLOAD_DATE, params.order == "asc"
+    else:
+        # The list's own order: a user's by upload time (ascending), a bucket's by size (descending).
+        order_by = ORDER_UPLOAD_DATE if isinstance(scope, UserQuery) else ORDER_SIZE
+        ascending = params.order == "asc" if params.order is not None else isinstance(scope, UserQuery)
+    return NameQuery(
+        scope=scope,
+        words=query_words,
+        prefix=prefix,
+        delimiter=params.delimiter,
+        ext=ext,
+        order_by=order_by,
+        ascending=ascending,
+    )
+
+
+def build_query(params: ListParameters) -> FileQuery | NameQuery:
     """The index query for `params`; BadRequest says what is wrong with them."""
+    scope = _scope_query(params)
+    return _name_query(params, scope) if params.narrows_by_name else scope
+
+
+def _scope_query(params: ListParameters) -> FileQuery:
     if (params.user is None) == (params.bucket is None):
         raise BadRequest("give exactly one of user or bucket")
     if params.order not in (None, "asc", "desc"):

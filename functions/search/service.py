@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from file_index.reader import FileQuery, FileReader, InvalidStartKey, ListCursor, Plan
+from file_index.name_reader import NameQuery, NameReader
+from file_index.reader import FileQuery, FileReader, InvalidStartKey, ListCursor
 from file_index.state import State
 from search.cursor import InvalidCursor, decode_cursor, encode_cursor
 from search.errors import BadRequest, FileNotFound
@@ -27,8 +28,9 @@ class FileList:
     # Items DynamoDB read for this page (filtered ones and read-ahead included) and the Queries made.
     scanned_count: int
     request_count: int
-    ordered_by: Plan  # the attribute the items are ordered by: the plan the list is read with
+    ordered_by: str  # the attribute the items are ordered by (for a list, the plan it is read with)
     index_state: State  # BUILDING: the index is being built, so the list may miss files
+    common_prefixes: list[str] | None = None  # with a delimiter: the sub-folders of this page
 
 
 def keep_dot_segments(url: str) -> str:
@@ -74,6 +76,7 @@ class FileSearch:
         cursor_secret: bytes,
         download_url_expiry_seconds: int,
         page_budget_bytes: int = PAGE_ITEMS_BUDGET_BYTES,
+        names: NameReader | None = None,
     ) -> None:
         self._reader = reader
         self._index_state = index_state
@@ -83,6 +86,7 @@ class FileSearch:
         self._cursor_secret = cursor_secret
         self._expiry = download_url_expiry_seconds
         self._page_budget = page_budget_bytes
+        self._names = names
 
     def get_file(self, object_key: str) -> dict[str, Any]:
         item = self._reader.get_file(object_key)
@@ -90,8 +94,10 @@ class FileSearch:
             raise FileNotFound(f"no indexed file with key {object_key!r}")
         return item
 
-    def list_files(self, query: FileQuery, *, limit: int, cursor: str | None) -> FileList:
+    def list_files(self, query: FileQuery | NameQuery, *, limit: int, cursor: str | None) -> FileList:
         """One page of `query`; a cursor continues the plan it was made with (BadRequest if it cannot)."""
+        if isinstance(query, NameQuery):
+            return self._list_by_name(query, limit=limit, cursor=cursor)
         start = None
         try:
             if cursor is not None:
@@ -123,6 +129,33 @@ class FileSearch:
             request_count=page.request_count,
             ordered_by=page.ordered_by,
             index_state=index_state,
+        )
+
+    def _list_by_name(self, query: NameQuery, *, limit: int, cursor: str | None) -> FileList:
+        if self._names is None:
+            raise BadRequest(
+                "q, prefix, delimiter and ext need the name index, which this deployment does not keep "
+                "(nameIndex is false)"
+            )
+        position = None
+        try:
+            if cursor is not None:
+                position = decode_cursor(self._cursor_secret, query, cursor)
+            index_state = self._index_state.state()
+            page = self._names.list_files(query, limit=limit, position=position)
+        except (InvalidCursor, InvalidStartKey) as error:
+            raise BadRequest(f"cursor is not valid for this query ({error})") from None
+        next_cursor = None
+        if page.next_position is not None:
+            next_cursor = encode_cursor(self._cursor_secret, query, page.next_position)
+        return FileList(
+            items=page.items,
+            next_cursor=next_cursor,
+            scanned_count=page.scanned_count,
+            request_count=page.request_count,
+            ordered_by=page.ordered_by,
+            index_state=index_state,
+            common_prefixes=page.common_prefixes,
         )
 
     def status(self) -> StatusReport:

@@ -29,7 +29,12 @@ LARGE_LAYOUT = IndexLayout(bucket_shards=32, hot_users={"ingest-bot": 8}, multi_
 
 
 def table(synth: Synth) -> tuple[str, dict[str, Any]]:
-    ((logical_id, resource),) = synth.resources("AWS::DynamoDB::Table").items()
+    """The entries' table (the name index is the other table)."""
+    ((logical_id, resource),) = [
+        (logical_id, resource)
+        for logical_id, resource in synth.resources("AWS::DynamoDB::Table").items()
+        if resource["Properties"]["TableName"] != schema.NAME_TABLE_NAME
+    ]
     return logical_id, resource
 
 

@@ -71,7 +71,11 @@ def get_att(logical_id: str) -> dict[str, Any]:
 def test_table_keys_and_indexes_are_the_schema_ones(default_synth: Synth) -> None:
     """The deployed table equals what the tests build with boto3 from `create_table_request()`."""
     request = schema.create_table_request()
-    (table,) = default_synth.resources("AWS::DynamoDB::Table").values()
+    (table,) = [
+        table
+        for table in default_synth.resources("AWS::DynamoDB::Table").values()
+        if table["Properties"]["TableName"] == schema.TABLE_NAME
+    ]
     props = table["Properties"]
 
     assert props["TableName"] == schema.TABLE_NAME
@@ -380,6 +384,7 @@ def test_indexer_environment_is_the_contract(default_synth: Synth) -> None:
         "BUCKET_INDEX_SHARDS": "16",
         "HOT_USERS": "{}",
         "MULTI_ATTRIBUTE_INDEX": "false",
+        "NAME_TABLE_NAME": {"Ref": default_synth.logical_id(default_synth.stack.storage.name_table)},
         "POWERTOOLS_SERVICE_NAME": "indexer",
         "POWERTOOLS_METRICS_NAMESPACE": "S3FileSearch",
         "POWERTOOLS_LOG_LEVEL": "INFO",
@@ -402,6 +407,7 @@ def test_search_environment_is_the_contract(default_synth: Synth) -> None:
         "BUCKET_INDEX_SHARDS": "16",
         "HOT_USERS": "{}",
         "MULTI_ATTRIBUTE_INDEX": "false",
+        "NAME_TABLE_NAME": {"Ref": default_synth.logical_id(storage.name_table)},
         "POWERTOOLS_SERVICE_NAME": "search",
         "POWERTOOLS_METRICS_NAMESPACE": "S3FileSearch",
         "POWERTOOLS_LOG_LEVEL": "INFO",
@@ -442,12 +448,19 @@ def test_indexer_may_write_the_table_and_head_objects(default_synth: Synth) -> N
     # Exactly the calls the indexer makes, on the table only: no deletes, batch writes, DescribeTable, or
     # index ARNs.
     dynamodb_statements = [s for s in statements if actions(s)[0].startswith("dynamodb:")]
+    name_table_id = default_synth.logical_id(default_synth.stack.storage.name_table)
     assert dynamodb_statements == [
         {
             "Action": ["dynamodb:PutItem", "dynamodb:UpdateItem"],
             "Effect": "Allow",
             "Resource": get_att(table_id),
-        }
+        },
+        # The name index: a new key's items in batches, a removed key's one by one (conditional).
+        {
+            "Action": ["dynamodb:BatchWriteItem", "dynamodb:DeleteItem"],
+            "Effect": "Allow",
+            "Resource": get_att(name_table_id),
+        },
     ]
     # HEAD of an object whose current version was deleted for good (GetObject covers HeadObject; ListBucket
     # turns a missing key's 403 into a 404). No writes, deletes or version reads.
@@ -485,12 +498,22 @@ def test_search_may_read_the_table_presign_objects_and_read_its_secret(default_s
     table_id = default_synth.logical_id(storage.table)
     # GetItem of one entry on the table, Query on its GSIs; no Scan, BatchGetItem, DescribeTable or writes.
     dynamodb_statements = [s for s in statements if actions(s)[0].startswith("dynamodb:")]
+    name_table_id = default_synth.logical_id(storage.name_table)
+    # A name list reads the name index (table and user GSI), then BatchGetItem of the candidates' entries.
     assert dynamodb_statements == [
-        {"Action": "dynamodb:GetItem", "Effect": "Allow", "Resource": get_att(table_id)},
+        {
+            "Action": ["dynamodb:BatchGetItem", "dynamodb:GetItem"],
+            "Effect": "Allow",
+            "Resource": get_att(table_id),
+        },
         {
             "Action": "dynamodb:Query",
             "Effect": "Allow",
-            "Resource": {"Fn::Join": ["", [get_att(table_id), "/index/*"]]},
+            "Resource": [
+                get_att(name_table_id),
+                {"Fn::Join": ["", [get_att(table_id), "/index/*"]]},
+                {"Fn::Join": ["", [get_att(name_table_id), "/index/*"]]},
+            ],
         },
     ]
     s3_statements = [s for s in statements if actions(s)[0].startswith("s3:")]

@@ -25,7 +25,22 @@ def test_the_document_names_every_route_and_parameter() -> None:
     document = json.loads(DOCUMENT.read_text(encoding="utf-8"))
     assert set(document["paths"]) == {"/files", "/files/{objectKey}", "/download/{objectKey}", "/status"}
     names = {parameter["name"] for parameter in document["paths"]["/files"]["get"]["parameters"]}
-    assert names == {"user", "bucket", "date", "from", "to", "minSize", "maxSize", "order", "limit", "cursor"}
+    assert names == {
+        "user",
+        "bucket",
+        "date",
+        "from",
+        "to",
+        "minSize",
+        "maxSize",
+        "order",
+        "limit",
+        "cursor",
+        "q",
+        "prefix",
+        "delimiter",
+        "ext",
+    }
     for route, path in document["paths"].items():
         responses = path["get"]["responses"]
         assert "422" not in responses  # invalid input is a 400 with {"message"}

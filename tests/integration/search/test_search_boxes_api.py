@@ -17,6 +17,7 @@ import pytest
 
 from file_index import schema
 from file_index.layout import IndexLayout
+from file_index.name_reader import NameQuery
 from file_index.objects import ObjectEvent
 from file_index.reader import FileReader
 from file_index.state import IndexStateStore, State
@@ -185,6 +186,7 @@ def test_a_sharded_page_cut_to_fit_the_response_continues_after_its_last_item(z_
         build_query(ListParameters(bucket=BUCKET, from_="2017-08-11")),
         build_query(ListParameters(user="bot")),
     ):
+        assert not isinstance(query, NameQuery)
         items: list[dict[str, Any]] = []
         cursor = None
         cut = False

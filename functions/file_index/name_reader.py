@@ -1,0 +1,390 @@
+"""Read side of the name index (`file_index.names`): lists by words of the name, folder and extension.
+
+A `NameQuery` is a list of a user or a bucket (`UserQuery`/`BucketQuery`, with their size and time
+bounds) narrowed by any of: query words (`q`), a key prefix (`prefix`, a folder), sub-folders
+(`delimiter` "/") and an extension (`ext`). Two plans:
+
+- **words** (no `prefix`): the items of the query's longest word (or the extension's) in every shard,
+  then the entries of the candidates whose name has every word; ordered newest first with `q`, else in
+  the list's own order (a user's by upload time, a bucket's by size).
+- **keys** (`prefix` or `delimiter`): the key items under the prefix, every shard merged in key order, a
+  page at a time, then the entries of those whose name passes; ordered by `objectKey`.
+
+Every candidate's entry is read (BatchGetItem) and kept only if it is live, in the list's bucket or
+user, inside the bounds, and its name (from the entry) has every word and the extension: the name index
+finds candidates, the entries decide. The words plan reads all candidates of a query on each page and
+orders them in memory, so its cost is the number of files whose names have the looked-up word, not the
+page: cheap for a word or a prefix of a few letters, more for a very common one (the README's figures).
+The keys plan reads at most `KEY_PAGE_READ_BUDGET` key items a page and ends early with a cursor.
+
+Cursors (`position`, plain JSON, signed by the caller): the words plan's last item (sort value and key),
+the keys plan's last key read and the last sub-folder answered, so no sub-folder is answered twice.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any
+
+from boto3.dynamodb.conditions import Key
+
+from file_index import schema
+from file_index.layout import IndexLayout
+from file_index.names import (
+    has_extension,
+    key_scope,
+    lookup_word,
+    matches_words,
+    name_of,
+    word_scope,
+    words,
+)
+from file_index.reader import BucketQuery, InvalidStartKey, UserQuery, public_item
+
+# The orders a name list may have (the API's `orderedBy`).
+ORDER_UPLOAD_DATE = "uploadDate"
+ORDER_SIZE = "size"
+ORDER_KEY = "objectKey"
+DELIMITER = "/"
+MAX_BATCH_GET = 100
+# Key items one keys-plan page reads at most before it ends with a cursor.
+KEY_PAGE_READ_BUDGET = 5000
+_KEY_CHUNK = 250
+_MAX_KEY_BYTES = 1024
+
+
+@dataclass(frozen=True)
+class NameQuery:
+    """A user's or a bucket's list (`scope`, with its bounds) narrowed by name, folder and extension."""
+
+    scope: UserQuery | BucketQuery
+    words: tuple[str, ...] = ()
+    prefix: str | None = None
+    delimiter: str | None = None
+    ext: str | None = None
+    order_by: str = ORDER_UPLOAD_DATE
+    ascending: bool = False
+
+    @property
+    def uses_keys(self) -> bool:
+        return self.prefix is not None or self.delimiter is not None
+
+    @property
+    def lookup_words(self) -> tuple[str, ...]:
+        return self.words + (tuple(words(self.ext)) if self.ext else ())
+
+
+@dataclass(frozen=True)
+class NamePage:
+    items: list[dict[str, Any]]
+    next_position: dict[str, Any] | None
+    common_prefixes: list[str] | None
+    scanned_count: int
+    request_count: int
+    ordered_by: str
+
+
+class _Counter:
+    def __init__(self) -> None:
+        self.scanned = 0
+        self.requests = 0
+
+
+class NameReader:
+    """Answers `NameQuery`s from the name index table and the entries of `FileMetaData`."""
+
+    def __init__(
+        self,
+        client: Any,
+        table_name: str,
+        name_table_name: str,
+        layout: IndexLayout | None = None,
+        executor: Executor | None = None,
+    ) -> None:
+        self._client = client
+        self._table_name = table_name
+        self._name_table = name_table_name
+        self._layout = layout if layout is not None else IndexLayout()
+        self._executor = executor
+
+    def list_files(
+        self, query: NameQuery, *, limit: int, position: Mapping[str, Any] | None = None
+    ) -> NamePage:
+        """Up to `limit` items of `query` after `position` (a previous page's `next_position`)."""
+        counter = _Counter()
+        if query.uses_keys:
+            return self._list_keys(query, limit, position, counter)
+        return self._list_words(query, limit, position, counter)
+
+    # -- shared ----------------------------------------------------------------------------------------
+
+    def _partitions(self, scope: UserQuery | BucketQuery) -> tuple[list[str], str | None]:
+        """The partition values to read, and the index (None: the table) that holds them."""
+        if isinstance(scope, UserQuery):
+            return self._layout.user_partitions(scope.user), schema.NAME_USER_INDEX.name
+        return self._layout.bucket_partitions(scope.bucket), None
+
+    def _map(self, function: Any, values: Sequence[Any]) -> list[Any]:
+        if self._executor is None or len(values) < 2:
+            return [function(value) for value in values]
+        return list(self._executor.map(function, values))
+
+    def _query(
+        self, index: str | None, scope_value: str, condition: Any, counter: _Counter, **extra: Any
+    ) -> Iterator[list[dict[str, Any]]]:
+        """Pages of name items of one partition value (plain values)."""
+        attribute = schema.NAME_USER if index is not None else schema.NAME_SCOPE
+        request: dict[str, Any] = {
+            "TableName": self._name_table,
+            "KeyConditionExpression": Key(attribute).eq(scope_value) & condition,
+            "ProjectionExpression": "#k, #n, #t",
+            "ExpressionAttributeNames": {
+                "#k": schema.OBJECT_KEY,
+                "#n": schema.FILE_NAME,
+                "#t": schema.NAME_TERM,
+            },
+            **extra,
+        }
+        if index is not None:
+            request["IndexName"] = index
+        while True:
+            response = self._client.query(**request)
+            counter.requests += 1
+            counter.scanned += response.get("ScannedCount", 0)
+            yield response.get("Items", [])
+            last = response.get("LastEvaluatedKey")
+            if not last:
+                return
+            request["ExclusiveStartKey"] = last
+
+    def _entries(self, keys: Sequence[str], counter: _Counter) -> dict[str, dict[str, Any]]:
+        """The entries of `keys` (absent ones absent), BatchGetItem in parallel chunks."""
+        chunks = [keys[start : start + MAX_BATCH_GET] for start in range(0, len(keys), MAX_BATCH_GET)]
+
+        def fetch(chunk: Sequence[str]) -> list[dict[str, Any]]:
+            found: list[dict[str, Any]] = []
+            request: dict[str, Any] = {
+                self._table_name: {"Keys": [{schema.OBJECT_KEY: key} for key in chunk]}
+            }
+            requests = 0
+            while request:
+                response = self._client.batch_get_item(RequestItems=request)
+                requests += 1
+                found.extend(response.get("Responses", {}).get(self._table_name, []))
+                request = response.get("UnprocessedKeys") or {}
+            counter.requests += requests
+            return found
+
+        entries: dict[str, dict[str, Any]] = {}
+        for found in self._map(fetch, chunks):
+            counter.scanned += len(found)
+            for item in found:
+                entries[str(item[schema.OBJECT_KEY])] = item
+        return entries
+
+    def _keeps(self, query: NameQuery, entry: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """The public item of `entry` if it is live and matches every condition of `query`."""
+        if entry is None or entry.get(schema.DELETED) or schema.BUCKET_NAME not in entry:
+            return None
+        item = public_item(entry)
+        scope = query.scope
+        if isinstance(scope, UserQuery):
+            if item.get(schema.UPLOAD_USER) != scope.user or not scope.has_time(item[schema.UPLOAD_DATE]):
+                return None
+        else:
+            if item.get(schema.BUCKET_NAME) != scope.bucket:
+                return None
+            date = item[schema.UPLOAD_DATE]
+            if (scope.start is not None and date < scope.start) or (
+                scope.end is not None and date > scope.end
+            ):
+                return None
+        size = item[schema.SIZE]
+        if (scope.min_size is not None and size < scope.min_size) or (
+            scope.max_size is not None and size > scope.max_size
+        ):
+            return None
+        if query.prefix and not item[schema.OBJECT_KEY].startswith(query.prefix):
+            return None
+        name = name_of(str(item.get(schema.FILE_ID) or item[schema.OBJECT_KEY]))
+        if not _name_matches(query, name):
+            return None
+        return item
+
+    # -- the words plan ----------------------------------------------------------------------------------
+
+    def _list_words(
+        self, query: NameQuery, limit: int, position: Mapping[str, Any] | None, counter: _Counter
+    ) -> NamePage:
+        after = _words_position(query, position)
+        word = lookup_word(query.lookup_words)
+        partitions, index = self._partitions(query.scope)
+
+        def candidates(partition: str) -> list[str]:
+            found: list[str] = []
+            condition = Key(schema.NAME_TERM).begins_with(word)
+            for page in self._query(index, word_scope(partition, word), condition, counter):
+                found.extend(
+                    str(item[schema.OBJECT_KEY])
+                    for item in page
+                    if _name_matches(query, str(item.get(schema.FILE_NAME, "")))
+                )
+            return found
+
+        keys = sorted({key for found in self._map(candidates, partitions) for key in found})
+        entries = self._entries(keys, counter)
+        kept = [item for key in keys if (item := self._keeps(query, entries.get(key))) is not None]
+        kept.sort(key=lambda item: _sort_value(query, item), reverse=not query.ascending)
+        if after is not None:
+            kept = [item for item in kept if _beyond(query, _sort_value(query, item), after)]
+        page = kept[:limit]
+        next_position = None
+        if len(kept) > limit:
+            last = page[-1]
+            next_position = {"v": last[query.order_by], "k": last[schema.OBJECT_KEY]}
+        return NamePage(page, next_position, None, counter.scanned, counter.requests, query.order_by)
+
+    # -- the keys plan -----------------------------------------------------------------------------------
+
+    def _list_keys(
+        self, query: NameQuery, limit: int, position: Mapping[str, Any] | None, counter: _Counter
+    ) -> NamePage:
+        prefix = query.prefix or ""
+        after_key, after_folder = _keys_position(query, position)
+        partitions, index = self._partitions(query.scope)
+        room = (_MAX_KEY_BYTES - len(prefix.encode("utf-8", "surrogatepass"))) // 4
+        low, high = prefix, prefix + "\U0010ffff" * max(1, room)
+        if after_key is not None:
+            if query.ascending:
+                low = after_key
+                if after_folder is not None and after_key.startswith(after_folder):
+                    # Past every key of the sub-folder last answered ("a/" -> from "a0").
+                    low = after_folder[:-1] + chr(ord(DELIMITER) + 1)
+            else:
+                high = after_key
+        condition = Key(schema.NAME_TERM).between(low, high) if low else Key(schema.NAME_TERM).lte(high)
+
+        def stream(partition: str) -> Iterator[dict[str, Any]]:
+            scope_value = key_scope(partition)
+            forward = query.ascending
+            for page in self._query(
+                index, scope_value, condition, counter, ScanIndexForward=forward, Limit=_KEY_CHUNK
+            ):
+                yield from page
+
+        merged = heapq.merge(
+            *[stream(partition) for partition in partitions],
+            key=lambda item: str(item[schema.NAME_TERM]),
+            reverse=not query.ascending,
+        )
+        items: list[dict[str, Any]] = []
+        folders: list[str] = []
+        state = {"folder": after_folder, "stopped": None}
+        pending: list[dict[str, Any]] = []
+        batch = min(MAX_BATCH_GET, max(limit, 10))
+
+        def settle() -> bool:
+            """Check the pending candidates against their entries, in order; True once the page is full."""
+            entries = self._entries([str(candidate[schema.OBJECT_KEY]) for candidate in pending], counter)
+            try:
+                for candidate in pending:
+                    key = str(candidate[schema.OBJECT_KEY])
+                    item = self._keeps(query, entries.get(key))
+                    if item is None:
+                        continue
+                    folder = _folder_of(query, prefix, key)
+                    if folder is None:
+                        items.append(item)
+                    elif folder != state["folder"]:
+                        folders.append(folder)
+                        state["folder"] = folder
+                    else:
+                        continue
+                    if len(items) + len(folders) >= limit:
+                        state["stopped"] = key
+                        return True
+                return False
+            finally:
+                pending.clear()
+
+        full = exhausted = False
+        read = 0
+        last_read: str | None = None
+        for candidate in merged:
+            if read >= KEY_PAGE_READ_BUDGET:
+                break
+            key = str(candidate[schema.NAME_TERM])
+            read += 1
+            last_read = key
+            folder = state["folder"]
+            if key == after_key or (folder is not None and key.startswith(folder)):
+                continue  # answered already, or in a sub-folder answered already
+            if not _name_matches(query, str(candidate.get(schema.FILE_NAME, ""))):
+                continue
+            pending.append(candidate)
+            if len(pending) >= batch and settle():
+                full = True
+                break
+        else:
+            exhausted = True
+        if not full and pending:
+            full = settle()
+        next_position: dict[str, Any] | None
+        if full:
+            next_position = {"k": state["stopped"], "f": state["folder"]}
+        elif exhausted or last_read is None:
+            next_position = None
+        else:
+            next_position = {"k": last_read, "f": state["folder"]}
+        return NamePage(items, next_position, folders, counter.scanned, counter.requests, ORDER_KEY)
+
+
+def _name_matches(query: NameQuery, name: str) -> bool:
+    if query.words and not matches_words(name, query.words):
+        return False
+    return not (query.ext and not has_extension(name, query.ext))
+
+
+def _folder_of(query: NameQuery, prefix: str, key: str) -> str | None:
+    if query.delimiter is None:
+        return None
+    rest = key[len(prefix) :]
+    cut = rest.find(query.delimiter)
+    return None if cut < 0 else prefix + rest[: cut + 1]
+
+
+def _sort_value(query: NameQuery, item: Mapping[str, Any]) -> tuple[Any, str]:
+    return item[query.order_by], item[schema.OBJECT_KEY]
+
+
+def _beyond(query: NameQuery, value: tuple[Any, str], after: tuple[Any, str]) -> bool:
+    return value > after if query.ascending else value < after
+
+
+def _words_position(query: NameQuery, position: Mapping[str, Any] | None) -> tuple[Any, str] | None:
+    if position is None:
+        return None
+    if not isinstance(position, Mapping) or set(position) != {"v", "k"} or not isinstance(position["k"], str):
+        raise InvalidStartKey("not a name list cursor")
+    value = position["v"]
+    expected = int if query.order_by == ORDER_SIZE else str
+    if isinstance(value, bool) or not isinstance(value, expected):
+        raise InvalidStartKey("not a name list cursor")
+    return value, position["k"]
+
+
+def _keys_position(query: NameQuery, position: Mapping[str, Any] | None) -> tuple[str | None, str | None]:
+    if position is None:
+        return None, None
+    if not isinstance(position, Mapping) or set(position) != {"k", "f"}:
+        raise InvalidStartKey("not a folder list cursor")
+    key, folder = position["k"], position["f"]
+    if not isinstance(key, str) or (folder is not None and not isinstance(folder, str)):
+        raise InvalidStartKey("not a folder list cursor")
+    prefix = query.prefix or ""
+    if not key.startswith(prefix) or (folder is not None and not folder.startswith(prefix)):
+        raise InvalidStartKey("a position is outside the query")
+    return key, folder

@@ -1,0 +1,265 @@
+"""Words of a file's name, and the name index that finds a file by them (README: "Finding files by name").
+
+A file's **name** is the last `/` segment of its file id: `USER001_FILE001.txt` is named `FILE001.txt`,
+`USER001/reports/Q3.pdf` is named `Q3.pdf`. Its **words**:
+
+1. The name is decomposed (Unicode NFKD) and its combining marks dropped, so `Café` reads `Cafe`.
+2. It is cut at every character that is not a letter or a digit (Unicode categories L* and N*).
+3. Each piece is cut again where a lower-case letter meets an upper-case one (`reportQ3final`:
+   `report|Q3final`), before the last capital of a run of capitals followed by a lower-case letter
+   (`HTMLParser`: `HTML|Parser`), and where letters meet digits (`Q3final`: `Q|3|final`).
+4. Each word is case-folded (`Straße` reads `strasse`).
+
+A query word matches a name when it is the start of one of the name's words (`inv` matches `Invoice`,
+`voice` does not); a query matches when every one of its words does.
+
+The name index is a table of its own (`schema.NAME_TABLE_NAME`). For each live entry it holds:
+
+- one item per distinct word: `nameScope` (partition key) `{bucket partition}|{first character}`,
+  `nameTerm` (sort key) `{word} {key digest}`, `nameUser` (the GSI's partition key)
+  `{user partition}|{first character}`;
+- one item of the key: `nameScope` `{bucket partition}|/`, `nameTerm` the key, `nameUser`
+  `{user partition}|/`.
+
+The bucket and user partition values are the entry's own (`IndexLayout`: shards and hot users apply as
+on the entry indexes), so a read of a word queries every shard of its bucket or user, as a list does.
+Every item holds only what never changes while its key exists (key, name, bucket, user): an overwrite of
+a key writes none of them, a new key writes one per distinct word and one for the key.
+
+The items are a lead, never the answer: a search reads the entry of every candidate and keeps it only if
+it is live and matches, so an item left behind by a race (a create and a delete of one key written at
+once by two indexers) is never shown, and a reconcile removes it. What must not happen is a live entry
+without its items; the writes are ordered for that (`NameIndex`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Executor
+from typing import Any, TypeGuard
+
+from boto3.dynamodb.types import TypeSerializer
+
+from file_index import schema
+
+# The first characters of an indexed word (a longer query word is looked up by these and checked whole).
+MAX_INDEXED_WORD = 64
+# `nameScope` suffix of the key items (no word starts with "/": a word is letters and digits).
+KEY_SCOPE = "/"
+SCOPE_SEPARATOR = "|"
+# DynamoDB takes at most 25 puts or deletes in one BatchWriteItem.
+_BATCH_WRITE_ITEMS = 25
+
+_serializer = TypeSerializer()
+
+
+def _strip_marks(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.category(ch).startswith("M"))
+
+
+def _kind(ch: str) -> str:
+    """`u` upper-case letter, `l` other letter, `d` digit (any number), `s` separator."""
+    category = unicodedata.category(ch)
+    if category in ("Lu", "Lt"):
+        return "u"
+    if category.startswith("L"):
+        return "l"
+    if category.startswith("N"):
+        return "d"
+    return "s"
+
+
+def words(text: str) -> list[str]:
+    """The words of `text` in order, repeats included (module docstring)."""
+    result: list[str] = []
+    current: list[str] = []
+    kinds: list[str] = []
+
+    def flush() -> None:
+        if current:
+            word = _strip_marks("".join(current).casefold())
+            # Case folding may yield marks or separators (`İ` folds to `i` + a combining dot).
+            result.extend(part for part in _split_separators(word) if part)
+        current.clear()
+        kinds.clear()
+
+    for ch in _strip_marks(text):
+        kind = _kind(ch)
+        if kind == "s":
+            flush()
+            continue
+        if current:
+            previous = kinds[-1]
+            digits_meet_letters = (previous == "d") != (kind == "d")
+            if digits_meet_letters or (previous == "l" and kind == "u" and current[-1].islower()):
+                flush()
+            elif previous == "u" and kind == "l" and len(kinds) >= 2 and kinds[-2] == "u" and ch.islower():
+                # `HTMLParser`: the last capital starts the next word.
+                last = current.pop()
+                kinds.pop()
+                flush()
+                current.append(last)
+                kinds.append("u")
+        current.append(ch)
+        kinds.append(kind)
+    flush()
+    return result
+
+
+def _split_separators(word: str) -> list[str]:
+    parts: list[str] = []
+    current: list[str] = []
+    for ch in word:
+        if _kind(ch) == "s":
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current))
+    return parts
+
+
+def name_of(file_id: str) -> str:
+    """A file's name: the last `/` segment of its file id."""
+    return file_id.rsplit("/", 1)[-1]
+
+
+def matches_words(name: str, query_words: Sequence[str]) -> bool:
+    """Every query word is the start of a word of `name`."""
+    name_words = set(words(name))
+    return all(any(word.startswith(query) for word in name_words) for query in query_words)
+
+
+def normalize_extension(ext: str) -> str:
+    """An `ext` parameter as compared: without a leading dot, case-folded."""
+    return ext.removeprefix(".").casefold()
+
+
+def has_extension(name: str, ext: str) -> bool:
+    """`name` ends with "." + `ext` (normalized), case-insensitively: `a.TAR.gz` has `gz` and `tar.gz`."""
+    return bool(ext) and name.casefold().endswith("." + ext)
+
+
+def lookup_word(query_words: Sequence[str]) -> str:
+    """The query word whose items are read: the longest (the rarest, as a rule), first among equals."""
+    return max(query_words, key=len)[:MAX_INDEXED_WORD]
+
+
+def word_scope(partition: str, word: str) -> str:
+    return f"{partition}{SCOPE_SEPARATOR}{word[0]}"
+
+
+def key_scope(partition: str) -> str:
+    return f"{partition}{SCOPE_SEPARATOR}{KEY_SCOPE}"
+
+
+def key_digest(object_key: str) -> str:
+    return hashlib.blake2b(object_key.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def word_term(word: str, object_key: str) -> str:
+    return f"{word} {key_digest(object_key)}"
+
+
+def indexed_words(name: str) -> list[str]:
+    """The distinct words of `name` as indexed (each cut to MAX_INDEXED_WORD characters), in order."""
+    return list(dict.fromkeys(word[:MAX_INDEXED_WORD] for word in words(name)))
+
+
+def name_items(entry: Mapping[str, Any], since: str) -> list[dict[str, Any]]:
+    """The name index items of a live entry (its stored `bucketName` and `uploadUser` partition values)."""
+    object_key = str(entry[schema.OBJECT_KEY])
+    bucket_partition = str(entry[schema.BUCKET_NAME])
+    user_partition = entry.get(schema.UPLOAD_USER)
+    name = name_of(str(entry.get(schema.FILE_ID) or object_key))
+    common = {schema.OBJECT_KEY: object_key, schema.FILE_NAME: name, schema.NAME_SINCE: since}
+    items: list[dict[str, Any]] = []
+    key_item = {**common, schema.NAME_SCOPE: key_scope(bucket_partition), schema.NAME_TERM: object_key}
+    if user_partition is not None:
+        key_item[schema.NAME_USER] = key_scope(str(user_partition))
+    items.append(key_item)
+    for word in indexed_words(name):
+        item = {
+            **common,
+            schema.NAME_SCOPE: word_scope(bucket_partition, word),
+            schema.NAME_TERM: word_term(word, object_key),
+        }
+        if user_partition is not None:
+            item[schema.NAME_USER] = word_scope(str(user_partition), word)
+        items.append(item)
+    return items
+
+
+def item_key(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {schema.NAME_SCOPE: item[schema.NAME_SCOPE], schema.NAME_TERM: item[schema.NAME_TERM]}
+
+
+def is_live_entry(item: Mapping[str, Any] | None) -> TypeGuard[Mapping[str, Any]]:
+    """An entry in the indexes (not a tombstone, not a bare bookkeeping item)."""
+    return item is not None and not item.get(schema.DELETED) and schema.BUCKET_NAME in item
+
+
+class NameIndex:
+    """Writes the name index items of entries, through a low-level DynamoDB client.
+
+    Order of writes (module docstring): an entry's items are put after the entry, with `since` = the
+    entry's orderKey; a delete removes the items of the entry it replaced only where `since` is older than
+    the delete, so a newer create's items, put before or after, survive. Puts are unconditional
+    BatchWriteItems: a put that lands after a delete leaves items without a live entry, which searches
+    skip and a reconcile removes.
+    """
+
+    def __init__(self, client: Any, table_name: str, executor: Executor | None = None) -> None:
+        self.client = client
+        self.table_name = table_name
+        self._executor = executor
+        # Write requests made (PutItem/DeleteItem items, BatchWriteItem items), for the benchmarks.
+        self.items_written = 0
+
+    def put_entry(self, entry: Mapping[str, Any], since: str | None) -> None:
+        """Put the items of live `entry` (plain values; `since` its orderKey, None for none)."""
+        self.put_items(name_items(entry, since or ""))
+
+    def put_items(self, items: Sequence[Mapping[str, Any]]) -> None:
+        for start in range(0, len(items), _BATCH_WRITE_ITEMS):
+            chunk = items[start : start + _BATCH_WRITE_ITEMS]
+            requests = [{"PutRequest": {"Item": _serialize(item)}} for item in chunk]
+            self._batch_write(requests)
+
+    def delete_keys(self, keys: Iterable[Mapping[str, Any]]) -> None:
+        """Delete items by their keys (a reconcile's clean-up of items without a live entry)."""
+        requests = [{"DeleteRequest": {"Key": _serialize(dict(key))}} for key in keys]
+        for start in range(0, len(requests), _BATCH_WRITE_ITEMS):
+            self._batch_write(requests[start : start + _BATCH_WRITE_ITEMS])
+
+    def delete_entry(self, entry: Mapping[str, Any], order: str) -> None:
+        """Remove the items of `entry`, which a delete at position `order` replaced, where older than it."""
+        for item in name_items(entry, ""):
+            self.items_written += 1
+            try:
+                self.client.delete_item(
+                    TableName=self.table_name,
+                    Key=_serialize(item_key(item)),
+                    ConditionExpression="attribute_not_exists(#since) OR #since < :order",
+                    ExpressionAttributeNames={"#since": schema.NAME_SINCE},
+                    ExpressionAttributeValues={":order": {"S": order}},
+                )
+            except self.client.exceptions.ConditionalCheckFailedException:
+                continue  # a newer create's item: it stays
+
+    def _batch_write(self, requests: list[dict[str, Any]]) -> None:
+        self.items_written += len(requests)
+        pending: dict[str, Any] = {self.table_name: requests}
+        for _ in range(8):
+            response = self.client.batch_write_item(RequestItems=pending)
+            pending = response.get("UnprocessedItems") or {}
+            if not pending:
+                return
+        raise RuntimeError(f"{self.table_name}: DynamoDB kept {len(pending)} name items unprocessed")
+
+
+def _serialize(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: _serializer.serialize(value) for name, value in item.items()}

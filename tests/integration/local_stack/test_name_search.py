@@ -1,0 +1,434 @@
+"""Finding files by name, folder and extension, black-box through the local stack's HTTP API.
+
+A corpus of random names (unicode, digits, separators, camelCase, very long names, names made only of
+separators) is uploaded, partly overwritten and deleted; every list (`q`, `prefix`, `delimiter`, `ext`,
+with bounds, limits and both orders) is followed to its end and compared with the brute-force truth of
+the uploads: exactly the matching files, each once, in order, and each sub-folder once. The same corpus
+runs on moto and on DynamoDB Local, under one shard and under 16 shards with a hot user.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import random
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from file_index.names import name_of, words
+from local_stack.stack import LocalFileSearch
+
+HOT_USER = "bot"
+USERS = ("USER001", "USER002", "anna", HOT_USER)
+FIRST_DAY = dt.datetime(2024, 3, 1, tzinfo=dt.UTC)
+DAYS = 10
+HTTP_TIMEOUT_S = 30
+INDEXING_TIMEOUT_S = 120
+EXAMPLES = int(os.environ.get("NAME_SEARCH_EXAMPLES", "60"))
+
+LAYOUTS = [
+    pytest.param(({"bucketIndexShards": 1, "hotUsers": {}}, "moto"), id="one-shard"),
+    pytest.param(({"bucketIndexShards": 16, "hotUsers": {HOT_USER: 4}}, "moto"), id="16-shards-hot-user"),
+    pytest.param(
+        (
+            {
+                "bucketIndexShards": 4,
+                "hotUsers": {HOT_USER: 2},
+                "tableName": "NamesFileMetaData",
+                "nameTableName": "NamesFileNameIndex",
+            },
+            "dynamodb-local",
+        ),
+        id="dynamodb-local",
+    ),
+]
+PIECES = [
+    "Invoice",
+    "invoice",
+    "March",
+    "2024",
+    "report",
+    "Q3",
+    "final",
+    "reportQ3final",
+    "HTMLParser",
+    "Café",
+    "Straße",
+    "İstanbul",
+    "請求書",
+    "ÅNGSTRÖM",
+    "x",
+    "v2",
+    "draft",
+    "budget",
+    "photo",
+    "IMG",
+    "0042",
+]
+SEPARATORS = ["_", "-", " ", ".", "+", "(", ")", "__", "--", "·"]
+EXTENSIONS = ["pdf", "PDF", "txt", "tar.gz", "jpg", "", "docx", "md"]
+FOLDERS = ["", "reports/", "reports/old/", "photos/2024/", "a b/", "Ü/"]
+
+
+@dataclass(frozen=True)
+class Upload:
+    key: str
+    size: int
+    at: dt.datetime
+
+    @property
+    def upload_date(self) -> str:
+        return self.at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{self.at.microsecond // 1000:03d}Z"
+
+
+@dataclass
+class Corpus:
+    stack: LocalFileSearch
+    files: dict[str, Upload] = field(default_factory=dict)
+
+    @property
+    def bucket(self) -> str:
+        return self.stack.bucket
+
+
+def random_name(rng: random.Random) -> str:
+    roll = rng.random()
+    if roll < 0.04:
+        return "".join(rng.choice(SEPARATORS) for _ in range(rng.randint(1, 4)))  # only separators
+    count = rng.randint(1, 4) if roll > 0.1 else rng.randint(30, 60)  # some very long names
+    parts = [rng.choice(PIECES) for _ in range(count)]
+    name = parts[0]
+    for part in parts[1:]:
+        name += rng.choice(["", *SEPARATORS]) + part
+    ext = rng.choice(EXTENSIONS)
+    return f"{name}.{ext}" if ext else name
+
+
+def random_key(rng: random.Random) -> str:
+    user = rng.choice(USERS)
+    name = random_name(rng)
+    if rng.random() < 0.3:
+        return f"{user}_{name}"[:300]
+    return f"{user}/{rng.choice(FOLDERS)}{name}"[:300]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _aws_credentials() -> Iterator[None]:
+    """One reset of the AWS environment for the module: a stack owns it while it runs (test_box_queries)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in {
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_SESSION_TOKEN": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_REGION": "us-east-1",
+        }.items():
+            patch.setenv(name, value)
+        for name in [
+            name for name in os.environ if name == "AWS_PROFILE" or name.startswith("AWS_ENDPOINT_URL")
+        ]:
+            patch.delenv(name)
+        yield
+
+
+@pytest.fixture(scope="module", params=LAYOUTS)
+def corpus(request: pytest.FixtureRequest, _aws_credentials: None) -> Iterator[Corpus]:
+    context, engine = request.param
+    endpoint = None
+    if engine == "dynamodb-local":
+        endpoint = request.getfixturevalue("dynamodb_local").endpoint_url
+    with LocalFileSearch(
+        aws_port=0, api_port=0, log_level="WARNING", context=context, dynamodb_endpoint=endpoint
+    ) as stack:
+        stack.wait_until_indexed()
+        rng = random.Random(20241124)
+        keys = list(dict.fromkeys(random_key(rng) for _ in range(260)))
+        keys += ["USER001_Invoice_March_2024.pdf", "USER002/reportQ3final.docx", "anna/___.txt", "anna/--"]
+        s3 = stack.client("s3")
+        latest: dict[str, Upload] = {}
+        span_ms = DAYS * 24 * 3600 * 1000
+        for key in keys:
+            upload = Upload(
+                key,
+                int(50_000 ** rng.random()),
+                FIRST_DAY + dt.timedelta(milliseconds=rng.randrange(span_ms)),
+            )
+            with stack.s3_event_clock(upload.at):
+                s3.put_object(Bucket=stack.bucket, Key=key, Body=b"x" * upload.size)
+            latest[key] = upload
+        # Overwrites (a new size, later) and deletes, some deleted keys uploaded again.
+        for key in rng.sample(keys, 25):
+            upload = Upload(
+                key, rng.randrange(10, 5000), latest[key].at + dt.timedelta(hours=rng.randrange(1, 48))
+            )
+            with stack.s3_event_clock(upload.at):
+                s3.put_object(Bucket=stack.bucket, Key=key, Body=b"y" * upload.size)
+            latest[key] = upload
+        deleted = rng.sample(keys, 30)
+        for key in deleted:
+            with stack.s3_event_clock(latest[key].at + dt.timedelta(days=1)):
+                s3.delete_object(Bucket=stack.bucket, Key=key)
+            del latest[key]
+        for key in deleted[:5]:
+            upload = Upload(key, 77, FIRST_DAY + dt.timedelta(days=DAYS + 3))
+            with stack.s3_event_clock(upload.at):
+                s3.put_object(Bucket=stack.bucket, Key=key, Body=b"z" * upload.size)
+            latest[key] = upload
+        stack.wait_until_indexed(timeout=INDEXING_TIMEOUT_S)
+        # The clock moves on while an upload is made: its upload time is read back once, by exact key.
+        for key, upload in list(latest.items()):
+            status, item = api_get(stack.api_url, {}, path=f"/files/{quote(key, safe='')}")
+            assert status == 200, item
+            assert item["size"] == upload.size
+            assert abs(dt.datetime.fromisoformat(item["uploadDate"]) - upload.at) < dt.timedelta(seconds=5)
+            latest[key] = Upload(key, upload.size, dt.datetime.fromisoformat(item["uploadDate"]))
+        yield Corpus(stack=stack, files=latest)
+
+
+def api_get(api_url: str, params: Mapping[str, Any], path: str = "/files") -> tuple[int, Any]:
+    url = f"{api_url}{path}"
+    if params:
+        url += "?" + urlencode({name: str(value) for name, value in params.items()})
+    try:
+        with urllib.request.urlopen(url, timeout=HTTP_TIMEOUT_S) as response:  # noqa: S310 (local stack)
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, json.load(error)
+
+
+def follow(corpus: Corpus, params: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[str], str]:
+    """Every page of a list: its items, its sub-folders and its orderedBy."""
+    items: list[dict[str, Any]] = []
+    folders: list[str] = []
+    cursor = None
+    ordered_by = ""
+    for _ in range(1000):
+        status, body = api_get(corpus.stack.api_url, {**params, **({"cursor": cursor} if cursor else {})})
+        assert status == 200, body
+        items.extend(body["items"])
+        folders.extend(body.get("commonPrefixes") or [])
+        ordered_by = body["orderedBy"]
+        cursor = body["nextCursor"]
+        if cursor is None:
+            return items, folders, ordered_by
+    raise AssertionError("the list never ended")
+
+
+def user_of(key: str) -> str | None:
+    for index, ch in enumerate(key):
+        if ch in "_/":
+            return key[:index] or None
+    return None
+
+
+def file_id_of(key: str) -> str:
+    for index, ch in enumerate(key):
+        if ch in "_/":
+            return key[index + 1 :]
+    return key
+
+
+def truth(corpus: Corpus, params: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The keys (in the answer's order) and sub-folders a list must answer, from the uploads alone."""
+    query_words = words(params.get("q", ""))
+    prefix = params.get("prefix")
+    delimiter = params.get("delimiter")
+    ext = params.get("ext")
+    matching: list[Upload] = []
+    for upload in corpus.files.values():
+        key = upload.key
+        if "user" in params and user_of(key) != params["user"]:
+            continue
+        name = name_of(file_id_of(key))
+        name_words = words(name)
+        if not all(any(word.startswith(query) for word in name_words) for query in query_words):
+            continue
+        if ext is not None and not name.casefold().endswith("." + ext.removeprefix(".").casefold()):
+            continue
+        if prefix is not None and not key.startswith(prefix):
+            continue
+        if "minSize" in params and upload.size < params["minSize"]:
+            continue
+        if "maxSize" in params and upload.size > params["maxSize"]:
+            continue
+        if "from" in params and upload.upload_date < params["from"]:
+            continue
+        if "to" in params and upload.upload_date > params["to"]:
+            continue
+        matching.append(upload)
+    if prefix is not None or delimiter is not None:
+        descending = params.get("order") == "desc"
+        matching.sort(key=lambda upload: upload.key, reverse=descending)
+        keys, folders = [], []
+        for upload in matching:
+            rest = upload.key[len(prefix or "") :]
+            if delimiter and delimiter in rest:
+                folder = (prefix or "") + rest[: rest.index(delimiter) + 1]
+                if folder not in folders:
+                    folders.append(folder)
+            else:
+                keys.append(upload.key)
+        return keys, folders
+    if query_words:
+        ascending = params.get("order") == "asc"
+        matching.sort(key=lambda upload: (upload.upload_date, upload.key), reverse=not ascending)
+    elif "user" in params:
+        matching.sort(
+            key=lambda upload: (upload.upload_date, upload.key), reverse=params.get("order") == "desc"
+        )
+    else:
+        matching.sort(key=lambda upload: (upload.size, upload.key), reverse=params.get("order") != "asc")
+    return [upload.key for upload in matching], []
+
+
+def check(corpus: Corpus, params: dict[str, Any]) -> None:
+    params = {"bucket": corpus.bucket, **params} if "user" not in params else params
+    items, folders, _ = follow(corpus, params)
+    keys = [item["objectKey"] for item in items]
+    expected_keys, expected_folders = truth(corpus, params)
+    assert len(keys) == len(set(keys)), "a file answered twice"
+    assert keys == expected_keys
+    assert folders == expected_folders
+    for item in items:
+        upload = corpus.files[item["objectKey"]]
+        assert item["size"] == upload.size
+        assert item["uploadDate"] == upload.upload_date
+
+
+def word_prefixes(corpus: Corpus) -> list[str]:
+    found = sorted(
+        {word for upload in corpus.files.values() for word in words(name_of(file_id_of(upload.key)))}
+    )
+    return found
+
+
+@st.composite
+def name_queries(draw: st.DrawFn, corpus: Corpus) -> dict[str, Any]:
+    known = word_prefixes(corpus)
+    params: dict[str, Any] = {}
+    if draw(st.booleans()):
+        params["user"] = draw(st.sampled_from(USERS))
+    kind = draw(st.sampled_from(["q", "q", "q", "prefix", "ext", "q+prefix"]))
+    if "q" in kind:
+        chosen = draw(st.lists(st.sampled_from(known), min_size=1, max_size=2))
+        cut = [word[: draw(st.integers(1, max(1, len(word))))] for word in chosen]
+        params["q"] = draw(st.sampled_from([" ", "_", "-", "."])).join(
+            draw(st.sampled_from([w, w.upper(), w.title()])) for w in cut
+        )
+    if "prefix" in kind:
+        user = params.get("user") or draw(st.sampled_from(USERS))
+        params["prefix"] = draw(
+            st.sampled_from([f"{user}/", f"{user}/reports/", f"{user}_", f"{user}/photos/"])
+        )
+        if draw(st.booleans()):
+            params["delimiter"] = "/"
+    if kind == "ext":
+        params["ext"] = draw(st.sampled_from(["pdf", ".PDF", "gz", "tar.gz", "TXT", "md"]))
+    if draw(st.booleans()):
+        params["minSize"] = draw(st.integers(0, 3000))
+    if draw(st.booleans()):
+        day = draw(st.integers(1, 9))
+        params["from"] = f"2024-03-{day:02d}T00:00:00.000Z"
+    if draw(st.booleans()):
+        params["order"] = draw(st.sampled_from(["asc", "desc"]))
+    params["limit"] = draw(st.sampled_from([1, 3, 7, 100]))
+    return params
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_random_name_lists_answer_exactly_the_brute_force_truth(corpus: Corpus, data: st.DataObject) -> None:
+    check(corpus, data.draw(name_queries(corpus), label="list"))
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"q": "inv"},
+        {"q": "march 2024"},
+        {"q": "INVOICE_march"},
+        {"q": "voice"},
+        {"q": "report q3 final"},
+        {"q": "reportQ3"},
+        {"q": "cafe"},
+        {"q": "CAFÉ"},
+        {"q": "strasse"},
+        {"q": "istanbul"},
+        {"q": "請求"},
+        {"q": "angstrom"},
+        {"q": "html parser"},
+        {"q": "inv", "order": "asc", "limit": 2},
+        {"q": "pdf", "minSize": 100, "maxSize": 20000, "limit": 5},
+        {"q": "report", "from": "2024-03-03T00:00:00.000Z", "to": "2024-03-06T23:59:59.999Z"},
+        {"user": "USER001", "q": "invoice"},
+        {"user": HOT_USER, "q": "v", "limit": 3},
+        {"ext": "pdf"},
+        {"ext": "tar.gz", "limit": 2},
+        {"user": "anna", "ext": "TXT"},
+        {"prefix": "USER001/"},
+        {"prefix": "USER001/", "delimiter": "/", "limit": 1},
+        {"prefix": "USER001/", "delimiter": "/", "limit": 2, "order": "desc"},
+        {"delimiter": "/", "limit": 3},
+        {"prefix": "bot/reports/", "delimiter": "/", "q": "report"},
+        {"user": HOT_USER, "prefix": "bot/", "delimiter": "/", "limit": 2},
+        {"prefix": "nobody/"},
+    ],
+    ids=lambda params: urlencode(params),
+)
+def test_name_lists(corpus: Corpus, params: dict[str, Any]) -> None:
+    check(corpus, params)
+
+
+def test_the_issue_examples(corpus: Corpus) -> None:
+    assert [key for key in truth(corpus, {"bucket": corpus.bucket, "q": "inv"})[0] if "March" in key] == [
+        "USER001_Invoice_March_2024.pdf"
+    ]
+    items, _, ordered_by = follow(corpus, {"bucket": corpus.bucket, "q": "march 2024"})
+    assert "USER001_Invoice_March_2024.pdf" in [item["objectKey"] for item in items]
+    assert ordered_by == "uploadDate"
+    items, _, _ = follow(corpus, {"bucket": corpus.bucket, "q": "voice"})
+    assert "USER001_Invoice_March_2024.pdf" not in [item["objectKey"] for item in items]
+    items, _, _ = follow(corpus, {"bucket": corpus.bucket, "q": "report q 3 final"})
+    assert "USER002/reportQ3final.docx" in [item["objectKey"] for item in items]
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"q": ""}, "q has no word in it"),
+        ({"q": "__ -- ."}, "q has no word in it"),
+        ({"q": "a" * 300}, "q is longer than 256 characters"),
+        ({"q": " ".join(f"w{n}" for n in range(20))}, "q has more than 16 words"),
+        ({"delimiter": ","}, "delimiter must be '/'"),
+        ({"ext": "."}, "ext must be a file extension"),
+        ({"ext": "a/b"}, "ext must be a file extension"),
+        ({"q": "x", "qq": "y"}, "unknown query parameter 'qq'"),
+    ],
+)
+def test_a_bad_name_list_is_a_400_naming_the_parameter(
+    corpus: Corpus, params: dict[str, Any], message: str
+) -> None:
+    status, body = api_get(corpus.stack.api_url, {"bucket": corpus.bucket, **params})
+    assert status == 400
+    assert message in body["message"]
+
+
+def test_a_cursor_of_another_query_is_refused(corpus: Corpus) -> None:
+    status, body = api_get(corpus.stack.api_url, {"bucket": corpus.bucket, "q": "report", "limit": 1})
+    assert status == 200
+    assert body["nextCursor"]
+    status, refused = api_get(
+        corpus.stack.api_url, {"bucket": corpus.bucket, "q": "invoice", "cursor": body["nextCursor"]}
+    )
+    assert status == 400
+    assert "cursor is not valid" in refused["message"]
