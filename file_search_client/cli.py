@@ -90,6 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("asc", "desc"),
         help="sort direction (default: asc for --user, by upload time; desc for --bucket, by size)",
     )
+    search.add_argument("--q", help="words of the file's name, each the start of a word (newest first)")
+    search.add_argument("--prefix", help="only keys under this prefix (a folder), in key order")
+    search.add_argument(
+        "--delimiter", choices=["/"], help="with /: list the sub-folders of --prefix as well (commonPrefixes)"
+    )
+    search.add_argument("--ext", help="only names with this extension (pdf, tar.gz; case-insensitive)")
     search.add_argument("--limit", type=int, help="items per page (API default 100, at most 1000)")
     search.add_argument("--cursor", help="continue from a page's nextCursor")
     search.add_argument("--all", action="store_true", help="follow nextCursor through every page")
@@ -198,16 +204,22 @@ def _search(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> N
         "to": args.to,
         "minSize": args.min_size,
         "maxSize": args.max_size,
+        "q": args.q,
+        "prefix": args.prefix,
+        "delimiter": args.delimiter,
+        "ext": args.ext,
         "order": args.order,
         "limit": args.limit,
         "cursor": args.cursor,
     }
     items: list[dict[str, Any]] = []
+    folders: list[str] = []
     states: list[str] = []
     ordered_by = None
     while True:
         page = client.get_json("/files", params)
         items.extend(page["items"])
+        folders.extend(page.get("commonPrefixes") or [])
         ordered_by = page.get("orderedBy", ordered_by)
         if "indexState" in page:
             states.append(page["indexState"])
@@ -223,11 +235,15 @@ def _search(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> N
         answer: dict[str, Any] = {"items": items, "nextCursor": next_cursor}
         if ordered_by is not None:
             answer["orderedBy"] = ordered_by
+        if args.delimiter is not None:
+            answer["commonPrefixes"] = folders
         if index_state is not None:
             answer["indexState"] = index_state
         json.dump(answer, out, indent=2, ensure_ascii=False)
         out.write("\n")
         return
+    for folder in folders:
+        out.write(f"{printable(folder)}  (folder)\n")
     out.write(format_table(items) + "\n")
     if next_cursor:
         # A hint, not a result: stdout stays the table alone.
