@@ -21,8 +21,9 @@ from typing import Any, TextIO
 from botocore.exceptions import BotoCoreError, ClientError
 
 from file_index.key_layout import InvalidKeyLayoutError, KeyLayout
+from file_index.name_sync import sync_names
 from file_index.repair import Difference
-from file_index.schema import TABLE_NAME
+from file_index.schema import NAME_TABLE_NAME, TABLE_NAME
 from file_index.state import IndexStateStore
 from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
 from file_search_admin.aws import Aws, check_bucket, check_queue, check_table
@@ -37,7 +38,7 @@ from file_search_admin.layout import (
     resolve_layout,
 )
 from file_search_admin.migrate import DEFAULT_SEGMENTS, run_migrate
-from file_search_admin.progress import BackfillProgress, MigrateProgress
+from file_search_admin.progress import BackfillProgress, MigrateProgress, NameSyncProgress
 from file_search_admin.reconcile import DEFAULT_MAX_KEYS, run_reconcile
 from file_search_admin.redrive import redrive
 
@@ -95,6 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
     index = argparse.ArgumentParser(add_help=False)
     index.add_argument("--bucket", help="the indexed bucket")
     index.add_argument("--table", default=TABLE_NAME, help=f"the index table (default {TABLE_NAME})")
+    index.add_argument(
+        "--name-table",
+        default=NAME_TABLE_NAME,
+        help=f"the name index table (default {NAME_TABLE_NAME}); backfill and reconcile bring it in step "
+        "too when it exists",
+    )
 
     writes = argparse.ArgumentParser(add_help=False)
     writes.add_argument(
@@ -176,6 +183,17 @@ def build_parser() -> argparse.ArgumentParser:
     for writer in (backfill, reconcile, migrate):
         add_layout_options(writer)
 
+    commands.add_parser(
+        "index-names",
+        parents=[common, index],
+        help="give every entry of the bucket its name index items, and remove items of no entry",
+        description="Scan the name index and the entries of the bucket, put the name items each live entry "
+        "lacks (entries written before the name index existed) and remove the items no live entry has. "
+        "Safe while events flow; running it again changes nothing.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
     redrive_parser = commands.add_parser(
         "redrive",
         parents=[common],
@@ -204,7 +222,7 @@ def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> a
             parser.error(f"{args.command} --deployed needs exactly one of --stack-name, --state-machine-arn")
         if args.bucket:
             parser.error(f"{args.command} --deployed runs on the stack's bucket: leave out --bucket")
-    elif args.command in (*WRITERS, "status"):
+    elif args.command in (*WRITERS, "status", "index-names"):
         if not args.bucket:
             parser.error(f"{args.command} needs --bucket")
         if getattr(args, "stack_name", None) or getattr(args, "state_machine_arn", None):
@@ -276,7 +294,15 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
 
     dynamodb = aws.client("dynamodb")
     table = check_table(dynamodb, args.table)
-    if args.resolved_layout is not None:
+    if args.command == "index-names":
+        check_table(dynamodb, args.name_table)
+        check_bucket(aws.client("s3"), args.bucket)
+        with NameSyncProgress(enabled=err.isatty() and not args.json) as names_progress:
+            synced = sync_names(
+                dynamodb, args.table, args.name_table, args.bucket, on_progress=names_progress.update
+            )
+        return {"command": "index-names", "bucket": args.bucket, **synced.to_json()}
+    if getattr(args, "resolved_layout", None) is not None:
         _check_table_layout(args, table, args.resolved_layout, err)
     s3 = aws.client("s3")
     check_bucket(s3, args.bucket)  # also for status: a typo in the name must not read as "never built"
@@ -298,7 +324,7 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
                 on_progress=progress.update,
                 index_layout=args.index_layout,
             )
-        return summary.to_json()
+        return {**summary.to_json(), **_sync_names_if_kept(dynamodb, args)}
     if args.command == "migrate":
         with MigrateProgress(enabled=err.isatty() and not args.json) as migrate_progress:
             migrated = run_migrate(
@@ -322,7 +348,16 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
         max_keys=args.max_keys,
         index_layout=args.index_layout,
     )
-    return result.to_json()
+    return {**result.to_json(), **({} if args.dry_run else _sync_names_if_kept(dynamodb, args))}
+
+
+def _sync_names_if_kept(dynamodb: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """After a backfill or a reconcile: the name index brought in step, when the deployment keeps one."""
+    try:
+        dynamodb.describe_table(TableName=args.name_table)
+    except dynamodb.exceptions.ResourceNotFoundException:
+        return {}
+    return {"names": sync_names(dynamodb, args.table, args.name_table, args.bucket).to_json()}
 
 
 def _check_table_layout(

@@ -9,6 +9,7 @@ from types import TracebackType
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
+from file_index.name_sync import NameSyncCounts
 from file_search_admin.backfill import BackfillCounts
 from file_search_admin.migrate import MigrateCounts
 
@@ -92,4 +93,38 @@ class MigrateProgress:
                 updated=counts.updated,
                 already=counts.already,
                 skipped=counts.skipped,
+            )
+
+
+class NameSyncProgress:
+    """A live line on stderr for `index-names`; `enabled=False` shows nothing at all."""
+
+    def __init__(self, *, enabled: bool, console: Console | None = None) -> None:
+        self._progress = Progress(
+            SpinnerColumn(),
+            TextColumn("[bold]{task.description}"),
+            TextColumn("entries {task.fields[entries]:>10,}"),
+            TextColumn("name items {task.fields[items]:>10,}"),
+            TextColumn("put {task.fields[put]:>10,}"),
+            TextColumn("removed {task.fields[removed]:>8,}"),
+            TimeElapsedColumn(),
+            console=console or Console(stderr=True),
+            disable=not enabled,
+        )
+        self._task: TaskID | None = None
+
+    def __enter__(self) -> NameSyncProgress:
+        self._progress.start()
+        self._task = self._progress.add_task("index-names", total=None, entries=0, items=0, put=0, removed=0)
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._progress.stop()
+
+    def update(self, counts: NameSyncCounts) -> None:
+        if self._task is not None:
+            self._progress.update(
+                self._task, entries=counts.entries, items=counts.items, put=counts.put, removed=counts.removed
             )

@@ -148,3 +148,40 @@ def test_redrive_through_the_local_stack(running_stack: LocalFileSearch) -> None
     assert moved["moved"] == 1
     stack.wait_until_indexed()
     assert api_files(stack)["USER001_redriven.txt"] == 3
+
+
+def names_found(stack: LocalFileSearch, q: str) -> set[str]:
+    query = {"bucket": stack.bucket, "q": q, "limit": "1000"}
+    with urllib.request.urlopen(f"{stack.api_url}/files?{urlencode(query)}", timeout=30) as response:  # noqa: S310
+        return {item["objectKey"] for item in json.load(response)["items"]}
+
+
+def test_index_names_gives_old_entries_their_name_items_and_removes_strays(
+    running_stack: LocalFileSearch,
+) -> None:
+    stack = running_stack
+    s3 = stack.client("s3")
+    keys = [f"USER{n:03d}_Invoice_{n}.pdf" for n in range(12)]
+    for key in keys:
+        s3.put_object(Bucket=stack.bucket, Key=key, Body=b"x")
+    stack.wait_until_indexed()
+    assert names_found(stack, "invoice") == set(keys)
+    dynamodb = stack.client("dynamodb")
+    name_table = stack.describe()["nameTable"]
+    # A table from before the name index: its entries have no name items; and one stray item of no entry.
+    scanned = dynamodb.scan(TableName=name_table)["Items"]
+    for item in scanned:
+        dynamodb.delete_item(TableName=name_table, Key={k: item[k] for k in ("nameScope", "nameTerm")})
+    stray = {**scanned[0], "objectKey": {"S": "USER999_gone.pdf"}, "nameTerm": {"S": "invoice 0000"}}
+    dynamodb.put_item(TableName=name_table, Item=stray)
+    assert names_found(stack, "invoice") == set()
+
+    summary = admin(stack, "index-names", "--bucket", stack.bucket)
+
+    assert summary["entries"] == len(keys)
+    assert summary["put"] == len(scanned)
+    assert summary["removed"] == 1
+    assert names_found(stack, "invoice") == set(keys)
+    assert names_found(stack, "inv 7") == {"USER007_Invoice_7.pdf"}
+    again = admin(stack, "index-names", "--bucket", stack.bucket)
+    assert (again["put"], again["removed"]) == (0, 0)

@@ -437,11 +437,12 @@ def test_a_cursor_of_another_query_is_refused(corpus: Corpus) -> None:
 def test_the_client_searches_by_name_folder_and_extension(corpus: Corpus) -> None:
     from file_search_client.cli import main
 
-    for flags, params in [
+    cases: list[tuple[list[str], dict[str, Any]]] = [
         (["--q", "march 2024"], {"q": "march 2024"}),
         (["--prefix", "USER001/", "--delimiter", "/"], {"prefix": "USER001/", "delimiter": "/"}),
         (["--ext", "PDF", "--min-size", "100"], {"ext": "PDF", "minSize": 100}),
-    ]:
+    ]
+    for flags, params in cases:
         out = io.StringIO()
         argv = [
             "--api-url",
