@@ -49,6 +49,8 @@ class Settings:
     box_check_objects: int
     box_check_shapes: int
     cost_uploads: int
+    name_sizes: tuple[int, ...]
+    name_check_objects: int
 
     def kwargs(self, measure: str) -> dict[str, Any]:
         by_measure: dict[str, dict[str, Any]] = {
@@ -78,6 +80,7 @@ class Settings:
             },
             "write_cost": {"uploads": self.cost_uploads},
             "pipeline": {"records": self.throughput_records},
+            "name_reads": {"sizes": list(self.name_sizes), "check_objects": self.name_check_objects},
         }
         return by_measure[measure]
 
@@ -106,6 +109,8 @@ FULL = Settings(
     box_check_objects=2_000,
     box_check_shapes=len(box_reads.SHAPES),
     cost_uploads=20_000,
+    name_sizes=(1_000, 10_000, 100_000, 1_000_000),
+    name_check_objects=2_000,
 )
 QUICK = Settings(
     stream_keys=40,
@@ -130,6 +135,8 @@ QUICK = Settings(
     box_check_objects=300,
     box_check_shapes=1,
     cost_uploads=500,
+    name_sizes=(1_000,),
+    name_check_objects=300,
 )
 
 
@@ -171,6 +178,9 @@ def parse_args(argv: list[str]) -> Options:
     parser.add_argument("--box-check-shapes", type=int, help="box shapes the cross-check reads (measure 13)")
     parser.add_argument("--cost-uploads", type=int, help="uploads per sample stream (measure 14)")
     parser.add_argument(
+        "--name-sizes", help="bucket sizes of the name search model, e.g. 1000,1000000 (measure 15)"
+    )
+    parser.add_argument(
         "--charts",
         type=Path,
         help=f"draw the PNG charts into this folder (default for a full run: {DEFAULT_CHARTS})",
@@ -203,6 +213,8 @@ def parse_args(argv: list[str]) -> Options:
         else args.box_check_objects,
         box_check_shapes=args.box_check_shapes or base.box_check_shapes,
         cost_uploads=args.cost_uploads or base.cost_uploads,
+        name_sizes=_sizes(args.name_sizes) if args.name_sizes else base.name_sizes,
+        name_check_objects=base.name_check_objects,
     )
     charts = None if args.no_charts else args.charts or (None if args.quick else DEFAULT_CHARTS)
     return Options(settings, args.only or list(MEASURES), charts)

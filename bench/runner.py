@@ -38,6 +38,7 @@ MEASURES = {
     "box_reads": "bench.box_reads:run",
     "write_cost": "bench.write_cost:run",
     "pipeline": "bench.pipeline:run",
+    "name_reads": "bench.name_reads:run",
 }
 
 

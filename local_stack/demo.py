@@ -183,6 +183,19 @@ def search_all(api: SearchApi, bucket: str) -> None:
     show(f"4. The files of bucket {bucket}, largest first", path, items)
     expect_items("bucket by size", items, sorted(live, key=lambda s: s.size, reverse=True), bucket)
 
+    path, items = api.list_files(bucket=bucket, q="CAT")
+    show("4a. Files by a word of their name (q=CAT finds 'cat 1.jpg')", path, items)
+    expect_items("name", items, [s for s in live if s.key == DOWNLOADED], bucket)
+
+    query = {"bucket": bucket, "prefix": "USER002/", "delimiter": "/"}
+    page = api.get_json(f"/files?{urlencode(query)}")
+    path = f"/files?{urlencode(query)}"
+    show("4b. The folder USER002/: its files, then its sub-folders (commonPrefixes)", path, page["items"])
+    say(f"   sub-folders: {', '.join(page.get('commonPrefixes') or [])}")
+    expect_items("folder", page["items"], [s for s in live if s.key == "USER002/notes.md"], bucket)
+    if page.get("commonPrefixes") != ["USER002/photos/", "USER002/reports/"]:
+        raise DemoCheckFailed(f"folder USER002/: sub-folders {page.get('commonPrefixes')}")
+
 
 def check_deleted_and_download(api: SearchApi, stack: LocalFileSearch) -> None:
     path = key_path("/files", DELETED)

@@ -29,8 +29,11 @@ def test_the_demo_verifies_the_four_searches_and_exits_0():
         "2. USER001's files uploaded on 2017-08-20",
         "3. USER001's files in upload order",
         "4. The files of bucket fileupload.a, largest first",
+        "4a. Files by a word of their name",
+        "4b. The folder USER002/",
     ):
         assert heading in result.stdout
+    assert "sub-folders: USER002/photos/, USER002/reports/" in result.stdout
     assert "GET /files/USER001_FILE003.txt -> 404" in result.stdout
     assert "identical to what was uploaded" in result.stdout
     assert "GET /files?user=USER003 -> 0 items" in result.stdout
