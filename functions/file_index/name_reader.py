@@ -26,7 +26,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from boto3.dynamodb.conditions import Key
@@ -42,7 +42,7 @@ from file_index.names import (
     word_scope,
     words,
 )
-from file_index.reader import BucketQuery, InvalidStartKey, UserQuery, public_item
+from file_index.reader import BucketQuery, FileReader, InvalidStartKey, ListCursor, UserQuery, public_item
 
 # The orders a name list may have (the API's `orderedBy`).
 ORDER_UPLOAD_DATE = "uploadDate"
@@ -50,6 +50,9 @@ ORDER_SIZE = "size"
 ORDER_KEY = "objectKey"
 DELIMITER = "/"
 MAX_BATCH_GET = 100
+# A user's words-plan list reads at most this many items of its word; past it, the list reads the user's
+# upload-time index in order instead and checks each entry (the scan plan).
+MAX_WORD_CANDIDATES = 1000
 # Key items one keys-plan page reads at most before it ends with a cursor.
 KEY_PAGE_READ_BUDGET = 5000
 _KEY_CHUNK = 250
@@ -103,7 +106,10 @@ class NameReader:
         name_table_name: str,
         layout: IndexLayout | None = None,
         executor: Executor | None = None,
+        entries: FileReader | None = None,
     ) -> None:
+        """`entries`: the reader of the entry indexes, for the scan plan (None: never scan)."""
+        self._entries_reader = entries
         self._client = client
         self._table_name = table_name
         self._name_table = name_table_name
@@ -117,6 +123,8 @@ class NameReader:
         counter = _Counter()
         if query.uses_keys:
             return self._list_keys(query, limit, position, counter)
+        if isinstance(position, Mapping) and set(position) == {"scan"}:
+            return self._list_scan(query, limit, position["scan"], counter)
         return self._list_words(query, limit, position, counter)
 
     # -- shared ----------------------------------------------------------------------------------------
@@ -222,11 +230,19 @@ class NameReader:
         after = _words_position(query, position)
         word = lookup_word(query.lookup_words)
         partitions, index = self._partitions(query.scope)
+        # A new list of a user may switch to the scan plan when its word has many items.
+        may_scan = (
+            position is None and self._entries_reader is not None and isinstance(query.scope, UserQuery)
+        )
+        read = [0]
 
-        def candidates(partition: str) -> list[str]:
+        def candidates(partition: str) -> list[str] | None:
             found: list[str] = []
             condition = Key(schema.NAME_TERM).begins_with(word)
             for page in self._query(index, word_scope(partition, word), condition, counter):
+                read[0] += len(page)
+                if may_scan and read[0] > MAX_WORD_CANDIDATES:
+                    return None
                 found.extend(
                     str(item[schema.OBJECT_KEY])
                     for item in page
@@ -234,7 +250,13 @@ class NameReader:
                 )
             return found
 
-        keys = sorted({key for found in self._map(candidates, partitions) for key in found})
+        # A user has one partition unless hot: read them one by one, so the cap stops the read early.
+        gathered = [candidates(partition) for partition in partitions] if may_scan else None
+        if gathered is not None and any(found is None for found in gathered):
+            return self._list_scan(query, limit, None, counter)
+        if gathered is None:
+            gathered = self._map(candidates, partitions)
+        keys = sorted({key for found in gathered for key in found or ()})
         entries = self._entries(keys, counter)
         kept = [item for key in keys if (item := self._keeps(query, entries.get(key))) is not None]
         kept.sort(key=lambda item: _sort_value(query, item), reverse=not query.ascending)
@@ -246,6 +268,27 @@ class NameReader:
             last = page[-1]
             next_position = {"v": last[query.order_by], "k": last[schema.OBJECT_KEY]}
         return NamePage(page, next_position, None, counter.scanned, counter.requests, query.order_by)
+
+    # -- the scan plan -----------------------------------------------------------------------------------
+
+    def _list_scan(self, query: NameQuery, limit: int, cursor: Any, counter: _Counter) -> NamePage:
+        """A user's upload-time index in the list's order, each entry checked (name, extension, bounds)."""
+        if self._entries_reader is None or not isinstance(query.scope, UserQuery):
+            raise InvalidStartKey("made with the scan plan, which does not read this query")
+        scope = replace(query.scope, ascending=query.ascending)
+        start = None if cursor is None else ListCursor.from_json(cursor)
+        page = self._entries_reader.list_files(
+            scope, limit=limit, start=start, keep=lambda entry: self._keeps(query, entry) is not None
+        )
+        next_position = None if page.next_cursor is None else {"scan": page.next_cursor.to_json()}
+        return NamePage(
+            page.items,
+            next_position,
+            None,
+            counter.scanned + page.scanned_count,
+            counter.requests + page.request_count,
+            ORDER_UPLOAD_DATE,
+        )
 
     # -- the keys plan -----------------------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ far a filtered read got) as plain JSON, for the caller to sign. A cursor is chec
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -265,8 +265,10 @@ class _ShardReader:
         filter_condition: ConditionBase | None,
         ranges: Sequence[zorder.ZRange] | None,
         ascending: bool,
+        keep: Callable[[Mapping[str, Any]], bool] | None = None,
     ) -> None:
         self._client = client
+        self._keep = keep
         self._table_name = table_name
         self._index = index
         self._partition = partition
@@ -324,6 +326,9 @@ class _ShardReader:
         items: list[dict[str, Any]] = response.get("Items", [])
         self.requests += 1
         self.scanned += int(response.get("ScannedCount", len(items)))
+        if self._keep is not None:
+            # A condition DynamoDB cannot evaluate (words of a name): read like a filter, kept here.
+            items = [item for item in items if self._keep(item)]
         self._kept += len(items)
         evaluated = response.get("LastEvaluatedKey")
         if evaluated is not None:
@@ -403,11 +408,14 @@ class FileReader:
         limit: int,
         start: ListCursor | None = None,
         z_order_ready: bool = True,
+        keep: Callable[[Mapping[str, Any]], bool] | None = None,
     ) -> Page:
         """Up to `limit` items of `query` in its plan's order, from `start` on (a new list: the plan of
         `plan(query, z_order_ready=...)`; a continued one: the cursor's plan, if it can still be read).
 
         InvalidStartKey if `start` does not belong to `query` or names more shards than are read now.
+        `keep`, when given, is one more condition on the items read, checked here (a filter DynamoDB
+        cannot express): items it refuses are read, counted and skipped as a FilterExpression's are.
         """
         if start is None:
             plan = self.plan(query, z_order_ready=z_order_ready)
@@ -419,7 +427,7 @@ class FileReader:
             plan = start.plan
             self._check_plan(query, plan, z_order_ready=z_order_ready)
             cursor = start.merge
-        fetchers, sort_attribute = self._fetchers(query, plan)
+        fetchers, sort_attribute = self._fetchers(query, plan, keep)
         if cursor is not None:
             self._check_cursor(query, plan, cursor, len(fetchers))
         merged = shards.merge_page(
@@ -460,7 +468,9 @@ class FileReader:
         if not valid:
             raise InvalidStartKey(f"made with the {plan.value} plan, which does not read this query")
 
-    def _fetchers(self, query: FileQuery, plan: Plan) -> tuple[list[_ShardReader], str]:
+    def _fetchers(
+        self, query: FileQuery, plan: Plan, keep: Callable[[Mapping[str, Any]], bool] | None = None
+    ) -> tuple[list[_ShardReader], str]:
         if isinstance(query, UserQuery):
             index = schema.USER_DATE_INDEX
             user_shards = self._layout.user_shards(query.user)
@@ -502,6 +512,7 @@ class FileReader:
                 filter_condition=filter_condition,
                 ranges=ranges,
                 ascending=query.ascending,
+                keep=keep,
             )
             for partition in partitions
         ]

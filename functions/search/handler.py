@@ -294,14 +294,20 @@ def file_search() -> FileSearch:
     # A list reads all shards of a bucket (or of a hot user) at once; one shard needs no thread.
     fan_out = max(layout.bucket_shards, *layout.hot_users.values(), 1)
     executor = ThreadPoolExecutor(max_workers=min(fan_out, MAX_READ_THREADS)) if fan_out > 1 else None
+    reader = FileReader(table, layout=layout, executor=executor)
     names = None
     if config.name_table_name is not None:
         names = NameReader(
-            table.meta.client, config.table_name, config.name_table_name, layout=layout, executor=executor
+            table.meta.client,
+            config.table_name,
+            config.name_table_name,
+            layout=layout,
+            executor=executor,
+            entries=reader,
         )
     return FileSearch(
         names=names,
-        reader=FileReader(table, layout=layout, executor=executor),
+        reader=reader,
         index_state=IndexStateView(
             # A client of its own: the table resource's client rewrites typed attribute values.
             IndexStateStore(boto3.client("dynamodb"), config.table_name),

@@ -14,6 +14,7 @@ import io
 import json
 import os
 import random
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping
@@ -459,3 +460,34 @@ def test_the_client_searches_by_name_folder_and_extension(corpus: Corpus) -> Non
         expected_keys, expected_folders = truth(corpus, {"bucket": corpus.bucket, **params})
         assert [item["objectKey"] for item in answer["items"]] == expected_keys
         assert answer.get("commonPrefixes", []) == expected_folders
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"user": "USER001", "q": "r", "limit": 3},
+        {"user": "USER002", "q": "report", "order": "asc", "limit": 5},
+        {"user": HOT_USER, "q": "i", "minSize": 50, "limit": 4},
+        {"user": "anna", "ext": "pdf", "limit": 2},
+        {"user": "USER001", "q": "x", "from": "2024-03-04T00:00:00.000Z"},
+    ],
+    ids=lambda params: urlencode(params),
+)
+def test_a_user_list_of_a_common_word_reads_the_upload_time_index(
+    corpus: Corpus, params: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past MAX_WORD_CANDIDATES items of its word, a user's list walks the user's upload-time index in order
+    and checks each entry: the same exact answer, each file once, in order."""
+    # The stack imports the functions' modules afresh when it starts: patch the ones it runs.
+    name_reader = sys.modules["file_index.name_reader"]
+    scans: list[int] = []
+    original = name_reader.NameReader._list_scan
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        scans.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(name_reader, "MAX_WORD_CANDIDATES", 2)
+    monkeypatch.setattr(name_reader.NameReader, "_list_scan", counted)
+    check(corpus, params)
+    assert scans, "the scan plan answered"
