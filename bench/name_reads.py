@@ -1,4 +1,4 @@
-"""Measure 15: finding files by name: items read per item returned, Queries per page, and write cost.
+"""Measure 16: finding files by name: items read per item returned, Queries per page, and write cost.
 
 The data: `objects` uploads to one bucket by `USERS` uploaders, named as people's files are: camera
 files (`IMG_20170412_093015.jpg`), documents of two or three words drawn from a vocabulary of
@@ -267,6 +267,23 @@ def write_cost(files: Sequence[NamedFile], layout: IndexLayout) -> tuple[float, 
     return items / len(files), units / len(files)
 
 
+def busiest_partitions(
+    files: Sequence[NamedFile], layout: IndexLayout, rate: int
+) -> tuple[float, str, float]:
+    """Write units per second on the busiest name partition of the table and of the user GSI, when the
+    `files` arrive at `rate` new keys a second (each partition value's share of the items, times the rate)."""
+    table: dict[str, int] = {}
+    users: dict[str, int] = {}
+    for number, file in enumerate(files):
+        for item in name_items(_entry(file, layout, number), ""):
+            units = math.ceil(item_bytes(item) / WRITE_UNIT_BYTES)
+            table[item[schema.NAME_SCOPE]] = table.get(item[schema.NAME_SCOPE], 0) + units
+            if schema.NAME_USER in item:
+                users[item[schema.NAME_USER]] = users.get(item[schema.NAME_USER], 0) + units
+    scope, units = max(table.items(), key=lambda pair: pair[1])
+    return units * rate / len(files), scope, max(users.values()) * rate / len(files)
+
+
 def cross_check(files: Sequence[NamedFile], rare: str, layout: IndexLayout) -> int:
     """Shapes whose reader count equals the model's (AssertionError otherwise)."""
     import boto3
@@ -314,7 +331,7 @@ def run(*, sizes: Sequence[int], check_objects: int) -> list[Row]:
         progress(f"name reads: cross-check of the model with the reader on moto, {check_objects} files")
         files, rare = make_files(check_objects)
         checked = cross_check(files, rare, layout)
-        rows.append(Row("15. name reads: model = reader (moto)", "shapes", checked, None, "", note="exact"))
+        rows.append(Row("16. name reads: model = reader (moto)", "shapes", checked, None, "", note="exact"))
     for objects in sizes:
         progress(f"name reads: {objects:,} files")
         files, rare = make_files(objects)
@@ -336,22 +353,38 @@ def run(*, sizes: Sequence[int], check_objects: int) -> list[Row]:
                     f"{cost.matches:,} matches; words plan: a page reads {cost.items:,} name items + "
                     f"{cost.entries:,} entries in {cost.queries} requests, {cost.read_units:,.1f} RCU"
                 )
+            # A list with no match still reads: its figure is the items its one page reads.
+            unit = "items read/item returned" if per_item is not None else "items read (no match)"
+            ours = round(per_item, 2) if per_item is not None else cost.per_page + (cost.scanned or 0)
             rows.append(
                 Row(
-                    f"15. name '{shape.q.format(rare=rare, year='2017')}' ({shape.name}), {objects:,} files",
-                    "items read/item returned",
-                    None if per_item is None else round(per_item, 2),
+                    f"16. name '{shape.q.format(rare=rare, year='2017')}' ({shape.name}), {objects:,} files",
+                    unit,
+                    ours,
                     None,
                     "",
                     note=note,
                 )
             )
     files, _ = make_files(5000)
+    rate = 10_000
+    busiest, scope, busiest_user = busiest_partitions(files, layout, rate)
+    rows.append(
+        Row(
+            f"16. name index: busiest partition at {rate:,} new keys/s",
+            "WCU/s",
+            round(busiest),
+            1000,
+            "one partition's limit",
+            note=f"{scope!r}; the user GSI's busiest: {busiest_user:,.0f} WCU/s (one uploader of {USERS}); "
+            f"{layout.bucket_shards} bucket shards",
+        )
+    )
     items, units = write_cost(files, layout)
     dollars = units * PRICES.dynamodb_per_million_write_units
     rows.append(
         Row(
-            "15. name index writes per million new keys",
+            "16. name index writes per million new keys",
             "WCU/million",
             units * PER_MILLION,
             None,

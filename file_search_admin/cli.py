@@ -22,6 +22,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from file_index.key_layout import InvalidKeyLayoutError, KeyLayout
 from file_index.name_sync import sync_names
+from file_index.names import NameIndex
 from file_index.repair import Difference
 from file_index.schema import NAME_TABLE_NAME, TABLE_NAME
 from file_index.state import IndexStateStore
@@ -310,6 +311,8 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
         state = IndexStateStore(dynamodb, args.table).read(args.bucket)
         return {"command": "status", **(state.to_json() if state else {"bucket": args.bucket, "state": None})}
 
+    # A dry run writes nothing: it has no name index to keep in step.
+    names = None if getattr(args, "dry_run", False) else _name_index_if_kept(dynamodb, args)
     if args.command == "backfill":
         with BackfillProgress(enabled=err.isatty() and not args.json) as progress:
             summary = run_backfill(
@@ -323,8 +326,9 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
                 page_size=args.page_size,
                 on_progress=progress.update,
                 index_layout=args.index_layout,
+                names=names,
             )
-        return {**summary.to_json(), **_sync_names_if_kept(dynamodb, args)}
+        return {**summary.to_json(), **_sync_names(dynamodb, args, names)}
     if args.command == "migrate":
         with MigrateProgress(enabled=err.isatty() and not args.json) as migrate_progress:
             migrated = run_migrate(
@@ -347,15 +351,23 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
         tombstone_ttl_days=args.tombstone_ttl_days,
         max_keys=args.max_keys,
         index_layout=args.index_layout,
+        names=names,
     )
-    return {**result.to_json(), **({} if args.dry_run else _sync_names_if_kept(dynamodb, args))}
+    return {**result.to_json(), **({} if args.dry_run else _sync_names(dynamodb, args, names))}
 
 
-def _sync_names_if_kept(dynamodb: Any, args: argparse.Namespace) -> dict[str, Any]:
-    """After a backfill or a reconcile: the name index brought in step, when the deployment keeps one."""
+def _name_index_if_kept(dynamodb: Any, args: argparse.Namespace) -> NameIndex | None:
+    """The name index a backfill or reconcile keeps in step, when the deployment has one."""
     try:
         dynamodb.describe_table(TableName=args.name_table)
     except dynamodb.exceptions.ResourceNotFoundException:
+        return None
+    return NameIndex(dynamodb, args.name_table)
+
+
+def _sync_names(dynamodb: Any, args: argparse.Namespace, names: NameIndex | None) -> dict[str, Any]:
+    """After a backfill or a reconcile: what no single write could see (items of no entry) set right."""
+    if names is None:
         return {}
     return {"names": sync_names(dynamodb, args.table, args.name_table, args.bucket).to_json()}
 

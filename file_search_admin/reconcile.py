@@ -23,6 +23,7 @@ from typing import Any
 from file_index import schema
 from file_index.key_layout import KeyLayout
 from file_index.layout import IndexLayout
+from file_index.names import NameIndex
 from file_index.repair import Difference, Finding, Repair, Repairer, entry_bucket, is_live, scan_index
 from file_index.state import IndexStateStore, Operation
 from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
@@ -109,8 +110,10 @@ def run_reconcile(
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS,
     max_keys: int = DEFAULT_MAX_KEYS,
     index_layout: IndexLayout | None = None,
+    names: NameIndex | None = None,
 ) -> ReconcileSummary:
-    """Compare `bucket` with `table` and repair; `index_layout` is the deployment's (default 0.2.0)."""
+    """Compare `bucket` with `table` and repair; `index_layout` is the deployment's (default 0.2.0);
+    `names`, when given, follows every repair (`file_index.repair.repair`)."""
     started = time.monotonic()
     summary = ReconcileSummary(bucket=bucket, table=table, dry_run=dry_run, max_keys=max_keys)
     store = IndexStateStore(dynamodb, table)
@@ -126,6 +129,7 @@ def run_reconcile(
         dry_run=dry_run,
         tombstone_ttl_days=tombstone_ttl_days,
         index_layout=index_layout or IndexLayout(),
+        names=names,
     )
     executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="reconcile")
     checks: list[Future[Finding | None]] = []

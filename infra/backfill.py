@@ -109,10 +109,13 @@ class Backfill(Construct):
         log_level: LogLevel,
         removal: RemovalChoice,
         layout: IndexLayout | None = None,
+        name_table: dynamodb.ITable | None = None,
     ) -> None:
-        """`layout`: where the batch writers and repairs put entries, as the indexer does."""
+        """`layout`: where the batch writers and repairs put entries, as the indexer does; `name_table`:
+        the name index they keep in step (None: none)."""
         super().__init__(scope, construct_id)
         layout = layout or IndexLayout()
+        self._name_table = name_table
         self._bucket = bucket
         self._layer = layer
         self._log_level = log_level
@@ -124,6 +127,7 @@ class Backfill(Construct):
             "TOMBSTONE_TTL_DAYS": str(tombstone_ttl_days),
             "SCAN_SEGMENTS": str(segments),
             **layout.to_env(),
+            **({"NAME_TABLE_NAME": name_table.table_name} if name_table is not None else {}),
         }
         self.functions: dict[str, lambda_.Function] = {}
 
@@ -275,6 +279,13 @@ class Backfill(Construct):
             removal=self._removal,
         ).function
         iam.Grant.add_to_principal(grantee=function, actions=list(actions), resource_arns=[table.table_arn])
+        if looks_up_objects and self._name_table is not None:
+            # Every entry a batch writes or a repair removes takes its name items along.
+            iam.Grant.add_to_principal(
+                grantee=function,
+                actions=["dynamodb:BatchWriteItem", "dynamodb:DeleteItem"],
+                resource_arns=[self._name_table.table_arn],
+            )
         if looks_up_objects:
             grant_object_lookup(
                 function,

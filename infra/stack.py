@@ -93,6 +93,7 @@ class FileSearchStack(Stack):
             log_level=config.log_level,
             removal=config.removal,
             layout=config.layout,
+            name_table=self.storage.name_table,
         )
         # The indexer's subtree holds its event source mapping.
         self.layout_guard.runs_before(

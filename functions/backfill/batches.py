@@ -153,6 +153,7 @@ def write_backfill(
             obj,
             repairer.layout,
             repairer.index_layout,
+            repairer.names,
         )
 
     return count_backfill(list(executor.map(write, objects)))

@@ -9,6 +9,7 @@
 | `SCAN_SEGMENTS` | parallel segments of the sweep for entries of deleted objects (default 8) |
 | `WRITE_CONCURRENCY` | requests in flight within one invocation (default 16) |
 | `BUCKET_INDEX_SHARDS`, `HOT_USERS`, `MULTI_ATTRIBUTE_INDEX` | the index layout, as the indexer's |
+| `NAME_TABLE_NAME` | the name index, kept in step by every backfill write and repair (unset: none) |
 | `DYNAMODB_MAX_ATTEMPTS` | SDK attempts per call, as the indexer's (`file_index.config.SdkSettings`) |
 | `SDK_CONNECT_TIMEOUT_SECONDS`, `SDK_READ_TIMEOUT_SECONDS` | as the indexer's: seconds, not botocore's 60 |
 """
@@ -37,6 +38,7 @@ class BackfillConfig:
     write_concurrency: int = 16
     sdk: SdkSettings = field(default_factory=SdkSettings)
     layout: IndexLayout = field(default_factory=IndexLayout)
+    name_table_name: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> BackfillConfig:
@@ -52,4 +54,5 @@ class BackfillConfig:
             write_concurrency=write_concurrency,
             sdk=SdkSettings.from_env(env, max_connections=write_concurrency),
             layout=IndexLayout.from_env(env),
+            name_table_name=env.get("NAME_TABLE_NAME", "").strip() or None,
         )

@@ -44,6 +44,7 @@ from backfill.batches import (
     write_backfill,
 )
 from backfill.config import BackfillConfig
+from file_index.names import NameIndex
 from file_index.repair import Repairer
 from file_index.state import IndexStateStore, Operation
 
@@ -78,6 +79,7 @@ def cold_start() -> Runtime:
             layout=config.key_layout,
             tombstone_ttl_days=config.tombstone_ttl_days,
             index_layout=config.layout,
+            names=None if config.name_table_name is None else NameIndex(dynamodb, config.name_table_name),
         ),
         store=IndexStateStore(dynamodb, config.table_name),
         executor=ThreadPoolExecutor(max_workers=config.write_concurrency, thread_name_prefix="backfill"),

@@ -62,6 +62,7 @@ from botocore.exceptions import ClientError
 from file_index import schema
 from file_index.key_layout import KeyLayout
 from file_index.layout import IndexLayout
+from file_index.names import NameIndex
 from file_index.objects import ObjectEvent
 from file_index.state import is_state_key
 from file_index.writer import (
@@ -198,10 +199,12 @@ def backfill_object(
     obj: ListedObject,
     layout: KeyLayout,
     index_layout: IndexLayout = DEFAULT_LAYOUT,
+    names: NameIndex | None = None,
 ) -> BackfillOutcome:
     """Index `obj` only if the index has no item (entry or tombstone) for its key: one PutItem.
 
-    `layout` names the uploader from the key; `index_layout` places the entry (`writer.entry_item`).
+    `layout` names the uploader from the key; `index_layout` places the entry (`writer.entry_item`);
+    `names`, when given, gets the new entry's name items (`file_index.names`).
     """
     item = entry_item(obj.event(bucket, layout), None, index_layout)
     try:
@@ -215,6 +218,8 @@ def backfill_object(
         if _code(error) == "ConditionalCheckFailedException":
             return BackfillOutcome.SKIPPED
         raise
+    if names is not None:
+        names.put_entry(item, None)
     return BackfillOutcome.WRITTEN
 
 
@@ -355,6 +360,7 @@ class Repairer:
     dry_run: bool = False
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS
     index_layout: IndexLayout = DEFAULT_LAYOUT
+    names: NameIndex | None = None  # the name index, kept in step with every repair (None: none)
 
     def differs(
         self, item: Mapping[str, Any] | None, current: ListedObject | None, *, compare_versions: bool = True
@@ -395,6 +401,7 @@ class Repairer:
             self.layout,
             tombstone_ttl_days=self.tombstone_ttl_days,
             index_layout=self.index_layout,
+            name_index=self.names,
         )
         return Finding(key, seen, Repair.FIXED if applied else Repair.CONFLICT)
 
@@ -417,11 +424,13 @@ def repair(
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS,
     now: datetime | None = None,
     index_layout: IndexLayout = DEFAULT_LAYOUT,
+    name_index: NameIndex | None = None,
 ) -> bool:
     """Make the item describe `current` (None: a tombstone) if it is still exactly `item`; one PutItem.
 
     The new entry is placed by `index_layout`. Returns False when the item changed since it was read (a
-    live event wins) and nothing was written.
+    live event wins) and nothing was written. `name_index`, when given, follows: a written entry gets its name
+    items, a live entry made a tombstone loses the items it wrote (those of a later create stay).
     """
     kept = {
         name: value
@@ -452,6 +461,12 @@ def repair(
         if _code(error) == "ConditionalCheckFailedException":
             return False
         raise
+    if name_index is not None:
+        if current is not None:
+            name_index.put_entry(new, new.get(schema.ORDER_KEY))
+        elif item is not None and is_live(item):
+            # Items up to the replaced entry's own position: "" < "\0" covers those without one.
+            name_index.delete_entry(item, str(item.get(schema.ORDER_KEY) or "") + "\0")
     return True
 
 

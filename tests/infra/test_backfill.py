@@ -289,8 +289,9 @@ def test_backfill_functions_get_the_shared_environment(synth: Synth, handler: st
         "KEY_LAYOUT": config.key_layout,
         "TOMBSTONE_TTL_DAYS": str(config.tombstone_ttl_days),
         "SCAN_SEGMENTS": str(config.reconcile_segments),
-        # The batch writers and repairs place entries as the indexer does.
+        # The batch writers and repairs place entries as the indexer does, and keep the name index.
         **config.layout.to_env(),
+        "NAME_TABLE_NAME": {"Ref": synth.logical_id(synth.stack.storage.name_table)},
         "POWERTOOLS_SERVICE_NAME": "backfill",
         "POWERTOOLS_METRICS_NAMESPACE": "S3FileSearch",
         "POWERTOOLS_LOG_LEVEL": "INFO",
@@ -314,10 +315,24 @@ def test_backfill_functions_may_do_exactly_their_calls(
     table_id = default_synth.logical_id(default_synth.stack.storage.table)
     bucket_id = default_synth.logical_id(default_synth.stack.storage.bucket)
 
-    (table_statement,) = [s for s in statements if actions(s)[0].startswith("dynamodb:")]
+    name_table_id = default_synth.logical_id(default_synth.stack.storage.name_table)
+    dynamodb_statements = [s for s in statements if actions(s)[0].startswith("dynamodb:")]
+    table_statement = dynamodb_statements[0]
     assert set(actions(table_statement)) == {f"dynamodb:{action}" for action in table_actions}
-    # The table only: never its indexes, never another table. No deletes, no batch writes.
+    # The table only: never its indexes. No deletes, no batch writes.
     assert table_statement["Resource"] == get_att(table_id)
+    # A function that writes entries keeps their name items: batch puts, conditional deletes, nothing else.
+    assert dynamodb_statements[1:] == (
+        [
+            {
+                "Action": ["dynamodb:BatchWriteItem", "dynamodb:DeleteItem"],
+                "Effect": "Allow",
+                "Resource": get_att(name_table_id),
+            }
+        ]
+        if looks_up_objects
+        else []
+    )
     s3_statements = [s for s in statements if actions(s)[0].startswith("s3:")]
     assert s3_statements == (object_lookup_statements(bucket_id) if looks_up_objects else [])
     assert not actions_of(statements, "sqs")

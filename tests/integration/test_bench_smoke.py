@@ -62,6 +62,7 @@ TINY = [
     "--box-check-objects=200",
     "--box-check-shapes=1",
     "--cost-uploads=100",
+    "--name-sizes=200",
 ]
 
 
@@ -89,6 +90,7 @@ MEASURE_ROWS = {
     "box_reads": ("13.",),
     "write_cost": ("14.",),
     "pipeline": ("15.",),
+    "name_reads": ("16.",),
 }
 # measure -> the chart it draws
 MEASURE_CHARTS = {name: f"{name}.png" for name in charts.CHARTS}

@@ -54,6 +54,10 @@ from moto import mock_aws
 from file_index import schema
 from file_index.key_layout import KeyLayout
 from file_index.layout import IndexLayout
+from file_index.name_reader import NameQuery, NameReader
+from file_index.name_sync import sync_names
+from file_index.names import NameIndex, matches_words, name_items, name_of, words
+from file_index.reader import BucketQuery, FileReader, UserQuery
 from file_index.repair import ListedObject, backfill_object, expected_z_address, is_live
 from file_index.writer import NULL_VERSION, DynamoDBClient, dynamodb_client
 from file_search_admin.reconcile import ReconcileSummary, run_reconcile
@@ -124,6 +128,11 @@ class World:
     keys: list[str]
     context: FakeLambdaContext
     index_layout: IndexLayout
+    name_table: str
+
+    @property
+    def names(self) -> NameIndex:
+        return NameIndex(self.dynamodb, self.name_table)
 
     def deliver(self, records: list[dict[str, Any]]) -> None:
         """One SQS batch, one record per message, through the indexer Lambda's handler."""
@@ -133,7 +142,9 @@ class World:
         assert failed == [], "no message may fail without faults"
 
     def backfill(self, obj: ListedObject) -> None:
-        backfill_object(self.dynamodb, self.table, self.bucket.name, obj, LAYOUT, self.index_layout)
+        backfill_object(
+            self.dynamodb, self.table, self.bucket.name, obj, LAYOUT, self.index_layout, self.names
+        )
 
     def reconcile(self) -> ReconcileSummary:
         return run_reconcile(
@@ -144,7 +155,54 @@ class World:
             layout=LAYOUT,
             concurrency=2,
             index_layout=self.index_layout,
+            names=self.names,
         )
+
+    def name_items(self) -> set[tuple[str, str]]:
+        """Every item of the name index, by its key."""
+        paginator = self.dynamodb.get_paginator("scan")
+        return {
+            (raw[schema.NAME_SCOPE]["S"], raw[schema.NAME_TERM]["S"])
+            for page in paginator.paginate(TableName=self.name_table, ConsistentRead=True)
+            for raw in page["Items"]
+        }
+
+    def name_mismatches(self, live: set[str], items: dict[str, Any]) -> list[str]:
+        """How name searches differ from the bucket: each word of each key's name, bucket and user."""
+        problems = []
+        held = self.name_items()
+        for key in live:
+            item = items.get(key)
+            if item is None or not is_live(item):
+                continue  # told by the entry checks
+            wanted = {(i[schema.NAME_SCOPE], i[schema.NAME_TERM]) for i in name_items(item, "")}
+            if not wanted <= held:
+                problems.append(f"{key!r} lacks name items {sorted(wanted - held)}")
+        table = boto3.resource("dynamodb").Table(self.table)
+        reader = NameReader(
+            table.meta.client,
+            self.table,
+            self.name_table,
+            layout=self.index_layout,
+            entries=FileReader(table, self.index_layout),
+        )
+        every_word = {word for key in self.keys for word in words(name_of(LAYOUT.split(key).file_id))}
+        for word in sorted(every_word):
+            truth = {key for key in live if matches_words(name_of(LAYOUT.split(key).file_id), [word])}
+            scopes: list[Any] = [BucketQuery(bucket=self.bucket.name)]
+            users = {LAYOUT.split(key).upload_user for key in self.keys}
+            scopes += [UserQuery(user=user) for user in users if user is not None]
+            for scope in scopes:
+                query = NameQuery(scope=scope, words=(word,))
+                found = [item[schema.OBJECT_KEY] for item in reader.list_files(query, limit=1000).items]
+                expected = (
+                    truth
+                    if isinstance(scope, BucketQuery)
+                    else {key for key in truth if LAYOUT.split(key).upload_user == scope.user}
+                )
+                if sorted(found) != sorted(expected):
+                    problems.append(f"q={word!r} on {scope} answers {sorted(found)}, not {sorted(expected)}")
+        return problems
 
     def search(self, index: schema.GlobalIndex, partitions: list[str], user: str | None = None) -> set[str]:
         """The keys a reader of the layout finds: every partition value, items read back to the public
@@ -211,6 +269,7 @@ class World:
                 problems.append(
                     f"a search of {user!r} answers {sorted(searched)}, not {sorted(expected_keys)}"
                 )
+        problems += self.name_mismatches(live, items)
         return problems
 
 
@@ -230,6 +289,7 @@ def world(
     """A fresh bucket, table and indexer for one example (Hypothesis runs many in one test)."""
     example = next(_example_ids)
     table = f"FileMetaData-convergence-{example}"
+    name_table = f"FileNameIndex-convergence-{example}"
     bucket_name = f"convergence-{versioning.value}-{example}"
     keys = keys_for(example)
     index_layout = index_layout_for(layout_name, keys)
@@ -237,6 +297,7 @@ def world(
         **FAKE_CREDENTIALS,
         **index_layout.to_env(),
         "TABLE_NAME": table,
+        "NAME_TABLE_NAME": name_table,
         "BUCKET_NAME": bucket_name,
         "POWERTOOLS_SERVICE_NAME": "file-indexer",
     }
@@ -249,15 +310,25 @@ def world(
             **schema.create_table_request(table, multi_attribute_index=index_layout.multi_attribute_index)
         )
         dynamodb.get_waiter("table_exists").wait(TableName=table, WaiterConfig={"Delay": 0.1})
+        dynamodb.create_table(**schema.create_name_table_request(name_table))
+        dynamodb.get_waiter("table_exists").wait(TableName=name_table, WaiterConfig={"Delay": 0.1})
         s3 = boto3.client("s3")
         _fresh_handler()
         try:
             yield World(
-                s3, dynamodb, table, MotoBucket(s3, bucket_name, versioning), keys, context, index_layout
+                s3,
+                dynamodb,
+                table,
+                MotoBucket(s3, bucket_name, versioning),
+                keys,
+                context,
+                index_layout,
+                name_table,
             )
         finally:
             _fresh_handler()
             dynamodb.delete_table(TableName=table)
+            dynamodb.delete_table(TableName=name_table)
 
 
 def _fresh_handler() -> None:
@@ -327,6 +398,16 @@ def test_listings_backfills_events_and_repairs_converge_to_the_bucket(
         assert w.mismatches() == [], "a final reconcile must leave the index equal to the bucket"
         again = w.reconcile()
         assert sum(again.found().values()) == 0, f"a second reconcile found {again.to_json()}"
+        # What the command runs after a reconcile: the name index holds exactly the live entries' items.
+        sync_names(w.dynamodb, w.table, w.name_table, w.bucket.name)
+        live_items = read_items(w.dynamodb, w.table, w.keys)
+        expected_names = {
+            (i[schema.NAME_SCOPE], i[schema.NAME_TERM])
+            for item in live_items.values()
+            if item is not None and is_live(item)
+            for i in name_items(item, "")
+        }
+        assert w.name_items() == expected_names
         assert drained == [], (
             f"once every event was delivered, the index must equal the bucket (the final reconcile "
             f"found {final.to_json()['found']})"
@@ -347,20 +428,41 @@ def test_the_oracle_catches_a_wrong_index(lambda_context: FakeLambdaContext) -> 
         w.s3.delete_object(Bucket=w.bucket.name, Key=gone)
         w.s3.put_object(Bucket=w.bucket.name, Key=changed, Body=b"second version")
         w.dynamodb.delete_item(TableName=w.table, Key={schema.OBJECT_KEY: {"S": lost}})
-        problems = w.mismatches()
+        everything = w.mismatches()
+        problems = [problem for problem in everything if not problem.startswith("q=")]
         for problem, key in zip(problems, (gone, changed, lost), strict=False):
             assert problem.startswith(repr(key)), problems
-        # The bucket's search shows the deleted key and lacks the lost one, and so does a user's.
+        # The bucket's search shows the deleted key and lacks the lost one, and so does a user's...
         assert [problem.split(" answers")[0] for problem in problems[3:]] == [
             "a search of the bucket",
             f"a search of {LAYOUT.split(gone).upload_user!r}",
         ]
+        # ...and so do the name searches of their words.
+        assert any(problem.startswith("q=") and repr(gone) in problem for problem in everything), everything
         summary = w.reconcile()
         assert {kind.value: count for kind, count in summary.fixed().items()} == {
             "orphaned": 1,
             "stale": 1,
             "missing": 1,
         }
+        assert w.mismatches() == []
+
+
+def test_the_oracle_catches_an_entry_without_its_name_items(lambda_context: FakeLambdaContext) -> None:
+    with world(None, lambda_context, Versioning.NEVER) as w:
+        w.bucket.create()
+        key = w.keys[0]
+        w.s3.put_object(Bucket=w.bucket.name, Key=key, Body=b"first")
+        for obj in w.bucket.snapshot(0).objects:
+            w.backfill(obj)
+        assert w.mismatches() == []
+        scope, term = sorted(w.name_items())[-1]
+        w.dynamodb.delete_item(
+            TableName=w.name_table, Key={schema.NAME_SCOPE: {"S": scope}, schema.NAME_TERM: {"S": term}}
+        )
+        problems = w.mismatches()
+        assert problems[0].startswith(f"{key!r} lacks name items"), problems
+        sync_names(w.dynamodb, w.table, w.name_table, w.bucket.name)
         assert w.mismatches() == []
 
 

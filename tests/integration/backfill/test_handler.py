@@ -263,3 +263,42 @@ def test_a_missing_variable_fails_the_cold_start_with_its_name(
 class NoTimeContext(FakeLambdaContext):
     def get_remaining_time_in_millis(self) -> int:
         return 0
+
+
+def test_batches_and_repairs_keep_the_name_index_in_step(
+    env: Env, lambda_context: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With NAME_TABLE_NAME, a backfill batch gives each written entry its name items, and a reconcile
+    that finds an object gone removes them with its entry."""
+    names_table = "FileNameIndex"
+    env.dynamodb.create_table(**schema.create_name_table_request(names_table))
+    monkeypatch.setenv("NAME_TABLE_NAME", names_table)
+    handler.cold_start.cache_clear()
+
+    def name_keys() -> set[str]:
+        return {item["objectKey"]["S"] for item in env.dynamodb.scan(TableName=names_table)["Items"]}
+
+    items = [env.put("USER001_Invoice_March.pdf", b"x"), env.put("USER002/notes/Q3 plan.txt", b"yy")]
+    run = handler.start_run({}, lambda_context)["runId"]
+    batch = {"BatchInput": {"bucket": BUCKET, "operation": "backfill", "runId": run}, "Items": items}
+    assert handler.write_batch(batch, lambda_context)["written"] == 2
+    # Each key: its own item and one per distinct word (invoice, march, pdf / q, 3, plan, txt).
+    scanned = env.dynamodb.scan(TableName=names_table)["Items"]
+    assert sorted(item["objectKey"]["S"] for item in scanned).count("USER001_Invoice_March.pdf") == 4
+    assert sorted(item["objectKey"]["S"] for item in scanned).count("USER002/notes/Q3 plan.txt") == 5
+
+    env.s3.delete_object(Bucket=BUCKET, Key="USER001_Invoice_March.pdf")
+    run = handler.start_run({"operation": "reconcile"}, lambda_context)["runId"]
+    for segment in range(3):
+        handler.sweep_segment(
+            {
+                "bucket": BUCKET,
+                "runId": run,
+                "operation": "reconcile",
+                "segment": segment,
+                "totalSegments": 3,
+            },
+            lambda_context,
+        )
+    assert env.item("USER001_Invoice_March.pdf") is not None
+    assert name_keys() == {"USER002/notes/Q3 plan.txt"}
