@@ -51,6 +51,7 @@ class Settings:
     cost_uploads: int
     name_sizes: tuple[int, ...]
     name_check_objects: int
+    enrich_uploads: int
 
     def kwargs(self, measure: str) -> dict[str, Any]:
         by_measure: dict[str, dict[str, Any]] = {
@@ -81,6 +82,7 @@ class Settings:
             "write_cost": {"uploads": self.cost_uploads},
             "pipeline": {"records": self.throughput_records},
             "name_reads": {"sizes": list(self.name_sizes), "check_objects": self.name_check_objects},
+            "enrich_cost": {"uploads": self.enrich_uploads},
         }
         return by_measure[measure]
 
@@ -111,6 +113,7 @@ FULL = Settings(
     cost_uploads=20_000,
     name_sizes=(1_000, 10_000, 100_000, 1_000_000),
     name_check_objects=2_000,
+    enrich_uploads=200,
 )
 QUICK = Settings(
     stream_keys=40,
@@ -137,6 +140,7 @@ QUICK = Settings(
     cost_uploads=500,
     name_sizes=(1_000,),
     name_check_objects=300,
+    enrich_uploads=20,
 )
 
 
@@ -215,6 +219,7 @@ def parse_args(argv: list[str]) -> Options:
         cost_uploads=args.cost_uploads or base.cost_uploads,
         name_sizes=_sizes(args.name_sizes) if args.name_sizes else base.name_sizes,
         name_check_objects=base.name_check_objects,
+        enrich_uploads=base.enrich_uploads,
     )
     charts = None if args.no_charts else args.charts or (None if args.quick else DEFAULT_CHARTS)
     return Options(settings, args.only or list(MEASURES), charts)

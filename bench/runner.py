@@ -39,6 +39,7 @@ MEASURES = {
     "write_cost": "bench.write_cost:run",
     "pipeline": "bench.pipeline:run",
     "name_reads": "bench.name_reads:run",
+    "enrich_cost": "bench.enrich_cost:run",
 }
 
 

@@ -96,6 +96,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--delimiter", choices=["/"], help="with /: list the sub-folders of --prefix as well (commonPrefixes)"
     )
     search.add_argument("--ext", help="only names with this extension (pdf, tar.gz; case-insensitive)")
+    search.add_argument(
+        "--content-type", help="only this content type (image/png) or major type (image/*); needs enrich"
+    )
+    search.add_argument(
+        "--meta",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="only files whose user metadata NAME is VALUE (repeatable); needs enrich",
+    )
+    search.add_argument(
+        "--tag",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="only files tagged NAME=VALUE (repeatable); needs enrich",
+    )
     search.add_argument("--limit", type=int, help="items per page (API default 100, at most 1000)")
     search.add_argument("--cursor", help="continue from a page's nextCursor")
     search.add_argument("--all", action="store_true", help="follow nextCursor through every page")
@@ -195,6 +212,15 @@ def format_status(status: dict[str, Any]) -> str:
     return "\n".join(f"{name.ljust(width)}  {value}" for name, value in rows)
 
 
+def _named_filters(kind: str, pairs: Sequence[str]) -> dict[str, str]:
+    """`--meta NAME=VALUE` (or `--tag`) as the API's `meta.NAME=VALUE` parameters."""
+    filters: dict[str, str] = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        filters[f"{kind}.{name}"] = value
+    return filters
+
+
 def _search(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> None:
     params = {
         "user": args.user,
@@ -208,6 +234,9 @@ def _search(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> N
         "prefix": args.prefix,
         "delimiter": args.delimiter,
         "ext": args.ext,
+        "contentType": args.content_type,
+        **_named_filters("meta", args.meta),
+        **_named_filters("tag", args.tag),
         "order": args.order,
         "limit": args.limit,
         "cursor": args.cursor,
@@ -324,6 +353,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     parsed = urllib.parse.urlsplit(args.api_url)
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
         parser.error(f"--api-url {args.api_url!r} is not an http:// or https:// URL with a host")
+    for kind in ("meta", "tag"):
+        for pair in getattr(args, kind, None) or []:
+            if "=" not in pair or pair.startswith("="):
+                parser.error(f"--{kind} takes NAME=VALUE, not {pair!r}")
     try:
         client = SearchApiClient(args.api_url, sign=args.sigv4, region=args.region)
         COMMANDS[args.command](client, args, stream)

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from file_index import schema, shards
+from file_index.config import ConfigError as FunctionConfigError
+from file_index.enrich import check_enrich
 from file_index.key_layout import DEFAULT_LAYOUT, InvalidKeyLayoutError, KeyLayout
 from file_index.layout import DEFAULT_BUCKET_INDEX_SHARDS, IndexLayout, LayoutError, check_hot_users
 from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
@@ -145,6 +147,8 @@ class StackConfig:
     # gives the 0.3.0 stack: no name table, and lists narrowed by name are refused.
     name_index: bool = True
     name_table_name: str = schema.NAME_TABLE_NAME
+    # What the indexer reads from S3 for each create (`file_index.enrich`): none by default.
+    enrich: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         _check_indexer_sizing(self.indexer_sizing)
@@ -189,6 +193,7 @@ class StackConfig:
             layout=_layout(get),
             name_index=_optional(get, "nameIndex", _switch, True),
             name_table_name=_optional(get, "nameTableName", _table_name, schema.NAME_TABLE_NAME),
+            enrich=_optional(get, "enrich", _enrich, frozenset()),
             indexer_sizing=IndexerSizing(
                 memory_mb=_optional(
                     get,
@@ -338,6 +343,13 @@ def _hot_users(key: str, value: Any) -> dict[str, int]:
         return check_hot_users(key, value)
     except LayoutError as error:
         raise ConfigError(f"context {key}={value!r} is invalid ({error}); allowed: {allowed}") from None
+
+
+def _enrich(key: str, value: Any) -> frozenset[str]:
+    try:
+        return check_enrich(key, value)
+    except FunctionConfigError as error:
+        raise ConfigError(str(error)) from None
 
 
 def _switch(key: str, value: Any) -> bool:

@@ -19,6 +19,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk.interfaces.aws_s3 import IBucketRef
 from constructs import Construct
 
+from file_index.enrich import to_env as enrich_to_env
 from file_index.layout import IndexLayout
 from infra.config import INDEXER_TIMEOUT_SECONDS, EventSource, LogLevel, RemovalChoice
 from infra.nag import BASIC_EXECUTION_ROLE, acknowledge
@@ -49,6 +50,9 @@ INDEXER_NAME_TABLE_ACTIONS = ("dynamodb:BatchWriteItem", "dynamodb:DeleteItem")
 # The EventBridge events of one object's life that change the index: the reasons (PutObject, CopyObject,
 # CompleteMultipartUpload, DeleteObject, Lifecycle Expiration, ...) are in the event's detail.
 EVENTBRIDGE_DETAIL_TYPES = ("Object Created", "Object Deleted")
+# Tag changes, subscribed to only when the deployment enriches tags (`file_index.enrich`).
+TAGGING_EVENTS = (s3.EventType.OBJECT_TAGGING_PUT, s3.EventType.OBJECT_TAGGING_DELETE)
+EVENTBRIDGE_TAGGING_DETAIL_TYPES = ("Object Tags Added", "Object Tags Deleted")
 
 
 def queue_visibility_timeout(sizing: IndexerSizing) -> Duration:
@@ -113,10 +117,13 @@ class Ingest(Construct):
         layout: IndexLayout | None = None,
         sizing: IndexerSizing | None = None,
         name_table: dynamodb.ITable | None = None,
+        enrich: frozenset[str] = frozenset(),
     ) -> None:
         """`layout`: where the indexer puts entries; `sizing`: its memory and event source; `name_table`:
-        the name index it keeps in step (None: none)."""
+        the name index it keeps in step (None: none); `enrich`: what it reads from S3 per create
+        (`file_index.enrich`), and with tags, the tag changes it subscribes to."""
         super().__init__(scope, construct_id)
+        tags = "tags" in enrich
         layout = layout or IndexLayout()
         sizing = sizing or IndexerSizing()
         self.sizing = sizing
@@ -142,10 +149,10 @@ class Ingest(Construct):
         )
         self.event_rule: events.Rule | None = None
         if event_source is EventSource.EVENTBRIDGE:
-            self.event_rule = self._forward_eventbridge_events(bucket)
+            self.event_rule = self._forward_eventbridge_events(bucket, tags=tags)
         else:
             destination = GuardedQueueDestination(self.queue)
-            for event in OBJECT_EVENTS:
+            for event in (*OBJECT_EVENTS, *(TAGGING_EVENTS if tags else ())):
                 bucket.add_event_notification(event, destination)
         self._acknowledge_notifications_handler()
 
@@ -163,6 +170,7 @@ class Ingest(Construct):
                 "TOMBSTONE_TTL_DAYS": str(tombstone_ttl_days),
                 **layout.to_env(),
                 **({"NAME_TABLE_NAME": name_table.table_name} if name_table is not None else {}),
+                **({"ENRICH": enrich_to_env(enrich)} if enrich else {}),
             },
             timeout=INDEXER_TIMEOUT,
             # Memory buys CPU, which bounds how many records one instance indexes per second.
@@ -177,6 +185,14 @@ class Ingest(Construct):
         iam.Grant.add_to_principal(
             grantee=self.indexer, actions=list(INDEXER_TABLE_ACTIONS), resource_arns=[table.table_arn]
         )
+        if enrich:
+            # A HEAD or GetObjectTagging of the event's version (GetObject covers the current one).
+            actions = ["s3:GetObjectVersion"]
+            if tags:
+                actions += ["s3:GetObjectTagging", "s3:GetObjectVersionTagging"]
+            iam.Grant.add_to_principal(
+                grantee=self.indexer, actions=actions, resource_arns=[bucket.arn_for_objects("*")]
+            )
         if name_table is not None:
             # A new key's name items in batches; a removed one's, each conditional on its age.
             iam.Grant.add_to_principal(
@@ -200,7 +216,7 @@ class Ingest(Construct):
             )
         )
 
-    def _forward_eventbridge_events(self, bucket: s3.IBucket) -> events.Rule:
+    def _forward_eventbridge_events(self, bucket: s3.IBucket, *, tags: bool = False) -> events.Rule:
         """The bucket sends its events to EventBridge; a rule forwards this bucket's to the queue.
 
         EventBridge delivery is not an S3 notification rule, so it coexists with whatever notifications
@@ -216,7 +232,7 @@ class Ingest(Construct):
             description="Forwards the indexed bucket's object created/deleted events to the event queue",
             event_pattern=events.EventPattern(
                 source=["aws.s3"],
-                detail_type=list(EVENTBRIDGE_DETAIL_TYPES),
+                detail_type=[*EVENTBRIDGE_DETAIL_TYPES, *(EVENTBRIDGE_TAGGING_DETAIL_TYPES if tags else ())],
                 detail={"bucket": {"name": [bucket.bucket_name]}},
             ),
             # SSE-SQS queues accept EventBridge deliveries without a key grant (a KMS key would need one).

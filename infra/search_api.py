@@ -16,6 +16,7 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from file_index.enrich import to_env as enrich_to_env
 from file_index.layout import IndexLayout
 from file_index.state import State
 from infra.config import ApiAuth, LogLevel, RemovalChoice
@@ -88,6 +89,7 @@ class SearchApi(Construct):
         removal: RemovalChoice,
         layout: IndexLayout | None = None,
         name_table: dynamodb.ITable | None = None,
+        enrich: frozenset[str] = frozenset(),
     ) -> None:
         """`initial_state`: the bucket's index state while it has no state record (never built);
         `layout`: which partition key values and indexes a search reads; `name_table`: the name index
@@ -120,6 +122,8 @@ class SearchApi(Construct):
                 "INDEX_INITIAL_STATE": initial_state.value,
                 **layout.to_env(),
                 **({"NAME_TABLE_NAME": name_table.table_name} if name_table is not None else {}),
+                # Which filters a list may use: what the indexer stores (`file_index.enrich`).
+                **({"ENRICH": enrich_to_env(enrich)} if enrich else {}),
             },
             timeout=SEARCH_TIMEOUT,
             # pydantic validation and the OpenAPI schema make the cold start CPU-bound: memory buys CPU.

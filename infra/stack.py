@@ -61,6 +61,7 @@ class FileSearchStack(Stack):
             layout=config.layout,
             sizing=config.indexer_sizing,
             name_table=self.storage.name_table,
+            enrich=config.enrich,
         )
         self.search_api = SearchApi(
             self,
@@ -78,6 +79,7 @@ class FileSearchStack(Stack):
             removal=config.removal,
             layout=config.layout,
             name_table=self.storage.name_table,
+            enrich=config.enrich,
         )
         self.backfill = Backfill(
             self,

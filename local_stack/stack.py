@@ -44,7 +44,7 @@ from botocore.config import Config
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from werkzeug.serving import BaseWSGIServer, make_server
 
-from file_index import schema
+from file_index import enrich, schema
 from infra.config import CDK_JSON, ConfigError, StackConfig
 from local_stack.api_gateway import ApiGatewayServer
 from local_stack.event_source import LambdaHandler, LocalLambdaContext, SqsEventSourcePoller
@@ -63,6 +63,7 @@ FAKE_CREDENTIAL = "testing"
 MAX_RECEIVE_COUNT = 5
 # The events the CDK stack subscribes the queue to; lifecycle expirations are deletes too.
 NOTIFICATION_EVENTS = ("s3:ObjectCreated:*", "s3:ObjectRemoved:*", "s3:LifecycleExpiration:*")
+TAGGING_NOTIFICATION_EVENT = "s3:ObjectTagging:*"
 
 INDEXER_HANDLER = "indexer.handler.lambda_handler"
 SEARCH_HANDLER = "search.handler.lambda_handler"
@@ -423,10 +424,15 @@ class LocalFileSearch:
             Bucket=self.bucket,
             NotificationConfiguration={
                 "QueueConfigurations": [
-                    {"Id": "file-index", "QueueArn": self.queue_arn, "Events": list(NOTIFICATION_EVENTS)}
+                    {"Id": "file-index", "QueueArn": self.queue_arn, "Events": self._notification_events()}
                 ]
             },
         )
+
+    def _notification_events(self) -> list[str]:
+        """The stack's events, and tag changes when the configuration enriches tags (as the CDK app)."""
+        tagging = [TAGGING_NOTIFICATION_EVENT] if "tags" in self.config.enrich else []
+        return [*NOTIFICATION_EVENTS, *tagging]
 
     def _handler_env_base(self) -> dict[str, str]:
         endpoints = {"AWS_ENDPOINT_URL_DYNAMODB": self._dynamodb_endpoint} if self._dynamodb_endpoint else {}
@@ -452,6 +458,7 @@ class LocalFileSearch:
             # Where entries live in the indexes: the same variables the CDK app gives the functions.
             **self.config.layout.to_env(),
             **({"NAME_TABLE_NAME": self.config.name_table_name} if self.config.name_index else {}),
+            **({"ENRICH": enrich.to_env(self.config.enrich)} if self.config.enrich else {}),
             "POWERTOOLS_LOG_LEVEL": self._log_level,
             # No X-Ray daemon and no CloudWatch here: traces would fail, metrics would only be noise.
             "POWERTOOLS_TRACE_DISABLED": "true",

@@ -70,10 +70,20 @@ class NameQuery:
     ext: str | None = None
     order_by: str = ORDER_UPLOAD_DATE
     ascending: bool = False
+    # Filters on what `enrich` stores (`file_index.enrich`): the content type (exact, or `major/*`), and
+    # (name, value) pairs of user metadata and of tags, all of which must match.
+    content_type: str | None = None
+    meta: tuple[tuple[str, str], ...] = ()
+    tags: tuple[tuple[str, str], ...] = ()
 
     @property
     def uses_keys(self) -> bool:
         return self.prefix is not None or self.delimiter is not None
+
+    @property
+    def filters_only(self) -> bool:
+        """Narrowed only by enrichment filters: the list's own index, each entry checked."""
+        return not (self.words or self.ext or self.uses_keys)
 
     @property
     def lookup_words(self) -> tuple[str, ...]:
@@ -125,6 +135,12 @@ class NameReader:
             return self._list_keys(query, limit, position, counter)
         if isinstance(position, Mapping) and set(position) == {"scan"}:
             return self._list_scan(query, limit, position["scan"], counter)
+        if query.filters_only:
+            if position is not None and (not isinstance(position, Mapping) or set(position) != {"filter"}):
+                raise InvalidStartKey("not a filtered list cursor")
+            return self._list_filtered(
+                query, limit, None if position is None else position["filter"], counter
+            )
         return self._list_words(query, limit, position, counter)
 
     # -- shared ----------------------------------------------------------------------------------------
@@ -218,7 +234,7 @@ class NameReader:
         if query.prefix and not item[schema.OBJECT_KEY].startswith(query.prefix):
             return None
         name = name_of(str(item.get(schema.FILE_ID) or item[schema.OBJECT_KEY]))
-        if not _name_matches(query, name):
+        if not _name_matches(query, name) or not _enrichment_matches(query, item):
             return None
         return item
 
@@ -268,6 +284,31 @@ class NameReader:
             last = page[-1]
             next_position = {"v": last[query.order_by], "k": last[schema.OBJECT_KEY]}
         return NamePage(page, next_position, None, counter.scanned, counter.requests, query.order_by)
+
+    # -- enrichment filters alone ------------------------------------------------------------------------
+
+    def _list_filtered(self, query: NameQuery, limit: int, cursor: Any, counter: _Counter) -> NamePage:
+        """The list's own index and order (a user's by time, a bucket's by size), each entry checked."""
+        if self._entries_reader is None:
+            raise InvalidStartKey("this reader has no entry index to filter")
+        scope = replace(query.scope, ascending=query.ascending)
+        start = None if cursor is None else ListCursor.from_json(cursor)
+        page = self._entries_reader.list_files(
+            scope,
+            limit=limit,
+            start=start,
+            z_order_ready=False,
+            keep=lambda entry: self._keeps(query, entry) is not None,
+        )
+        next_position = None if page.next_cursor is None else {"filter": page.next_cursor.to_json()}
+        return NamePage(
+            page.items,
+            next_position,
+            None,
+            counter.scanned + page.scanned_count,
+            counter.requests + page.request_count,
+            str(page.ordered_by),
+        )
 
     # -- the scan plan -----------------------------------------------------------------------------------
 
@@ -389,6 +430,19 @@ def _name_matches(query: NameQuery, name: str) -> bool:
     if query.words and not matches_words(name, query.words):
         return False
     return not (query.ext and not has_extension(name, query.ext))
+
+
+def _enrichment_matches(query: NameQuery, item: Mapping[str, Any]) -> bool:
+    if query.content_type is not None:
+        held = str(item.get(schema.CONTENT_TYPE) or "").split(";")[0].strip().casefold()
+        wanted = query.content_type.casefold()
+        if not (held.startswith(wanted[:-1]) if wanted.endswith("/*") else held == wanted):
+            return False
+    meta = item.get(schema.META) or {}
+    tags = item.get(schema.TAGS) or {}
+    return all(meta.get(name) == value for name, value in query.meta) and all(
+        tags.get(name) == value for name, value in query.tags
+    )
 
 
 def _folder_of(query: NameQuery, prefix: str, key: str) -> str | None:

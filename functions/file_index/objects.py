@@ -30,6 +30,8 @@ UNSEQUENCED_PREFIX = "#"
 
 CREATE_PREFIXES = ("ObjectCreated:",)
 REMOVE_PREFIXES = ("ObjectRemoved:", "LifecycleExpiration:")
+# Tag changes: they change no object, only its tags (`file_index.enrich`).
+TAGGING_PREFIXES = ("ObjectTagging:",)
 _SEQUENCER = re.compile(rf"[0-9A-Fa-f]{{1,{ORDER_KEY_WIDTH}}}")
 # S3's own limit on a key, in UTF-8 bytes; DynamoDB's partition key allows 2048.
 MAX_KEY_BYTES = 1024
@@ -77,10 +79,18 @@ class ObjectEvent:
     upload_user: str | None  # None when the key does not fit the layout
     file_id: str
     no_user_reason: str | None = None  # why upload_user is None, for the log
+    # Read from S3 when `enrich` names them (`file_index.enrich`); None: not read.
+    content_type: str | None = None
+    metadata: dict[str, str] | None = None
+    tags: dict[str, str] | None = None
 
     @property
     def is_removal(self) -> bool:
         return self.event_name.startswith(REMOVE_PREFIXES)
+
+    @property
+    def is_tagging(self) -> bool:
+        return self.event_name.startswith(TAGGING_PREFIXES)
 
     @property
     def removes_one_version(self) -> bool:

@@ -46,7 +46,7 @@ from file_index.objects import MAX_KEY_BYTES
 from file_index.shards import InvalidMergeCursorError, MergeCursor, Position, ShardBatch
 
 # The attributes a search answers with (the README's table); bookkeeping attributes stay private.
-PUBLIC_ATTRIBUTES = (schema.OBJECT_KEY, *schema.OBJECT_ATTRIBUTES)
+PUBLIC_ATTRIBUTES = (schema.OBJECT_KEY, *schema.OBJECT_ATTRIBUTES, *schema.ENRICHMENT_ATTRIBUTES)
 
 # DynamoDB answers at most 1 MB per Query whatever its Limit; this bounds the items one Query may read.
 MAX_QUERY_ITEMS = 1000

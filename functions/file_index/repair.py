@@ -85,7 +85,10 @@ RECONCILE_EVENT = "ObjectCreated:Reconcile"
 
 # What an entry says about its object, and where the layout placed it: rewritten by a repair (a repaired
 # tombstone keeps none of them, so it leaves every index).
-ENTRY_ATTRIBUTES = frozenset({schema.OBJECT_KEY, *schema.OBJECT_ATTRIBUTES, *PLACEMENT_ATTRIBUTES})
+# A repair writes what a listing or a HEAD shows: enrichment read by the indexer goes with the old entry.
+ENTRY_ATTRIBUTES = frozenset(
+    {schema.OBJECT_KEY, *schema.OBJECT_ATTRIBUTES, *PLACEMENT_ATTRIBUTES, *schema.ENRICHMENT_ATTRIBUTES}
+)
 TOMBSTONE_ATTRIBUTES = frozenset({schema.DELETED, schema.EXPIRES_AT})
 # Attributes whose appearance since the read means a writer touched the item: a repair checks that each
 # one it did not see is still absent (those it saw must still be equal).

@@ -46,6 +46,13 @@ Z_ADDRESS = "zAddress"
 # from a user whose own name is "user#k" (who never has it).
 USER_SHARD = "userShard"
 
+# Read from S3 when the deployment's `enrich` names them (`file_index.enrich`): the object's content type,
+# its user metadata (a map, names lower case) and its tags (a map).
+CONTENT_TYPE = "contentType"
+META = "meta"
+TAGS = "tags"
+ENRICHMENT_ATTRIBUTES = (CONTENT_TYPE, META, TAGS)
+
 TTL_ATTRIBUTE = EXPIRES_AT
 
 

@@ -117,6 +117,7 @@ PLACEMENT_ATTRIBUTES = (schema.USER_SHARD, schema.Z_ADDRESS)
 # written that way loses `zAddress` and `userShard` as well, so it leaves every index).
 _ENTRY_ATTRIBUTES = (
     *schema.OBJECT_ATTRIBUTES,
+    *schema.ENRICHMENT_ATTRIBUTES,
     *PLACEMENT_ATTRIBUTES,
     schema.ORDER_KEY,
     schema.DELETED,
@@ -581,6 +582,9 @@ def entry_item(
         schema.SEQUENCER: event.sequencer,
         schema.E_TAG: event.e_tag,
         schema.VERSION_ID: event.version_id,
+        schema.CONTENT_TYPE: event.content_type,
+        schema.META: event.metadata,
+        schema.TAGS: event.tags,
     }
     item.update({name: value for name, value in optional.items() if value is not None})
     return item

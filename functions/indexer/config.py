@@ -14,6 +14,7 @@
 | `HOT_USERS` | JSON object of user -> shard count on `uploadUser-uploadDate-index` (default none) |
 | `MULTI_ATTRIBUTE_INDEX` | `true`: entries carry `zAddress` for the Z-order index (default false) |
 | `NAME_TABLE_NAME` | the name index table (`file_index.names`); unset: no name index is kept |
+| `ENRICH` | comma-separated `contentType`, `metadata`, `tags`, read per create (`file_index.enrich`) |
 
 The last three are the index layout (`file_index.layout`), set by the stack from the same `cdk.json`
 context as the search function's; unset, entries are written as release 0.2.0 wrote them.
@@ -30,7 +31,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from file_index import enrich
 from file_index.config import ConfigError, SdkSettings, key_layout, positive_int, required
+from file_index.enrich import NONE, Enrich
 from file_index.key_layout import KeyLayout
 from file_index.layout import IndexLayout
 from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
@@ -50,6 +53,7 @@ class IndexerConfig:
     sdk: SdkSettings = field(default_factory=lambda: SdkSettings(max_connections=DEFAULT_WRITE_CONCURRENCY))
     layout: IndexLayout = field(default_factory=IndexLayout)
     name_table_name: str | None = None
+    enrich: Enrich = NONE
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> IndexerConfig:
@@ -65,4 +69,5 @@ class IndexerConfig:
             sdk=SdkSettings.from_env(env, max_connections=write_concurrency),
             layout=IndexLayout.from_env(env),
             name_table_name=env.get("NAME_TABLE_NAME", "").strip() or None,
+            enrich=enrich.from_env(env),
         )

@@ -43,6 +43,7 @@ from file_index.objects import (
     MAX_KEY_BYTES,
     MAX_OBJECT_SIZE,
     REMOVE_PREFIXES,
+    TAGGING_PREFIXES,
     InvalidSequencerError,
     ObjectEvent,
     order_key_for_sequencer,
@@ -65,6 +66,11 @@ _LIFECYCLE_REASON = "Lifecycle Expiration"
 # moto 5.2.5's reasons; AWS's name the API call (see the module docstring).
 _EMULATOR_REASONS = frozenset({"ObjectCreated", "ObjectRemoved"})
 _OBJECT_DETAIL_TYPES = frozenset({"Object Created", "Object Deleted"})
+# Tag changes, applied only where the deployment enriches tags (`file_index.enrich`).
+_TAGGING_DETAIL_TYPES = {
+    "Object Tags Added": "ObjectTagging:Put",
+    "Object Tags Deleted": "ObjectTagging:Delete",
+}
 
 
 class MalformedMessageError(ValueError):
@@ -109,8 +115,8 @@ def parse_record(record: Any, layout: KeyLayout = _DEFAULT_LAYOUT) -> ObjectEven
     if record.get("eventSource") != "aws:s3":
         raise MalformedMessageError(f"eventSource is {record.get('eventSource')!r}, not 'aws:s3'")
     event_name = _text(record, "eventName").removeprefix("s3:")
-    if not event_name.startswith(CREATE_PREFIXES + REMOVE_PREFIXES):
-        # Restores, tagging, ACL and replication events leave the set of objects unchanged.
+    if not event_name.startswith(CREATE_PREFIXES + REMOVE_PREFIXES + TAGGING_PREFIXES):
+        # Restores, ACL and replication events leave the set of objects unchanged.
         return None
     s3 = record.get("s3")
     if (
@@ -139,7 +145,7 @@ def parse_eventbridge(message: dict[str, Any], layout: KeyLayout = _DEFAULT_LAYO
     if source != EVENTBRIDGE_SOURCE:
         raise MalformedMessageError(f"EventBridge event of source {source!r:.60}, not {EVENTBRIDGE_SOURCE!r}")
     detail_type = _text(message, "detail-type")
-    if detail_type not in _OBJECT_DETAIL_TYPES:
+    if detail_type not in _OBJECT_DETAIL_TYPES and detail_type not in _TAGGING_DETAIL_TYPES:
         return None
     detail = message.get("detail")
     if (
@@ -155,7 +161,9 @@ def parse_eventbridge(message: dict[str, Any], layout: KeyLayout = _DEFAULT_LAYO
     if emulated and version_id == NULL_VERSION:
         # moto names an object without versions "null"; an S3 notification leaves versionId out.
         version_id = None
-    if detail_type == "Object Created":
+    if detail_type in _TAGGING_DETAIL_TYPES:
+        event_name = _TAGGING_DETAIL_TYPES[detail_type]
+    elif detail_type == "Object Created":
         created = _CREATED_REASONS.get(reason or "", "Put")
         event_name = f"ObjectCreated:{created}"
     else:

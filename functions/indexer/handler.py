@@ -37,6 +37,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from file_index.config import ConfigError, SdkSettings
+from file_index.enrich import TAGS, enriched, update_tags
 from file_index.names import NameIndex
 from file_index.objects import ObjectEvent
 from file_index.writer import DynamoDBClient, Outcome, S3Client, apply_event
@@ -83,6 +84,14 @@ class Runtime:
         return Deadline(context.get_remaining_time_in_millis, self.deadline_margin_ms)
 
     def apply(self, event: ObjectEvent) -> Outcome:
+        enrich = self.config.enrich
+        if event.is_tagging:
+            # Only a deployment that enriches tags subscribes to tag changes; any other skips them.
+            if TAGS in enrich and update_tags(self.dynamodb, self.config.table_name, self.s3, event):
+                return Outcome.WRITTEN
+            return Outcome.STALE
+        if enrich:
+            event = enriched(self.s3, event, enrich)
         return apply_event(
             self.dynamodb,
             self.config.table_name,

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from file_index import enrich
 from file_index.config import ConfigError, positive_int, required
 from file_index.layout import IndexLayout
 from file_index.state import State
@@ -31,6 +32,8 @@ class SearchConfig:
     layout: IndexLayout = field(default_factory=IndexLayout)
     # The name index table (`q`, `prefix`, `delimiter`, `ext`); None: the deployment keeps none.
     name_table_name: str | None = None
+    # What the indexer reads from S3 for each entry (`file_index.enrich`): which filters a list may use.
+    enrich: frozenset[str] = frozenset()
 
 
 def _queue_url(environ: Mapping[str, str], name: str) -> str:
@@ -79,4 +82,5 @@ def load_config(environ: Mapping[str, str] | None = None) -> SearchConfig:
         initial_state=_initial_state(env),
         layout=IndexLayout.from_env(env),
         name_table_name=env.get("NAME_TABLE_NAME", "").strip() or None,
+        enrich=enrich.from_env(env),
     )

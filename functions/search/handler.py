@@ -87,10 +87,13 @@ LIST_PARAMETERS = (
     "prefix",
     "delimiter",
     "ext",
+    "contentType",
     "order",
     "limit",
     "cursor",
 )
+# Filters on enriched user metadata and tags: `meta.NAME=VALUE`, `tag.NAME=VALUE` (any NAME).
+FILTER_PREFIXES = ("meta.", "tag.")
 INTEGER_PARAMETERS = ("minSize", "maxSize", "limit")
 
 logger = Logger(service="file-search")
@@ -319,6 +322,7 @@ def file_search() -> FileSearch:
         bucket_name=config.bucket_name,
         cursor_secret=cursor_secret,
         download_url_expiry_seconds=config.download_url_expiry_seconds,
+        enrich=config.enrich,
     )
 
 
@@ -346,10 +350,13 @@ def _suggestion(name: str, known: tuple[str, ...]) -> str | None:
     return by_lower[close[0]] if close else None
 
 
-def reject_unknown_parameters(route: str, known: tuple[str, ...] = ()) -> None:
-    """BadRequest naming each query parameter of the request that `route` does not take."""
+def reject_unknown_parameters(
+    route: str, known: tuple[str, ...] = (), prefixes: tuple[str, ...] = ()
+) -> None:
+    """BadRequest naming each query parameter of the request that `route` does not take (`prefixes`:
+    names it takes with any suffix)."""
     given = app.current_event.multi_value_query_string_parameters or {}
-    unknown = sorted(name for name in given if name not in known)
+    unknown = sorted(name for name in given if name not in known and not name.startswith(prefixes))
     if not unknown:
         return
     parts = []
@@ -357,8 +364,26 @@ def reject_unknown_parameters(route: str, known: tuple[str, ...] = ()) -> None:
         suggestion = _suggestion(name, known)
         hint = f" (did you mean {suggestion!r}?)" if suggestion else ""
         parts.append(f"unknown query parameter {name!r}{hint}")
-    takes = ", ".join(known) if known else "none"
+    takes = ", ".join([*known, *(f"{prefix}NAME" for prefix in prefixes)]) if known else "none"
     raise BadRequest(f"{'; '.join(parts)}; {route} takes {takes}")
+
+
+def named_filters(prefix: str) -> tuple[tuple[str, str], ...]:
+    """The (NAME, VALUE) pairs of the request's `{prefix}NAME=VALUE` parameters; each NAME once."""
+    given = app.current_event.multi_value_query_string_parameters or {}
+    pairs = []
+    for parameter, values in sorted(given.items()):
+        if not parameter.startswith(prefix):
+            continue
+        name = parameter.removeprefix(prefix)
+        if not name:
+            raise BadRequest(
+                f"query parameter {parameter}: give a name after {prefix!r}, e.g. {prefix}project"
+            )
+        if len(values) != 1:
+            raise BadRequest(f"query parameter {parameter} is given {len(values)} times: give it once")
+        pairs.append((name, values[0]))
+    return tuple(pairs)
 
 
 def request_base_url(event: Mapping[str, Any]) -> str:
@@ -400,6 +425,8 @@ def query_shape(params: ListParameters) -> str:
         by = "+q" if params.q is not None else ""
         by += "+prefix" if params.prefix is not None or params.delimiter is not None else ""
         by += "+ext" if params.ext is not None else ""
+        enriched = params.content_type is not None or params.meta or params.tags
+        by += "+enriched" if enriched else ""
         return f"{scope}{by}"
     if params.user is not None:
         shape = "user+date" if params.date is not None else "user+range" if ranged else "user"
@@ -523,11 +550,22 @@ def list_files(
     ext: Annotated[
         str | None, Query(description="The name's extension, case-insensitive (`pdf`, `.PDF`, `tar.gz`)")
     ] = None,
+    content_type: Annotated[
+        str | None,
+        Query(
+            alias="contentType",
+            description=(
+                "The object's content type, exact (`image/png`) or any of a major type (`image/*`); with "
+                "`enrich` naming contentType. Also `meta.NAME=VALUE` (user metadata) and `tag.NAME=VALUE` "
+                "(tags), with `enrich` naming metadata or tags: every one given must match"
+            ),
+        ),
+    ] = None,
     cursor: Annotated[
         str | None, Query(max_length=MAX_CURSOR_LENGTH, description="nextCursor of the previous page")
     ] = None,
 ) -> Response[dict[str, Any]]:
-    reject_unknown_parameters("GET /files", LIST_PARAMETERS)
+    reject_unknown_parameters("GET /files", LIST_PARAMETERS, FILTER_PREFIXES)
     check_whole_numbers(INTEGER_PARAMETERS)
     params = ListParameters(
         user=user,
@@ -542,6 +580,9 @@ def list_files(
         prefix=prefix,
         delimiter=delimiter,
         ext=ext,
+        content_type=content_type,
+        meta=named_filters("meta."),
+        tags=named_filters("tag."),
     )
     _request_shape.set(query_shape(params))
     query = build_query(params)

@@ -28,6 +28,13 @@ class FileItem(BaseModel):
     sequencer: str | None = Field(default=None, description="S3's sequencer of the indexed event")
     eTag: str | None = Field(default=None, description="Entity tag of the object")
     versionId: str | None = Field(default=None, description="Version of the object")
+    contentType: str | None = Field(
+        default=None, description="Content type, where `enrich` names contentType"
+    )
+    meta: dict[str, str] | None = Field(
+        default=None, description="User metadata (names in lower case), where `enrich` names metadata"
+    )
+    tags: dict[str, str] | None = Field(default=None, description="Object tags, where `enrich` names tags")
 
 
 class FileListPage(BaseModel):

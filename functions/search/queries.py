@@ -26,6 +26,9 @@ from search.errors import BadRequest
 
 # S3 keys are at most MAX_KEY_BYTES of UTF-8; user names come from keys, bucket names are at most 63.
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_CONTENT_TYPE = re.compile(
+    r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/(\*|[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126})"
+)
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T[0-9:.,+\-Z ]+", re.IGNORECASE)
 
 
@@ -45,11 +48,15 @@ class ListParameters:
     prefix: str | None = None
     delimiter: str | None = None
     ext: str | None = None
+    content_type: str | None = None
+    meta: tuple[tuple[str, str], ...] = ()
+    tags: tuple[tuple[str, str], ...] = ()
 
     @property
     def narrows_by_name(self) -> bool:
-        """The list is narrowed by name, folder or extension: the name index answers it."""
-        return any(value is not None for value in (self.q, self.prefix, self.delimiter, self.ext))
+        """The list is narrowed by name, folder, extension or enrichment: the name reader answers it."""
+        named = (self.q, self.prefix, self.delimiter, self.ext, self.content_type)
+        return any(value is not None for value in named) or bool(self.meta or self.tags)
 
 
 def utf8_length(name: str, value: str) -> int:
@@ -199,6 +206,11 @@ def _name_query(params: ListParameters, scope: UserQuery | BucketQuery) -> NameQ
         # The list's own order: a user's by upload time (ascending), a bucket's by size (descending).
         order_by = ORDER_UPLOAD_DATE if isinstance(scope, UserQuery) else ORDER_SIZE
         ascending = params.order == "asc" if params.order is not None else isinstance(scope, UserQuery)
+    if params.content_type is not None and not _CONTENT_TYPE.fullmatch(params.content_type):
+        raise BadRequest(
+            f"contentType must be a media type such as image/png, or image/* for any image, not "
+            f"{params.content_type!r}"
+        )
     return NameQuery(
         scope=scope,
         words=query_words,
@@ -207,6 +219,9 @@ def _name_query(params: ListParameters, scope: UserQuery | BucketQuery) -> NameQ
         ext=ext,
         order_by=order_by,
         ascending=ascending,
+        content_type=params.content_type,
+        meta=tuple(sorted((name.lower(), value) for name, value in params.meta)),
+        tags=tuple(sorted(params.tags)),
     )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from file_index.enrich import CONTENT_TYPE, METADATA, TAGS
 from file_index.name_reader import NameQuery, NameReader
 from file_index.reader import FileQuery, FileReader, InvalidStartKey, ListCursor
 from file_index.state import State
@@ -77,6 +78,7 @@ class FileSearch:
         download_url_expiry_seconds: int,
         page_budget_bytes: int = PAGE_ITEMS_BUDGET_BYTES,
         names: NameReader | None = None,
+        enrich: frozenset[str] = frozenset(),
     ) -> None:
         self._reader = reader
         self._index_state = index_state
@@ -87,6 +89,7 @@ class FileSearch:
         self._expiry = download_url_expiry_seconds
         self._page_budget = page_budget_bytes
         self._names = names
+        self._enrich = enrich
 
     def get_file(self, object_key: str) -> dict[str, Any]:
         item = self._reader.get_file(object_key)
@@ -132,6 +135,18 @@ class FileSearch:
         )
 
     def _list_by_name(self, query: NameQuery, *, limit: int, cursor: str | None) -> FileList:
+        used = {
+            CONTENT_TYPE: ("contentType", query.content_type is not None),
+            METADATA: ("meta.NAME", bool(query.meta)),
+            TAGS: ("tag.NAME", bool(query.tags)),
+        }
+        for kind, (parameter, is_used) in used.items():
+            if is_used and kind not in self._enrich:
+                named = ", ".join(sorted(self._enrich)) or "nothing"
+                raise BadRequest(
+                    f"{parameter}: this deployment does not index {kind} (its enrich names {named}); "
+                    f'add "{kind}" to enrich in cdk.json to filter on it'
+                )
         if self._names is None:
             raise BadRequest(
                 "q, prefix, delimiter and ext need the name index, which this deployment does not keep "

@@ -91,6 +91,7 @@ MEASURE_ROWS = {
     "write_cost": ("14.",),
     "pipeline": ("15.",),
     "name_reads": ("16.",),
+    "enrich_cost": ("17.",),
 }
 # measure -> the chart it draws
 MEASURE_CHARTS = {name: f"{name}.png" for name in charts.CHARTS}

@@ -176,10 +176,23 @@ def test_both_shapes_order_by_the_same_sequencer_rule() -> None:
 
 @pytest.mark.parametrize(
     "detail_type",
-    ["Object Restore Completed", "Object Tags Added", "Object ACL Updated", "Object Storage Class Changed"],
+    ["Object Restore Completed", "Object ACL Updated", "Object Storage Class Changed"],
 )
 def test_other_s3_detail_types_change_no_object(detail_type: str) -> None:
     assert parse_message(json.dumps({**AWS_OBJECT_CREATED, "detail-type": detail_type})) == []
+
+
+@pytest.mark.parametrize(
+    ("detail_type", "name"),
+    [("Object Tags Added", "ObjectTagging:Put"), ("Object Tags Deleted", "ObjectTagging:Delete")],
+)
+def test_tag_changes_are_tagging_events(detail_type: str, name: str) -> None:
+    """Applied only where the deployment enriches tags (file_index.enrich); they change no object."""
+    event = parse_one({**AWS_OBJECT_CREATED, "detail-type": detail_type})
+    assert event.event_name == name
+    assert event.is_tagging
+    assert not event.is_removal
+    assert event.size is None
 
 
 def test_keys_are_decoded_in_one_place() -> None:

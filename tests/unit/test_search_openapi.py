@@ -40,6 +40,7 @@ def test_the_document_names_every_route_and_parameter() -> None:
         "prefix",
         "delimiter",
         "ext",
+        "contentType",
     }
     for route, path in document["paths"].items():
         responses = path["get"]["responses"]

@@ -493,16 +493,12 @@ def test_a_user_list_of_a_common_word_reads_the_upload_time_index(
     assert scans, "the scan plan answered"
 
 
-def test_without_the_name_index_a_name_list_is_a_400_and_the_rest_works() -> None:
-    with LocalFileSearch(aws_port=0, api_port=0, log_level="WARNING", context={"nameIndex": False}) as stack:
-        stack.wait_until_indexed()
-        assert stack.describe()["nameTable"] is None
-        stack.client("s3").put_object(Bucket=stack.bucket, Key="USER001_Invoice.pdf", Body=b"x")
-        stack.wait_until_indexed()
-        for params in ({"q": "invoice"}, {"prefix": "USER001"}, {"ext": "pdf"}, {"delimiter": "/"}):
-            status, body = api_get(stack.api_url, {"bucket": stack.bucket, **params})
-            assert status == 400
-            assert "nameIndex is false" in body["message"]
-        status, body = api_get(stack.api_url, {"bucket": stack.bucket})
-        assert status == 200
-        assert [item["objectKey"] for item in body["items"]] == ["USER001_Invoice.pdf"]
+def test_a_filter_the_deployment_does_not_enrich_is_a_400_naming_it(corpus: Corpus) -> None:
+    for params, parameter in [
+        ({"contentType": "image/png"}, "contentType"),
+        ({"meta.project": "x"}, "meta.NAME"),
+        ({"tag.team": "x"}, "tag.NAME"),
+    ]:
+        status, body = api_get(corpus.stack.api_url, {"bucket": corpus.bucket, **params})
+        assert status == 400
+        assert body["message"].startswith(f"{parameter}: this deployment does not index")
