@@ -17,7 +17,7 @@ export AWS_DEFAULT_REGION ?= us-east-1
 # The local stack and the tests never reach AWS: a stray call fails on these fake credentials.
 LOCAL_AWS := AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_SESSION_TOKEN=testing
 
-.PHONY: help setup demo serve test test-unit test-integration test-infra lint synth bench lock clean
+.PHONY: help setup demo serve test test-unit test-integration test-infra lint synth bootstrap diff deploy bench lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -71,6 +71,16 @@ lint: setup  ## ruff and mypy
 
 synth: setup  ## synthesize the CloudFormation template into cdk.out/
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx cdk synth --quiet
+
+# The pinned CDK CLI with the project's Python, as `synth`; CDK_ARGS passes more (e.g. CDK_ARGS="--profile prod").
+bootstrap: setup  ## once per account and region: npx cdk bootstrap
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx cdk bootstrap $(CDK_ARGS)
+
+diff: setup  ## what a deploy would change: npx cdk diff
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx cdk diff $(CDK_ARGS)
+
+deploy: setup  ## deploy the stack with your AWS credentials: npx cdk deploy
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx cdk deploy $(CDK_ARGS)
 
 bench: setup  ## print the benchmark table (figures, side by side) and draw its charts into bench/charts/
 	$(LOCAL_AWS) $(PY) -m bench

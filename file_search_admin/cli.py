@@ -25,7 +25,7 @@ from file_index.name_sync import sync_names
 from file_index.names import NameIndex
 from file_index.repair import Difference
 from file_index.schema import NAME_TABLE_NAME, TABLE_NAME
-from file_index.state import IndexStateStore
+from file_index.state import IndexStateStore, State, effective_state
 from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
 from file_search_admin.aws import Aws, check_bucket, check_queue, check_table
 from file_search_admin.backfill import run_backfill
@@ -35,6 +35,7 @@ from file_search_admin.layout import (
     LayoutOptionError,
     ResolvedLayout,
     add_layout_options,
+    cdk_json_context_or_none,
     check_table_layout,
     resolve_layout,
 )
@@ -308,8 +309,10 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
     s3 = aws.client("s3")
     check_bucket(s3, args.bucket)  # also for status: a typo in the name must not read as "never built"
     if args.command == "status":
-        state = IndexStateStore(dynamodb, args.table).read(args.bucket)
-        return {"command": "status", **(state.to_json() if state else {"bucket": args.bucket, "state": None})}
+        # The same answer as GET /status: the record, or the state of a bucket that has none.
+        initial = initial_state(args.bucket)
+        state = effective_state(IndexStateStore(dynamodb, args.table).read(args.bucket), args.bucket, initial)
+        return {"command": "status", **state.to_json()}
 
     # A dry run writes nothing: it has no name index to keep in step.
     names = None if getattr(args, "dry_run", False) else _name_index_if_kept(dynamodb, args)
@@ -365,6 +368,14 @@ def _name_index_if_kept(dynamodb: Any, args: argparse.Namespace) -> NameIndex | 
     return NameIndex(dynamodb, args.name_table)
 
 
+def initial_state(bucket: str) -> State:
+    """The state of a bucket without a state record, as the stack sets it from cdk.json: BUILDING for the
+    existing bucket it was deployed on (`existingBucketName`), READY for one it created."""
+    context = cdk_json_context_or_none()
+    existing = (context or {}).get("existingBucketName") or None
+    return State.BUILDING if existing == bucket else State.READY
+
+
 def _sync_names(dynamodb: Any, args: argparse.Namespace, names: NameIndex | None) -> dict[str, Any]:
     """After a backfill or a reconcile: what no single write could see (items of no entry) set right."""
     if names is None:
@@ -412,8 +423,13 @@ def _human(summary: dict[str, Any]) -> str:
     if command == "redrive":
         failed = f", {summary['failed']} failed (left in the dead-letter queue)" if summary["failed"] else ""
         return f"moved {summary['moved']} message(s) back to {summary['queueUrl']}{failed}"
-    if summary.get("state") is None:
-        return f"bucket {summary['bucket']}: no index state recorded (never backfilled or reconciled)"
+    if summary.get("runId") is None:
+        why = (
+            "a bucket the stack created: indexed from its first object"
+            if summary["state"] == "READY"
+            else "an existing bucket (existingBucketName) not backfilled yet"
+        )
+        return f"bucket {summary['bucket']}: {summary['state']} (no backfill or reconcile has run; {why})"
     lines = [
         f"bucket {summary['bucket']}: {summary['state']} ({summary['operation']}, run {summary['runId']})"
     ]

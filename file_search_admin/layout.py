@@ -140,6 +140,14 @@ def check_table_layout(table: str, description: Mapping[str, Any], resolved: Res
     )
 
 
+def cdk_json_context_or_none() -> dict[str, Any] | None:
+    """The context of ./cdk.json, or None without one (or one that is no usable JSON)."""
+    try:
+        return _context(None)
+    except LayoutOptionError:
+        return None
+
+
 def _context(path: Path | None) -> dict[str, Any] | None:
     """The context of `path` (default ./cdk.json); None when the default file does not exist."""
     source = path or DEFAULT_CDK_JSON

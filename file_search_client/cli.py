@@ -4,7 +4,8 @@ The API's URL comes from `--api-url` or `FILE_SEARCH_API_URL`. Requests to a dep
 AWS host, or `--sigv4`) are signed with the caller's AWS credentials; the local stack takes plain HTTP.
 
 Results go to stdout; hints, warnings and errors to stderr, so that stdout can be piped. Exit status: 0
-done, 1 the API or the network failed, 2 bad arguments, 3 the local file could not be written.
+done, 1 the API or the network failed, 2 bad arguments (found here, or answered 400 by the API), 3 the
+local file could not be written.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import sys
 import urllib.parse
 from collections.abc import Sequence
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -36,6 +38,7 @@ FIELDS = (
 
 
 EXIT_API_ERROR = 1
+EXIT_USAGE = 2
 EXIT_LOCAL_WRITE_ERROR = 3
 
 EXAMPLES = """examples:
@@ -341,6 +344,24 @@ def _status(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> N
     out.write("\n")
 
 
+def _check_search_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """What argparse cannot check alone and the client knows before any request: exit 2 with usage."""
+    if args.date is not None and (args.from_ is not None or args.to is not None):
+        parser.error("--date cannot be combined with --from or --to")
+    for name in ("min_size", "max_size", "limit"):
+        value = getattr(args, name)
+        if value is not None and value < (1 if name == "limit" else 0):
+            parser.error(
+                f"--{name.replace('_', '-')} must be {'at least 1' if name == 'limit' else '0 or more'}"
+            )
+    if args.min_size is not None and args.max_size is not None and args.min_size > args.max_size:
+        parser.error("--min-size must not be greater than --max-size")
+    for kind in ("meta", "tag"):
+        for pair in getattr(args, kind) or []:
+            if "=" not in pair or pair.startswith("="):
+                parser.error(f"--{kind} takes NAME=VALUE, not {pair!r}")
+
+
 COMMANDS = {"search": _search, "get": _get, "download": _download, "status": _status}
 
 
@@ -353,10 +374,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     parsed = urllib.parse.urlsplit(args.api_url)
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
         parser.error(f"--api-url {args.api_url!r} is not an http:// or https:// URL with a host")
-    for kind in ("meta", "tag"):
-        for pair in getattr(args, kind, None) or []:
-            if "=" not in pair or pair.startswith("="):
-                parser.error(f"--{kind} takes NAME=VALUE, not {pair!r}")
+    if args.command == "search":
+        _check_search_arguments(parser, args)
     try:
         client = SearchApiClient(args.api_url, sign=args.sigv4, region=args.region)
         COMMANDS[args.command](client, args, stream)
@@ -365,7 +384,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return EXIT_LOCAL_WRITE_ERROR
     except ApiError as error:
         print(f"error: {error}", file=sys.stderr)
-        return EXIT_API_ERROR
+        # A 400 says the request was wrong: an argument, as argparse's own errors.
+        return EXIT_USAGE if error.status == HTTPStatus.BAD_REQUEST else EXIT_API_ERROR
     except OSError as error:
         # Only network faults are left here: local writes raise LocalWriteError.
         print(f"error: cannot reach {args.api_url}: {error}", file=sys.stderr)

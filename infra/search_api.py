@@ -22,6 +22,7 @@ from file_index.state import State
 from infra.config import ApiAuth, LogLevel, RemovalChoice
 from infra.nag import acknowledge, arn_reference
 from infra.powertools_function import LOG_RETENTION, PowertoolsFunction
+from infra.sizing import SEARCH_MEMORY_MB
 from infra.storage import bucket_arn_reference
 
 # API Gateway gives up after 29 s; a query page of at most 1,000 items answers in well under a second.
@@ -126,8 +127,7 @@ class SearchApi(Construct):
                 **({"ENRICH": enrich_to_env(enrich)} if enrich else {}),
             },
             timeout=SEARCH_TIMEOUT,
-            # pydantic validation and the OpenAPI schema make the cold start CPU-bound: memory buys CPU.
-            memory_size=512,
+            memory_size=SEARCH_MEMORY_MB,
             layer=layer,
             log_level=log_level,
             removal=removal,

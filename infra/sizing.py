@@ -29,6 +29,9 @@ from dataclasses import dataclass
 
 from indexer.config import DEFAULT_WRITE_CONCURRENCY
 
+# pydantic validation and the OpenAPI schema make the search's cold start CPU-bound: memory buys CPU.
+SEARCH_MEMORY_MB = 512
+
 # Lambda allocates CPU in proportion to memory: 1,769 MB is one vCPU (one vCPU-second per second).
 LAMBDA_MB_PER_VCPU = 1769
 MIN_MEMORY_MB = 128

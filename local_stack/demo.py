@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from file_search_admin.cli import main as admin
-from local_stack.stack import IndexingTimeoutError, LocalFileSearch
+from local_stack.stack import IndexingTimeoutError, LocalFileSearch, StackStartError
 
 DAY_1 = dt.datetime(2017, 8, 20, 9, 15, tzinfo=dt.UTC)  # the guideline's example day
 DAY_2 = dt.datetime(2017, 8, 21, 10, 30, tzinfo=dt.UTC)
@@ -336,7 +336,8 @@ def expect_items(
 def main() -> int:
     try:
         run()
-    except (DemoCheckFailed, IndexingTimeoutError) as error:
+    except (DemoCheckFailed, IndexingTimeoutError, StackStartError) as error:
+        # One line, whatever failed; a configuration error (cdk.json) names its key.
         print(f"Demo FAILED: {error}", file=sys.stderr, flush=True)
         return 1
     return 0

@@ -133,6 +133,7 @@ class SqsEventSourcePoller:
         function_name: str = "indexer",
         batch_size: int = MAX_BATCH_SIZE,
         wait_seconds: int = 1,
+        memory_mb: int = 256,
     ) -> None:
         if not 1 <= batch_size <= MAX_BATCH_SIZE:
             raise ValueError(f"batch_size must be between 1 and {MAX_BATCH_SIZE}, not {batch_size}")
@@ -142,6 +143,8 @@ class SqsEventSourcePoller:
         self._region = region
         self._handler = handler
         self._function_name = function_name
+        # What the deployed function is given (`indexerMemorySize`), so logs and metrics say the same.
+        self._memory_mb = memory_mb
         self._batch_size = batch_size
         # AWS long-polls for 20 s; a shorter wait keeps shutdown prompt and changes nothing else.
         self._wait_seconds = wait_seconds
@@ -221,7 +224,10 @@ class SqsEventSourcePoller:
         }
         ids = {message["MessageId"] for message in messages}
         try:
-            response = self._handler(event, LocalLambdaContext(self._function_name, region=self._region))
+            context = LocalLambdaContext(
+                self._function_name, memory_limit_in_mb=self._memory_mb, region=self._region
+            )
+            response = self._handler(event, context)
         except Exception:
             # Lambda returns the whole batch to the queue when the function raises.
             logger.exception("%s raised; %d message(s) return to the queue", self._function_name, len(ids))

@@ -45,7 +45,9 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoReque
 from werkzeug.serving import BaseWSGIServer, make_server
 
 from file_index import enrich, schema
-from infra.config import CDK_JSON, ConfigError, StackConfig
+from file_index.key_layout import InvalidKeyLayoutError, KeyLayout
+from infra.config import CDK_JSON, ConfigError, EventSource, StackConfig
+from infra.sizing import SEARCH_MEMORY_MB
 from local_stack.api_gateway import ApiGatewayServer
 from local_stack.event_source import LambdaHandler, LocalLambdaContext, SqsEventSourcePoller
 
@@ -129,6 +131,11 @@ class LocalFileSearch:
         self._aws_port = aws_port
         self._api_port = api_port
         self._key_layout = key_layout if key_layout is not None else self.config.key_layout
+        try:
+            # The functions would refuse it at their first event: refuse it now, in one line.
+            KeyLayout.parse(self._key_layout)
+        except InvalidKeyLayoutError as error:
+            raise InvalidConfigurationError(f"KEY_LAYOUT: {error}") from None
         self._visibility_timeout = visibility_timeout
         self._max_receive_count = max_receive_count
         self._log_level = log_level
@@ -192,11 +199,12 @@ class LocalFileSearch:
                 handler=indexer,
                 function_name="indexer",
                 wait_seconds=self._poll_wait_seconds,
+                memory_mb=self.config.indexer_sizing.memory_mb,
             ).start()
             self._resources.callback(self._poller.stop)
             # API Gateway hands the function a context object; the stand-in server passes None.
             self._api.lambda_handler = lambda event, _context: search(
-                event, LocalLambdaContext("search", region=self.region)
+                event, LocalLambdaContext("search", memory_limit_in_mb=SEARCH_MEMORY_MB, region=self.region)
             )
             self._api.start()
             self._resources.callback(self._api.close)
@@ -401,6 +409,14 @@ class LocalFileSearch:
             TimeToLiveSpecification={"Enabled": True, "AttributeName": schema.TTL_ATTRIBUTE},
         )
 
+        if self.config.event_source is not EventSource.S3:
+            # Said once, at start: the local stack does not follow this setting.
+            logger.warning(
+                "eventSource is %s in cdk.json: the local stack delivers the bucket's S3 event "
+                "notifications instead (the indexer reads both shapes the same way; tests/unit covers "
+                "EventBridge's)",
+                self.config.event_source.value,
+            )
         logger.info(
             "index layout: bucketIndexShards=%d, hotUsers=%s, multiAttributeIndex=%s",
             layout.bucket_shards,

@@ -28,7 +28,7 @@ bucket reads exactly as before the mark.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from enum import StrEnum
@@ -373,3 +373,17 @@ def _key(bucket: str) -> dict[str, Any]:
 
 def _serialize(values: Mapping[str, Any]) -> dict[str, Any]:
     return {name: _serializer.serialize(value) for name, value in values.items()}
+
+
+def effective_state(record: IndexState | None, bucket: str, initial: State) -> IndexState:
+    """The index state of `bucket` as every reader tells it (`GET /status`, the lists, the `status`
+    command): its record, or `initial` when it has none or one naming no run (only the Z-order flag).
+
+    `initial` is READY for a bucket the stack created (indexed from its first object), BUILDING for an
+    existing bucket (`existingBucketName`) until its first backfill.
+    """
+    if record is None:
+        return IndexState(bucket=bucket, state=initial)
+    if not record.has_run:
+        return replace(record, state=initial)
+    return record

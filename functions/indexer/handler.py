@@ -182,7 +182,9 @@ def _report(reports: list[MessageReport]) -> None:
         if report.malformed is not None:
             failed += 1
             logger.error(
-                "Malformed message skipped",
+                # Reported as a batch item failure, not dropped: SQS delivers it again, and after the
+                # queue's maxReceiveCount receives moves it to the dead-letter queue (`redrive` after a fix).
+                "Malformed message failed: SQS retries it, then moves it to the dead-letter queue",
                 extra={"messageId": report.message_id, "reason": _reason(report.malformed)},
                 exc_info=None if is_expected(report.malformed) else report.malformed,
             )

@@ -446,8 +446,20 @@ def _message(status: int, message: str, headers: dict[str, str] | None = None) -
     )
 
 
+def repeated_parameters() -> list[str]:
+    """The query parameters given more than once, each as "NAME is given N times"."""
+    given = app.current_event.multi_value_query_string_parameters or {}
+    return [
+        f"{name} is given {len(values)} times" for name, values in sorted(given.items()) if len(values) > 1
+    ]
+
+
 @app.exception_handler(RequestValidationError)
 def _invalid_parameters(error: RequestValidationError) -> Response:
+    # A parameter given twice reads to pydantic as a list where a string is expected: say what it is.
+    repeated = repeated_parameters()
+    if repeated:
+        return _message(HTTPStatus.BAD_REQUEST, f"query parameter {'; '.join(repeated)}: give each once")
     # Powertools answers 422 with pydantic's raw error list; the API promises 400 and one readable line.
     parts = []
     for detail in error.errors():

@@ -17,7 +17,7 @@ status: its figures are null and `unavailable` names them, so a null is never mi
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from time import monotonic
 from typing import Any, TypeVar
@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
 
-from file_index.state import IndexState, IndexStateStore, State
+from file_index.state import IndexState, IndexStateStore, State, effective_state
 
 STATE_MAX_AGE_SECONDS = 2.0
 # SQS publishes its metrics once a minute, a few minutes late at times: the newest point of this window
@@ -62,14 +62,11 @@ class IndexStateView:
 
     def read(self, *, consistent: bool = True) -> IndexState:
         """The state record as it is now (one GetItem), or the initial state of a bucket without one."""
-        state = self._store.read(self._bucket, consistent=consistent)
-        if state is None:
-            return IndexState(bucket=self._bucket, state=self._initial)
-        if not state.has_run:
-            # A record holding only the Z-order flag (a migration of a never-backfilled bucket): the index
-            # is as complete as before the flag was set.
-            return replace(state, state=self._initial)
-        return state
+        # A record holding only the Z-order flag (a migration of a never-backfilled bucket): the index is
+        # as complete as before the flag was set.
+        return effective_state(
+            self._store.read(self._bucket, consistent=consistent), self._bucket, self._initial
+        )
 
     def current(self) -> IndexState:
         """The state record at most `max_age_seconds` old (an eventually consistent read when older)."""

@@ -262,3 +262,25 @@ def test_control_characters_in_keys_are_shown_escaped() -> None:
     assert "USER014_\\x1b[31mRED\\x1b[0m\\tx.txt" in table
     assert "\x1b" not in format_item({"objectKey": key})
     assert "ü" in format_table([{"objectKey": "USER1_über.txt"}])  # printable text stays as it is
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--user", "U", "--date", "2024-01-01", "--from", "2023-12-01"], "--date cannot be combined"),
+        (["--user", "U", "--date", "2024-01-01", "--to", "2024-02-01"], "--date cannot be combined"),
+        (["--bucket", "b", "--min-size", "10", "--max-size", "9"], "--min-size must not be greater"),
+        (["--bucket", "b", "--min-size", "-1"], "--min-size must be 0 or more"),
+        (["--bucket", "b", "--limit", "0"], "--limit must be at least 1"),
+        (["--bucket", "b", "--meta", "project"], "--meta takes NAME=VALUE"),
+        (["--bucket", "b", "--tag", "=x"], "--tag takes NAME=VALUE"),
+    ],
+)
+def test_arguments_the_client_can_check_exit_2_before_any_request(
+    arguments: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The API's address is unreachable: exit 2 (not 1) shows no request was made.
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--api-url", "http://127.0.0.1:9", "search", *arguments], out=io.StringIO())
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -345,11 +346,31 @@ def test_redrive_keeps_a_message_whose_send_failed(account: Account, monkeypatch
     assert attributes["ApproximateNumberOfMessagesNotVisible"] == "1"  # still there, invisible for a while
 
 
-def test_status_without_a_record(account: Account) -> None:
-    result = account.admin("status", "--bucket", BUCKET, "--json")
-    assert result.json() == {"command": "status", "bucket": BUCKET, "state": None}
+def test_status_without_a_record_is_what_get_status_says(
+    account: Account, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One answer, from one function (`file_index.state.effective_state`): a bucket the stack created is
+    READY from its first object; the existing bucket cdk.json names is BUILDING until its backfill."""
+    monkeypatch.chdir(tmp_path)  # no cdk.json: a bucket the stack created
+    result = account.admin("status", "--bucket", BUCKET, "--json").json()
+    assert (result["command"], result["bucket"], result["state"], result["runId"]) == (
+        "status",
+        BUCKET,
+        "READY",
+        None,
+    )
     text = account.admin("status", "--bucket", BUCKET)
-    assert text.stdout == f"bucket {BUCKET}: no index state recorded (never backfilled or reconciled)\n"
+    assert text.stdout == (
+        f"bucket {BUCKET}: READY (no backfill or reconcile has run; a bucket the stack created: indexed "
+        "from its first object)\n"
+    )
+    (tmp_path / "cdk.json").write_text(json.dumps({"context": {"existingBucketName": BUCKET}}))
+    assert account.admin("status", "--bucket", BUCKET, "--json").json()["state"] == "BUILDING"
+    text = account.admin("status", "--bucket", BUCKET)
+    assert text.stdout == (
+        f"bucket {BUCKET}: BUILDING (no backfill or reconcile has run; an existing bucket "
+        "(existingBucketName) not backfilled yet)\n"
+    )
 
 
 def test_the_state_record_is_neither_listed_nor_repaired(account: Account) -> None:

@@ -50,6 +50,10 @@ def test_unindexable_records_fail_only_their_messages(
     assert items["U1_other.txt"]["size"] == 3  # type: ignore[index]
     logged = errors(caplog)
     assert [record.messageId for record in logged] == ids[1:4]
+    # Said as it happens: the message is retried, then dead-lettered, never silently skipped.
+    assert {record.getMessage() for record in logged} == {
+        "Malformed message failed: SQS retries it, then moves it to the dead-letter queue"
+    }
     reasons = [record.reason for record in logged]
     assert "eventTime" in reasons[0]
     assert "not valid UTF-8" in reasons[1]

@@ -502,3 +502,21 @@ def test_a_filter_the_deployment_does_not_enrich_is_a_400_naming_it(corpus: Corp
         status, body = api_get(corpus.stack.api_url, {"bucket": corpus.bucket, **params})
         assert status == 400
         assert body["message"].startswith(f"{parameter}: this deployment does not index")
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "user=a&user=b",
+        "bucket=B&limit=1&limit=2",
+        "bucket=B&q=x&q=y",
+        "user=a&date=2024-01-01&date=2024-01-02",
+    ],
+)
+def test_a_parameter_given_twice_is_a_400_saying_so(corpus: Corpus, query: str) -> None:
+    query = query.replace("bucket=B", f"bucket={corpus.bucket}")
+    name = query.rsplit("&", 1)[1].split("=")[0]
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(f"{corpus.stack.api_url}/files?{query}", timeout=HTTP_TIMEOUT_S)  # noqa: S310
+    assert refused.value.code == 400
+    assert json.load(refused.value)["message"] == f"query parameter {name} is given 2 times: give each once"

@@ -206,15 +206,19 @@ def test_the_more_hint_goes_to_stderr_and_stdout_is_only_the_table(
     assert "more results: --cursor " in capsys.readouterr().err
 
 
-def test_errors_exit_1_with_the_api_message(
+def test_errors_exit_with_the_api_message_1_or_2_for_a_bad_argument(
     local_stack: LocalStack, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, _ = run("--api-url", local_stack.api_url, "get", "USER001_nothing")
     assert code == 1
     assert "404: no indexed file with key 'USER001_nothing'" in capsys.readouterr().err
+    # A 400 is an argument the API refused: exit 2, as for the arguments the client refuses itself.
     code, _ = run("--api-url", local_stack.api_url, "search", "--user", "U", "--limit", "5000")
-    assert code == 1
+    assert code == 2
     assert "400: query parameter limit" in capsys.readouterr().err
+    code, _ = run("--api-url", local_stack.api_url, "search", "--user", "U", "--q", "__")
+    assert code == 2
+    assert "400: q has no word in it" in capsys.readouterr().err
 
 
 def _state_store(local_stack: LocalStack) -> IndexStateStore:
