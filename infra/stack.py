@@ -97,6 +97,11 @@ class FileSearchStack(Stack):
             layout=config.layout,
             name_table=self.storage.name_table,
         )
+        # Readers before writers: a deployment that adds shards or hot users updates the search function
+        # (which then reads the new partitions) before any function that writes entries into them, so no
+        # entry is ever written where the deployed search does not look, and no cursor skips one.
+        for writer in (self.ingest.indexer, *self.backfill.functions.values()):
+            writer.node.add_dependency(self.search_api.function)
         # The indexer's subtree holds its event source mapping.
         self.layout_guard.runs_before(
             self.storage.table,

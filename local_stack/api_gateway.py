@@ -5,8 +5,8 @@
 percent-encoding the client sent, while `pathParameters` and the query string arrive decoded.
 
 Every answer is JSON, errors as `{"message": ...}`, including those the HTTP server gives before the
-function runs: a method other than GET on one of the API's paths is a 405 with `Allow: GET`, a method
-API Gateway does not know is a 501, and a request line over 64 KiB a 414. The deployed API differs in
+function runs: any method other than GET on one of the API's paths (TRACE, CONNECT and names HTTP does not
+define included) is a 405 with `Allow: GET`, and a request line over 64 KiB a 414. The deployed API differs in
 one respect: API Gateway refuses a method the resource does not define with its own 403
 `{"message": "Missing Authentication Token"}`, before the function or IAM authorization run.
 
@@ -139,16 +139,22 @@ class _RequestHandler(BaseHTTPRequestHandler):
     server: ApiGatewayServer
 
     def _dispatch(self) -> None:
-        path = urlsplit(self.path).path
-        if self.command not in ALLOWED_METHODS and API_PATHS.fullmatch(path):
-            allowed = ", ".join(ALLOWED_METHODS)
-            self._reply_json(
-                HTTPStatus.METHOD_NOT_ALLOWED,
-                f"method {self.command} is not allowed on {path}; allowed: {allowed}",
-                {"Allow": allowed},
-            )
+        if self.command not in ALLOWED_METHODS and self._refuse_method():
             return
         self._invoke()
+
+    def _refuse_method(self) -> bool:
+        """A 405 with `Allow` for a method an API path does not declare; False on any other path."""
+        path = urlsplit(self.path).path
+        if not API_PATHS.fullmatch(path):
+            return False
+        allowed = ", ".join(ALLOWED_METHODS)
+        self._reply_json(
+            HTTPStatus.METHOD_NOT_ALLOWED,
+            f"method {self.command} is not allowed on {path}; allowed: {allowed}",
+            {"Allow": allowed},
+        )
+        return True
 
     def _invoke(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -198,8 +204,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
-    # The methods API Gateway knows; http.server answers any other with send_error(501).
-    do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _dispatch
+    # Every method HTTP defines; http.server answers any other name with send_error(501), made a 405 below.
+    do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_TRACE = do_CONNECT = (
+        _dispatch
+    )
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """http.server's own refusals (unknown method, request line too long, bad headers), as JSON.
@@ -207,6 +215,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
         The base class writes an HTML page here; API Gateway and the function answer JSON, so does this.
         """
         self.close_connection = True
+        if code == HTTPStatus.NOT_IMPLEMENTED and self.command and self._refuse_method():
+            return  # a method name HTTP does not define, on an API path: 405 as for any other
         if code in (HTTPStatus.REQUEST_URI_TOO_LONG, HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE):
             self._drain_request()
         if code == HTTPStatus.REQUEST_URI_TOO_LONG:

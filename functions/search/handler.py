@@ -42,6 +42,7 @@ from aws_lambda_powertools.shared.json_encoder import Encoder
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from file_index.layout import IndexLayout
 from file_index.name_reader import NameReader
 from file_index.reader import (
     MAX_QUERY_ITEMS,
@@ -266,6 +267,11 @@ _THROTTLING_CODES = frozenset(
 )
 
 
+def read_threads(layout: IndexLayout) -> int:
+    """Threads one list reads with: a list reads all shards of a bucket (or of a hot user) at once."""
+    return min(max(layout.bucket_shards, *layout.hot_users.values(), 1), MAX_READ_THREADS)
+
+
 @functools.cache
 def file_search() -> FileSearch:
     """The service with its configuration and clients, built once per execution environment."""
@@ -284,7 +290,12 @@ def file_search() -> FileSearch:
         raise ConfigError("the secret named by CURSOR_SECRET_ARN holds no string")
     if not cursor_secret:
         raise ConfigError("the secret named by CURSOR_SECRET_ARN is empty")
-    table = boto3.resource("dynamodb").Table(config.table_name)
+    layout = config.layout
+    threads = read_threads(layout)
+    # One connection per thread that reads at once (botocore's default pool is 10, below a page's fan-out).
+    table = boto3.resource("dynamodb", config=Config(max_pool_connections=max(10, threads))).Table(
+        config.table_name
+    )
     s3_client = boto3.client("s3", config=Config(signature_version="s3v4"))
     backlog = BacklogReader(
         sqs=boto3.client("sqs", config=_BACKLOG_CLIENT_CONFIG),
@@ -293,10 +304,7 @@ def file_search() -> FileSearch:
         queue_name=queue_name(config.queue_url),
         dead_letter_queue_url=config.dead_letter_queue_url,
     )
-    layout = config.layout
-    # A list reads all shards of a bucket (or of a hot user) at once; one shard needs no thread.
-    fan_out = max(layout.bucket_shards, *layout.hot_users.values(), 1)
-    executor = ThreadPoolExecutor(max_workers=min(fan_out, MAX_READ_THREADS)) if fan_out > 1 else None
+    executor = ThreadPoolExecutor(max_workers=threads) if threads > 1 else None
     reader = FileReader(table, layout=layout, executor=executor)
     names = None
     if config.name_table_name is not None:

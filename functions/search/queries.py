@@ -26,6 +26,7 @@ from search.errors import BadRequest
 
 # S3 keys are at most MAX_KEY_BYTES of UTF-8; user names come from keys, bucket names are at most 63.
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_TIME_RANGE = "0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z (UTC)"
 _CONTENT_TYPE = re.compile(
     r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/(\*|[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126})"
 )
@@ -94,11 +95,15 @@ def bound_instant(name: str, value: str, *, upper: bool) -> datetime:
         raise BadRequest(f"{name} must be a date YYYY-MM-DD or an ISO-8601 timestamp, not {value!r}")
     try:
         moment = datetime.fromisoformat(value)
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-        return moment.astimezone(UTC)
-    except (ValueError, OverflowError):
+    except ValueError:
         raise BadRequest(f"{name} is not a valid timestamp: {value!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        # A valid timestamp whose UTC time falls outside years 1-9999 (0001-01-01T00:00:00+01:00).
+        raise BadRequest(f"{name} {value!r} is outside the times the index holds: {_TIME_RANGE}") from None
 
 
 def stored_bound(name: str, value: str, moment: datetime, *, upper: bool) -> str:
@@ -108,7 +113,7 @@ def stored_bound(name: str, value: str, moment: datetime, *, upper: bool) -> str
         if not upper and moment.microsecond % 1000:
             moment += timedelta(microseconds=1000 - moment.microsecond % 1000)
     except OverflowError:
-        raise BadRequest(f"{name} is not a valid timestamp: {value!r}") from None
+        raise BadRequest(f"{name} {value!r} is outside the times the index holds: {_TIME_RANGE}") from None
     return iso_utc_millis(moment)
 
 

@@ -224,7 +224,8 @@ def test_app_py_refuses_a_bad_value_before_building_anything() -> None:
     )
 
     assert result.returncode != 0
-    assert "ConfigError: context removalPolicy='keep' is invalid; allowed: retain, destroy" in result.stderr
+    # One line, no traceback (`cdk --debug` shows it).
+    assert result.stderr == "cdk.json: context removalPolicy='keep' is invalid; allowed: retain, destroy\n"
 
 
 def test_app_py_refuses_a_bad_schedule_naming_the_key() -> None:
@@ -239,7 +240,7 @@ def test_app_py_refuses_a_bad_schedule_naming_the_key() -> None:
     )
 
     assert result.returncode != 0
-    assert "ConfigError: context reconcileSchedule='every sunday' is invalid" in result.stderr
+    assert "cdk.json: context reconcileSchedule='every sunday' is invalid" in result.stderr
 
 
 def test_powertools_is_always_the_pinned_release() -> None:
@@ -264,7 +265,7 @@ def test_app_py_refuses_another_powertools_release() -> None:
     )
 
     assert result.returncode != 0
-    assert "ConfigError: context powertoolsVersion='3.99.0' is invalid" in result.stderr
+    assert "cdk.json: context powertoolsVersion='3.99.0' is invalid" in result.stderr
     assert "requirements.txt" in result.stderr
 
 
@@ -375,7 +376,7 @@ def test_app_py_refuses_a_bad_layout_naming_the_key() -> None:
     )
 
     assert result.returncode != 0
-    assert "ConfigError: context hotUsers={'ingest-bot': 0} is invalid" in result.stderr
+    assert "cdk.json: context hotUsers={'ingest-bot': 0} is invalid" in result.stderr
 
 
 def test_cdk_json_is_read_by_one_reader(tmp_path: Any) -> None:

@@ -189,3 +189,13 @@ def test_the_indexer_is_sized_from_the_context(default_synth: Synth, layout_synt
         assert mapping["Properties"]["ScalingConfig"] == {"MaximumConcurrency": concurrency}
         # Received messages count down their visibility through the window, then six timeouts.
         assert queue["VisibilityTimeout"] == 6 * indexer["Timeout"] + window
+
+
+def test_writers_are_deployed_after_the_search_function(any_synth: Synth) -> None:
+    """A raised shard count or a new hot user reaches the reader before any writer uses the new partitions."""
+    search_id, _ = function(any_synth, "search.handler.lambda_handler")
+    writers = [handler for handler in LAYOUT_HANDLERS if handler != "search.handler.lambda_handler"]
+    assert writers
+    for handler in writers:
+        writer_id, _ = function(any_synth, handler)
+        assert search_id in any_synth.template_json["Resources"][writer_id].get("DependsOn", []), handler

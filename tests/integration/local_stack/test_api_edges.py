@@ -80,6 +80,9 @@ def test_a_misspelled_parameter_is_a_400_that_names_it(stack, query, named):
         ("DELETE", "/download/USER001_FILE001.txt"),
         ("PUT", "/status"),
         ("OPTIONS", "/openapi.json"),
+        ("TRACE", "/files"),
+        ("CONNECT", "/status"),
+        ("BREW", "/files"),
     ],
 )
 def test_a_method_the_api_does_not_take_is_a_json_405_with_allow(stack, method, path):
@@ -90,8 +93,8 @@ def test_a_method_the_api_does_not_take_is_a_json_405_with_allow(stack, method, 
     assert method in json_message(headers, body)
 
 
-def test_a_method_http_does_not_know_is_a_json_501(stack):
-    status, headers, body = request(stack, "BREW", "/files")
+def test_a_method_http_does_not_know_is_a_json_501_off_the_apis_paths(stack):
+    status, headers, body = request(stack, "BREW", "/nowhere")
 
     assert status == 501
     assert "BREW" in json_message(headers, body)

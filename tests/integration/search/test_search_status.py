@@ -368,3 +368,19 @@ def test_a_bad_variable_fails_at_cold_start_with_its_name_and_no_detail_to_the_c
     assert response.json == {"message": "internal error"}
     errors = [str(record.exc_info[1]) for record in caplog.records if record.exc_info]
     assert any(error.startswith(logged) for error in errors), errors
+
+
+@pytest.mark.parametrize(
+    ("shards", "hot_users", "pool"), [("1", "{}", 10), ("16", "{}", 16), ("4", '{"bot": 64}', 32)]
+)
+def test_the_connection_pool_holds_the_read_fan_out(
+    api: SearchApi, cold_start: None, monkeypatch: pytest.MonkeyPatch, shards: str, hot_users: str, pool: int
+) -> None:
+    """Every thread of a page's fan-out has a connection (botocore's default pool of 10 would queue them)."""
+    monkeypatch.setenv("BUCKET_INDEX_SHARDS", shards)
+    monkeypatch.setenv("HOT_USERS", hot_users)
+    search = handler.file_search()
+    client = search._reader._client  # the table's client, which every Query and BatchGetItem goes through
+    assert client.meta.config.max_pool_connections == pool
+    threads = handler.read_threads(search._reader.layout)
+    assert threads <= pool

@@ -27,6 +27,15 @@ BAD_LISTS = [
     ("/files?user=U&from=soon", "from must be a date YYYY-MM-DD or an ISO-8601 timestamp"),
     ("/files?user=U&to=2017-08-20T25:00:00Z", "to is not a valid timestamp"),
     ("/files?user=U&to=2017-08-20T10:00:00%2B99:00", "to is not a valid timestamp"),
+    # Valid timestamps whose UTC time is outside years 1-9999: the range is named.
+    (
+        "/files?user=U&from=0001-01-01T00:00:00%2B01:00",
+        "from '0001-01-01T00:00:00+01:00' is outside the times the index holds: 0001-01-01T00:00:00Z to",
+    ),
+    (
+        "/files?bucket=b&to=9999-12-31T23:59:59-01:00",
+        "to '9999-12-31T23:59:59-01:00' is outside the times the index holds",
+    ),
     ("/files?user=U&from=2017-08-21&to=2017-08-20", "from must not be after to"),
     ("/files?user=U&from=2017-08-20T10:00:00.001Z&to=2017-08-20T10:00:00Z", "from must not be after to"),
     (f"{B}&minSize=-1", "query parameter minSize: Input should be greater than or equal to 0"),
