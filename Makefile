@@ -17,7 +17,7 @@ export AWS_DEFAULT_REGION ?= us-east-1
 # The local stack and the tests never reach AWS: a stray call fails on these fake credentials.
 LOCAL_AWS := AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_SESSION_TOKEN=testing
 
-.PHONY: help setup demo serve test test-unit test-integration test-infra lint synth bootstrap diff deploy bench lock clean
+.PHONY: dist help setup demo serve test test-unit test-integration test-infra lint synth bootstrap diff deploy bench lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -84,6 +84,11 @@ deploy: setup  ## deploy the stack with your AWS credentials: npx cdk deploy
 
 bench: setup  ## print the benchmark table (figures, side by side) and draw its charts into bench/charts/
 	$(LOCAL_AWS) $(PY) -m bench
+
+dist: setup  ## build the client's wheel (s3-file-search) into dist/
+	$(PY) -m pip wheel --quiet --no-deps --wheel-dir dist ./file_search_client
+	@rm -rf file_search_client/build file_search_client/*.egg-info
+	@ls dist/*.whl
 
 lock:  ## re-pin every transitive Python dependency into constraints.txt
 	$(PY) -m pip install --quiet -r requirements-dev.txt

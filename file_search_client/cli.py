@@ -59,7 +59,8 @@ class LocalWriteError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="file_search_client",
+        # `s3-file-search` when installed as a package, `python -m file_search_client` from a clone.
+        prog="s3-file-search" if Path(sys.argv[0]).name == "s3-file-search" else "file_search_client",
         description=__doc__,
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -70,8 +70,16 @@ class SearchApiClient:
     """GET requests to the API at `api_url` (the stage URL, e.g. https://id.execute-api.r.amazonaws.com/v1)."""
 
     def __init__(
-        self, api_url: str, *, sign: bool | None = None, region: str | None = None, timeout: float = 30
+        self,
+        api_url: str,
+        *,
+        sign: bool | None = None,
+        region: str | None = None,
+        timeout: float = 30,
+        session: Any = None,
     ) -> None:
+        """`session`: a boto3 `Session` (or a botocore one) whose credentials sign; the default chain's
+        when None."""
         self.api_url = api_url.rstrip("/")
         self.sign = needs_signing(api_url) if sign is None else sign
         self.timeout = timeout
@@ -79,11 +87,14 @@ class SearchApiClient:
         self._credentials: Any = None
         self._region = region
         if self.sign:
-            session = botocore.session.get_session()
-            self._credentials = session.get_credentials()
+            chosen = session if session is not None else botocore.session.get_session()
+            self._credentials = chosen.get_credentials()
             if self._credentials is None:
                 raise ApiError(0, "no AWS credentials found to sign requests (see `aws configure`)")
-            self._region = region or region_of(api_url) or session.get_config_variable("region")
+            session_region = getattr(chosen, "region_name", None)
+            if session_region is None and hasattr(chosen, "get_config_variable"):
+                session_region = chosen.get_config_variable("region")
+            self._region = region or region_of(api_url) or session_region
             if not self._region:
                 raise ApiError(0, "cannot tell the API's region: pass --region")
 
