@@ -68,7 +68,8 @@ try:
     list(files.search(bucket=sys.argv[2], q="__"))
 except BadRequestError as error:
     refused = [error.status, error.message]
-print(json.dumps({"found": found, "missing": missing, "refused": refused, "state": files.status()["indexState"]}))
+state = files.status()["indexState"]
+print(json.dumps({"found": found, "missing": missing, "refused": refused, "state": state}))
 """
 
 
