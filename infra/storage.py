@@ -7,6 +7,9 @@ are added, by the ingest construct).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
@@ -117,58 +120,55 @@ class Storage(Construct):
 
     def _name_table(self, table_name: str, removal: RemovalChoice) -> dynamodb.Table:
         """The name index (`file_index.names`), with the same protection as the entries' table."""
-        destroy = removal is RemovalChoice.DESTROY
         table = dynamodb.Table(
             self,
             "FileNameIndex",
             table_name=table_name,
             partition_key=_attribute(schema.NAME_PARTITION_KEY),
             sort_key=_attribute(schema.NAME_SORT_KEY),
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
-            ),
-            encryption=dynamodb.TableEncryption.AWS_MANAGED,
-            deletion_protection=not destroy,
-            removal_policy=removal.policy,
+            **_protected(removal),
         )
-        index = schema.NAME_USER_INDEX
+        _add_indexes(table, (schema.NAME_USER_INDEX,))
+        return table
+
+    def _table(
+        self, table_name: str, removal: RemovalChoice, *, multi_attribute_index: bool
+    ) -> dynamodb.Table:
+        table = dynamodb.Table(
+            self,
+            "FileMetaData",
+            table_name=table_name,
+            partition_key=_attribute(schema.PARTITION_KEY),
+            # Tombstones carry an expiry: DynamoDB TTL removes them at no write cost.
+            time_to_live_attribute=schema.TTL_ATTRIBUTE,
+            **_protected(removal),
+        )
+        # CloudFormation adds or removes at most one GSI per update: switching the third index on or off
+        # is one such change.
+        _add_indexes(table, schema.global_indexes(multi_attribute_index))
+        return table
+
+
+def _protected(removal: RemovalChoice) -> dict[str, Any]:
+    """What every table of the stack is: on demand, recoverable, encrypted, and kept unless destroyed."""
+    return {
+        "billing_mode": dynamodb.BillingMode.PAY_PER_REQUEST,
+        "point_in_time_recovery_specification": dynamodb.PointInTimeRecoverySpecification(
+            point_in_time_recovery_enabled=True
+        ),
+        # The AWS-managed key (not the invisible AWS-owned one) puts every use of it in CloudTrail.
+        "encryption": dynamodb.TableEncryption.AWS_MANAGED,
+        # A retained table also refuses a delete from the console or an SDK call.
+        "deletion_protection": removal is not RemovalChoice.DESTROY,
+        "removal_policy": removal.policy,
+    }
+
+
+def _add_indexes(table: dynamodb.Table, indexes: Iterable[schema.GlobalIndex]) -> None:
+    for index in indexes:
         table.add_global_secondary_index(
             index_name=index.name,
             partition_key=_attribute(index.partition_key),
             sort_key=_attribute(index.sort_key),
             projection_type=dynamodb.ProjectionType.ALL,
         )
-        return table
-
-    def _table(
-        self, table_name: str, removal: RemovalChoice, *, multi_attribute_index: bool
-    ) -> dynamodb.Table:
-        destroy = removal is RemovalChoice.DESTROY
-        table = dynamodb.Table(
-            self,
-            "FileMetaData",
-            table_name=table_name,
-            partition_key=_attribute(schema.PARTITION_KEY),
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
-            ),
-            # Tombstones carry an expiry: DynamoDB TTL removes them at no write cost.
-            time_to_live_attribute=schema.TTL_ATTRIBUTE,
-            # The AWS-managed key (not the invisible AWS-owned one) puts every use of it in CloudTrail.
-            encryption=dynamodb.TableEncryption.AWS_MANAGED,
-            # A retained table also refuses a delete from the console or an SDK call.
-            deletion_protection=not destroy,
-            removal_policy=removal.policy,
-        )
-        # CloudFormation adds or removes at most one GSI per update: switching the third index on or off
-        # is one such change.
-        for index in schema.global_indexes(multi_attribute_index):
-            table.add_global_secondary_index(
-                index_name=index.name,
-                partition_key=_attribute(index.partition_key),
-                sort_key=_attribute(index.sort_key),
-                projection_type=dynamodb.ProjectionType.ALL,
-            )
-        return table

@@ -285,12 +285,25 @@ class NameReader:
             next_position = {"v": last[query.order_by], "k": last[schema.OBJECT_KEY]}
         return NamePage(page, next_position, None, counter.scanned, counter.requests, query.order_by)
 
-    # -- enrichment filters alone ------------------------------------------------------------------------
+    # -- the entry indexes, each entry checked (enrichment filters alone; the scan plan) ----------------
 
     def _list_filtered(self, query: NameQuery, limit: int, cursor: Any, counter: _Counter) -> NamePage:
-        """The list's own index and order (a user's by time, a bucket's by size), each entry checked."""
+        """Enrichment filters alone: the list's own index and order (a user's by time, a bucket's by size)."""
+        return self._list_checked(query, limit, cursor, counter, "filter")
+
+    def _list_scan(self, query: NameQuery, limit: int, cursor: Any, counter: _Counter) -> NamePage:
+        """A user's upload-time index in the list's order, each entry checked (name, extension, bounds)."""
+        if not isinstance(query.scope, UserQuery):
+            raise InvalidStartKey("made with the scan plan, which does not read this query")
+        return self._list_checked(query, limit, cursor, counter, "scan")
+
+    def _list_checked(
+        self, query: NameQuery, limit: int, cursor: Any, counter: _Counter, plan: str
+    ) -> NamePage:
+        """A page of the scope's entry index (`FileReader`), keeping the entries `_keeps` keeps; the
+        cursor is the reader's, under `plan`."""
         if self._entries_reader is None:
-            raise InvalidStartKey("this reader has no entry index to filter")
+            raise InvalidStartKey(f"made with the {plan} plan, which this reader cannot read")
         scope = replace(query.scope, ascending=query.ascending)
         start = None if cursor is None else ListCursor.from_json(cursor)
         page = self._entries_reader.list_files(
@@ -300,7 +313,7 @@ class NameReader:
             z_order_ready=False,
             keep=lambda entry: self._keeps(query, entry) is not None,
         )
-        next_position = None if page.next_cursor is None else {"filter": page.next_cursor.to_json()}
+        next_position = None if page.next_cursor is None else {plan: page.next_cursor.to_json()}
         return NamePage(
             page.items,
             next_position,
@@ -308,27 +321,6 @@ class NameReader:
             counter.scanned + page.scanned_count,
             counter.requests + page.request_count,
             str(page.ordered_by),
-        )
-
-    # -- the scan plan -----------------------------------------------------------------------------------
-
-    def _list_scan(self, query: NameQuery, limit: int, cursor: Any, counter: _Counter) -> NamePage:
-        """A user's upload-time index in the list's order, each entry checked (name, extension, bounds)."""
-        if self._entries_reader is None or not isinstance(query.scope, UserQuery):
-            raise InvalidStartKey("made with the scan plan, which does not read this query")
-        scope = replace(query.scope, ascending=query.ascending)
-        start = None if cursor is None else ListCursor.from_json(cursor)
-        page = self._entries_reader.list_files(
-            scope, limit=limit, start=start, keep=lambda entry: self._keeps(query, entry) is not None
-        )
-        next_position = None if page.next_cursor is None else {"scan": page.next_cursor.to_json()}
-        return NamePage(
-            page.items,
-            next_position,
-            None,
-            counter.scanned + page.scanned_count,
-            counter.requests + page.request_count,
-            ORDER_UPLOAD_DATE,
         )
 
     # -- the keys plan -----------------------------------------------------------------------------------

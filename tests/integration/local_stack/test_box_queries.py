@@ -111,28 +111,8 @@ class Corpus:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _aws_credentials() -> Iterator[None]:
-    """The shared reset of the AWS environment, for the whole module instead of each test.
-
-    A stack lives through many tests here, and it owns the process's AWS environment while it runs (its
-    endpoint, fake credentials); a per-test reset would remove the endpoint its handlers read when they
-    first answer. Before the stack starts, the same guarantee as elsewhere: fake credentials, a fixed
-    region, no profile or endpoint from the caller's shell.
-    """
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in {
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-            "AWS_SESSION_TOKEN": "testing",
-            "AWS_DEFAULT_REGION": "us-east-1",
-            "AWS_REGION": "us-east-1",
-        }.items():
-            patch.setenv(name, value)
-        for name in [
-            name for name in os.environ if name == "AWS_PROFILE" or name.startswith("AWS_ENDPOINT_URL")
-        ]:
-            patch.delenv(name)
-        yield
+def _aws_credentials(module_aws_environment: None) -> None:
+    """The shared AWS environment of a module whose stack lives through many tests (conftest)."""
 
 
 def upload_plan(rng: random.Random) -> tuple[list[Upload], list[Upload], list[str]]:

@@ -124,22 +124,8 @@ def random_key(rng: random.Random) -> str:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _aws_credentials() -> Iterator[None]:
-    """One reset of the AWS environment for the module: a stack owns it while it runs (test_box_queries)."""
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in {
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-            "AWS_SESSION_TOKEN": "testing",
-            "AWS_DEFAULT_REGION": "us-east-1",
-            "AWS_REGION": "us-east-1",
-        }.items():
-            patch.setenv(name, value)
-        for name in [
-            name for name in os.environ if name == "AWS_PROFILE" or name.startswith("AWS_ENDPOINT_URL")
-        ]:
-            patch.delenv(name)
-        yield
+def _aws_credentials(module_aws_environment: None) -> None:
+    """The shared AWS environment of a module whose stacks live through many tests (conftest)."""
 
 
 @pytest.fixture(scope="module", params=LAYOUTS)

@@ -15,10 +15,11 @@ from local_stack.stack import LocalFileSearch
 from tests.integration.local_stack.test_name_search import (
     HTTP_TIMEOUT_S,
     Corpus,
-    _aws_credentials,  # noqa: F401 (the module's AWS environment)
     api_get,
     follow,
 )
+
+pytestmark = pytest.mark.usefixtures("module_aws_environment")
 
 
 def test_without_the_name_index_a_name_list_is_a_400_and_the_rest_works() -> None:
