@@ -10,20 +10,30 @@ import sys
 
 import pytest
 
+from local_stack import event_source
 from local_stack.stack import InvalidConfigurationError, LocalFileSearch
 from tests.integration.local_stack.conftest import REPO_ROOT
 
 
-def test_the_indexer_runs_with_the_configured_memory(capfd: pytest.CaptureFixture[str]) -> None:
+def test_the_indexer_runs_with_the_configured_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The context the poller hands the indexer says `indexerMemorySize`, as Lambda's would (Powertools logs
+    it as function_memory_size)."""
+    seen: list[int] = []
+
+    class Recorded(event_source.LocalLambdaContext):
+        def __post_init__(self) -> None:
+            super().__post_init__()
+            seen.append(self.memory_limit_in_mb)
+
+    monkeypatch.setattr(event_source, "LocalLambdaContext", Recorded)
     with LocalFileSearch(
-        aws_port=0, api_port=0, log_level="INFO", context={"indexerMemorySize": 2048}
+        aws_port=0, api_port=0, log_level="WARNING", context={"indexerMemorySize": 2048}
     ) as stack:
         stack.wait_until_indexed()
         stack.client("s3").put_object(Bucket=stack.bucket, Key="USER001_a.txt", Body=b"x")
         stack.wait_until_indexed()
-    out = capfd.readouterr().out
-    assert '"function_memory_size":2048' in out
-    assert '"function_memory_size":256' not in out
+    assert seen
+    assert set(seen) == {2048}
 
 
 def test_an_eventbridge_event_source_is_said_once_not_silently_ignored(
