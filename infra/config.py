@@ -61,6 +61,11 @@ INDEXER_TIMEOUT_SECONDS = 30
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 # DynamoDB's own rule for table names.
 _TABLE_NAME = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
+_USER_POOL_ID = re.compile(r"^[\w-]+_[0-9a-zA-Z]+$")
+_CLAIM_NAME = re.compile(r"^[A-Za-z0-9_:.-]{1,128}$")
+_GROUP_NAME = re.compile(r"^\S{1,128}$")
+# S3 takes at most 5 GiB in one PUT or POST.
+MAX_UPLOAD_BYTES = 5 * 1024**3
 # S3's naming rules for general purpose buckets: 3-63 characters of a-z 0-9 . -, starting and ending with
 # a letter or digit, no two adjacent periods, not formatted as an IP address.
 _BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
@@ -149,6 +154,16 @@ class StackConfig:
     name_table_name: str = schema.NAME_TABLE_NAME
     # What the indexer reads from S3 for each create (`file_index.enrich`): none by default.
     enrich: frozenset[str] = frozenset()
+    # Sign-in for people (a Cognito user pool, the `/me/...` routes, the page). False gives the stack
+    # without them, exactly as before.
+    user_access: bool = True
+    # None: the stack creates its user pool. An id: the stack uses that existing pool.
+    user_pool_id: str | None = None
+    # The ID token claim whose value is a person's uploadUser (`sub`: Cognito never reuses it).
+    user_claim: str = "sub"
+    admin_group: str = "admins"
+    # The largest file the page may upload with one presigned POST (S3's single-request limit).
+    max_upload_bytes: int = MAX_UPLOAD_BYTES
 
     def __post_init__(self) -> None:
         _check_indexer_sizing(self.indexer_sizing)
@@ -194,6 +209,13 @@ class StackConfig:
             name_index=_optional(get, "nameIndex", _switch, True),
             name_table_name=_optional(get, "nameTableName", _table_name, schema.NAME_TABLE_NAME),
             enrich=_optional(get, "enrich", _enrich, frozenset()),
+            user_access=_optional(get, "userAccess", _switch, True),
+            user_pool_id=_optional(get, "userPoolId", _user_pool_id, None),
+            user_claim=_optional(get, "userClaim", _claim_name, "sub"),
+            admin_group=_optional(get, "adminGroup", _group_name, "admins"),
+            max_upload_bytes=_optional(
+                get, "maxUploadBytes", _positive_int(maximum=MAX_UPLOAD_BYTES), MAX_UPLOAD_BYTES
+            ),
             indexer_sizing=IndexerSizing(
                 memory_mb=_optional(
                     get,
@@ -359,6 +381,32 @@ def _switch(key: str, value: Any) -> bool:
     if text in ("true", "false"):
         return text == "true"
     raise ConfigError(f"context {key}={value!r} is invalid; allowed: true, false")
+
+
+def _user_pool_id(key: str, value: Any) -> str:
+    if not isinstance(value, str) or not _USER_POOL_ID.fullmatch(value):
+        raise ConfigError(
+            f"context {key}={value!r} is invalid; allowed: a Cognito user pool id (REGION_ID, e.g. "
+            "us-east-1_AbCdEfGhI), or unset to create a pool"
+        )
+    return value
+
+
+def _claim_name(key: str, value: Any) -> str:
+    if not isinstance(value, str) or not _CLAIM_NAME.fullmatch(value):
+        raise ConfigError(
+            f"context {key}={value!r} is invalid; allowed: an ID token claim such as sub, "
+            "cognito:username or custom:uploadUser"
+        )
+    return value
+
+
+def _group_name(key: str, value: Any) -> str:
+    if not isinstance(value, str) or not _GROUP_NAME.fullmatch(value):
+        raise ConfigError(
+            f"context {key}={value!r} is invalid; allowed: a Cognito group name (1-128 characters)"
+        )
+    return value
 
 
 def _table_name(key: str, value: Any) -> str:

@@ -6,7 +6,9 @@ percent-encoding the client sent, while `pathParameters` and the query string ar
 
 Every answer is JSON, errors as `{"message": ...}`, including those the HTTP server gives before the
 function runs: any method other than GET on one of the API's paths (TRACE, CONNECT and names HTTP does not
-define included) is a 405 with `Allow: GET`, and a request line over 64 KiB a 414. The deployed API differs in
+define included) is a 405 with `Allow: GET`, and a request line over 64 KiB a 414. With a user pool, the
+`/me/...` routes of signed-in people declare their own methods, answer the page's CORS preflight, and pass
+the user pool's authorizer (`local_stack.cognito`) before the function runs. The deployed API differs in
 one respect: API Gateway refuses a method the resource does not define with its own 403
 `{"message": "Missing Authentication Token"}`, before the function or IAM authorization run.
 
@@ -28,17 +30,28 @@ import uuid
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 logger = logging.getLogger(__name__)
 
 STAGE = "local"
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
-# The deployed API defines GET only (infra/search_api.py): the function never sees another method.
+# The deployed API defines GET only on its IAM routes (infra/search_api.py), and on the routes of
+# signed-in people the methods below: the function never sees another method.
 ALLOWED_METHODS = ("GET",)
 # The API's own paths; any other path goes to the function, which answers 404 whatever the method.
 API_PATHS = re.compile(r"/(files|status|openapi\.json|docs)/?|/(files|download)/.+")
+# The routes of signed-in people (`/me/...`), each with the methods it declares; the user pool's authorizer
+# runs before the function, and an OPTIONS preflight from the page's origin is answered without either.
+ME_ROUTES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (re.compile(r"/me/files/?"), ("GET",)),
+    (re.compile(r"/me/files/.+"), ("GET", "DELETE")),
+    (re.compile(r"/me/download/.+"), ("GET",)),
+    (re.compile(r"/me/uploads/?"), ("POST",)),
+)
+CORS_ALLOWED_HEADERS = "Authorization,Content-Type"
+CORS_MAX_AGE_SECONDS = 600
 # A request line longer than this (http.server's own limit) is refused with a 414.
 MAX_REQUEST_LINE_BYTES = 65536
 # What is read and dropped of a refused request, so that closing the connection does not reset it before
@@ -47,6 +60,20 @@ _DRAIN_LIMIT_BYTES = 1 << 20
 # Lambda's limit on a synchronous invocation's response payload.
 LAMBDA_RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024
 RUNTIME_ESCAPES_NON_ASCII = sys.version_info < (3, 12)
+
+
+class Authorizer(Protocol):
+    """API Gateway's Cognito authorizer: the claims of a valid token in the Authorization header, or None."""
+
+    def claims(self, authorization: str | None) -> dict[str, str] | None: ...
+
+
+def me_route_methods(path: str) -> tuple[str, ...] | None:
+    """The methods a `/me/...` route declares, None if `path` is none of them."""
+    for pattern, methods in ME_ROUTES:
+        if pattern.fullmatch(path):
+            return methods
+    return None
 
 
 def response_payload_bytes(response: Mapping[str, Any]) -> int:
@@ -61,6 +88,7 @@ def to_rest_event(
     headers: Mapping[str, str] | None = None,
     body: bytes | None = None,
     source_ip: str = "127.0.0.1",
+    claims: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The Lambda proxy event for one request; `raw_path` may carry a query string."""
     parts = urlsplit(raw_path)
@@ -98,6 +126,8 @@ def to_rest_event(
             "apiId": "local",
             "protocol": "HTTP/1.1",
             "identity": {"sourceIp": source_ip, "userAgent": header_map.get("User-Agent", "")},
+            # What the user pool's authorizer found in the token, as API Gateway passes it.
+            **({"authorizer": {"claims": dict(claims)}} if claims is not None else {}),
         },
         "body": encoded_body,
         "isBase64Encoded": is_base64,
@@ -111,6 +141,10 @@ class ApiGatewayServer(ThreadingHTTPServer):
 
     def __init__(self, handler: LambdaHandler, *, host: str = "127.0.0.1", port: int = 0) -> None:
         self.lambda_handler = handler
+        # The `/me/...` routes exist once the stack has a user pool (`userAccess`); the page's origin is
+        # the one their CORS answers name.
+        self.authorizer: Authorizer | None = None
+        self.web_origin: str | None = None
         super().__init__((host, port), _RequestHandler)
         self._thread = threading.Thread(target=self.serve_forever, name="api-gateway", daemon=True)
 
@@ -139,24 +173,69 @@ class _RequestHandler(BaseHTTPRequestHandler):
     server: ApiGatewayServer
 
     def _dispatch(self) -> None:
+        path = urlsplit(self.path).path
+        if self.server.authorizer is not None and (methods := me_route_methods(path)) is not None:
+            self._dispatch_signed_in(path, methods, self.server.authorizer)
+            return
         if self.command not in ALLOWED_METHODS and self._refuse_method():
             return
         self._invoke()
+
+    def _cors_headers(self) -> dict[str, str]:
+        origin = self.server.web_origin
+        return {"Access-Control-Allow-Origin": origin, "Vary": "Origin"} if origin else {}
+
+    def _dispatch_signed_in(self, path: str, methods: tuple[str, ...], authorizer: Authorizer) -> None:
+        """A `/me/...` request: the preflight, the method check, the authorizer, then the function."""
+        if self.command == "OPTIONS":
+            allowed = ", ".join((*methods, "OPTIONS"))
+            headers = {
+                **self._cors_headers(),
+                "Access-Control-Allow-Methods": allowed,
+                "Access-Control-Allow-Headers": CORS_ALLOWED_HEADERS,
+                "Access-Control-Max-Age": str(CORS_MAX_AGE_SECONDS),
+                "Allow": allowed,
+            }
+            self._reply(HTTPStatus.NO_CONTENT, headers, b"")
+            return
+        if self.command not in methods:
+            self._reply_not_allowed(path, methods, self._cors_headers())
+            return
+        claims = authorizer.claims(self.headers.get("Authorization"))
+        if claims is None:
+            # API Gateway's own answer (its UNAUTHORIZED gateway response), CORS headers added as the
+            # deployed API's gateway responses add them, so that the page can read it.
+            self._reply_json(HTTPStatus.UNAUTHORIZED, "Unauthorized", self._cors_headers())
+            return
+        self._invoke(claims)
+
+    def _refuse_unknown_method(self) -> bool:
+        path = urlsplit(self.path).path
+        methods = me_route_methods(path) if self.server.authorizer is not None else None
+        if methods is None:
+            return self._refuse_method()
+        self._reply_not_allowed(path, methods)
+        return True
 
     def _refuse_method(self) -> bool:
         """A 405 with `Allow` for a method an API path does not declare; False on any other path."""
         path = urlsplit(self.path).path
         if not API_PATHS.fullmatch(path):
             return False
-        allowed = ", ".join(ALLOWED_METHODS)
+        self._reply_not_allowed(path, ALLOWED_METHODS)
+        return True
+
+    def _reply_not_allowed(
+        self, path: str, methods: tuple[str, ...], headers: Mapping[str, str] | None = None
+    ) -> None:
+        allowed = ", ".join(methods)
         self._reply_json(
             HTTPStatus.METHOD_NOT_ALLOWED,
             f"method {self.command} is not allowed on {path}; allowed: {allowed}",
-            {"Allow": allowed},
+            {"Allow": allowed, **(headers or {})},
         )
-        return True
 
-    def _invoke(self) -> None:
+    def _invoke(self, claims: Mapping[str, str] | None = None) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
         event = to_rest_event(
@@ -165,6 +244,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             headers=dict(self.headers.items()),
             body=body,
             source_ip=self.client_address[0],
+            claims=claims,
         )
         try:
             response = self.server.lambda_handler(event, None)
@@ -215,7 +295,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         The base class writes an HTML page here; API Gateway and the function answer JSON, so does this.
         """
         self.close_connection = True
-        if code == HTTPStatus.NOT_IMPLEMENTED and self.command and self._refuse_method():
+        if code == HTTPStatus.NOT_IMPLEMENTED and self.command and self._refuse_unknown_method():
             return  # a method name HTTP does not define, on an API path: 405 as for any other
         if code in (HTTPStatus.REQUEST_URI_TOO_LONG, HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE):
             self._drain_request()

@@ -1,6 +1,7 @@
 """`python -m local_stack.serve` (`make serve`): the local stack in the foreground.
 
-Binds 127.0.0.1 only, on `API_PORT` (default 8000) and `AWS_PORT` (default 5000; 0 picks a free port).
+Binds 127.0.0.1 only, on `API_PORT` (default 8000), `AWS_PORT` (default 5000) and, with `userAccess`,
+`WEB_PORT` (default 8080, the page); 0 picks a free port.
 The configuration is the CDK app's, from the repository's `cdk.json` context (shard counts, hot users,
 the Z-order index, the key layout); the stack logs the index layout it uses and names it in the READY
 line (`indexLayout`).
@@ -66,6 +67,7 @@ def main() -> int:
     try:
         api_port = port_from_env("API_PORT", 8000)
         aws_port = port_from_env("AWS_PORT", 5000)
+        web_port = port_from_env("WEB_PORT", 8080)
     except InvalidPortError as error:
         print(f"serve: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -83,6 +85,7 @@ def main() -> int:
         stack = LocalFileSearch(
             aws_port=aws_port,
             api_port=api_port,
+            web_port=web_port,
             # The handlers' own settings pass through, as a deployer would set them on the functions.
             key_layout=os.environ.get("KEY_LAYOUT") or None,
             log_level=os.environ.get("POWERTOOLS_LOG_LEVEL", "INFO"),
@@ -90,7 +93,7 @@ def main() -> int:
             dynamodb_endpoint=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or None,
         ).start()
     except PortUnavailableError as error:
-        variable = "AWS_PORT" if error.role == "AWS" else "API_PORT"
+        variable = {"AWS": "AWS_PORT", "API": "API_PORT"}.get(error.role, "WEB_PORT")
         print(
             f"serve: {error}; stop what uses it or choose another port, e.g. {variable}=0 for a free one",
             file=sys.stderr,

@@ -49,7 +49,16 @@ from file_index.key_layout import InvalidKeyLayoutError, KeyLayout
 from infra.config import CDK_JSON, ConfigError, EventSource, StackConfig
 from infra.sizing import SEARCH_MEMORY_MB
 from local_stack.api_gateway import ApiGatewayServer
+from local_stack.cognito import (
+    DEMO_ADMIN,
+    DEMO_USER,
+    IdTokenAuthorizer,
+    LocalUserPool,
+    create_user_pool,
+    read_key_set,
+)
 from local_stack.event_source import LambdaHandler, LocalLambdaContext, SqsEventSourcePoller
+from local_stack.web import WebServer
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +118,7 @@ class LocalFileSearch:
         *,
         aws_port: int = 5000,
         api_port: int = 8000,
+        web_port: int = 0,
         bucket: str = DEFAULT_BUCKET,
         region: str = REGION,
         key_layout: str | None = None,
@@ -130,6 +140,9 @@ class LocalFileSearch:
         self.table_name = self.config.table_name
         self._aws_port = aws_port
         self._api_port = api_port
+        self._web_port = web_port
+        self._web: WebServer | None = None
+        self.user_pool: LocalUserPool | None = None
         self._key_layout = key_layout if key_layout is not None else self.config.key_layout
         try:
             # The functions would refuse it at their first event: refuse it now, in one line.
@@ -177,11 +190,14 @@ class LocalFileSearch:
                 "API", lambda: ApiGatewayServer(_unset_handler, host=HOST, port=self._api_port)
             )
             self._resources.callback(self._api.server_close)
+            if self.config.user_access:
+                self._web = self._bind("web", lambda: WebServer(host=HOST, port=self._web_port))
+                self._resources.callback(self._web.server_close)
             moto_thread = threading.Thread(target=self._moto.serve_forever, name="moto", daemon=True)
             moto_thread.start()
             self._resources.callback(moto_thread.join, 10)
             self._resources.callback(self._moto.shutdown)
-            logger.info("moto serves S3, SQS, DynamoDB and Secrets Manager at %s", self.aws_endpoint)
+            logger.info("moto serves S3, SQS, DynamoDB, Secrets Manager and Cognito at %s", self.aws_endpoint)
 
             self._reset_moto()
             self._resources.enter_context(_handler_environment(self._handler_env_base()))
@@ -209,6 +225,8 @@ class LocalFileSearch:
             self._api.start()
             self._resources.callback(self._api.close)
             logger.info("the search API (API Gateway stand-in) serves at %s", self.api_url)
+            if self._web is not None:
+                self._start_sign_in(self._web)
         except BaseException:
             self.close()
             raise
@@ -218,14 +236,44 @@ class LocalFileSearch:
         """Stop the poller, then the API server, then moto; restore the environment and modules."""
         self._resources.close()
         self._moto = self._api = None
+        self._web = None
         self._poller = None
+
+    def _start_sign_in(self, web: WebServer) -> None:
+        """The `/me/...` routes' authorizer (the pool's keys, read once from moto) and the page."""
+        assert self._api is not None
+        assert self.user_pool is not None
+        pool = self.user_pool
+        self._api.authorizer = IdTokenAuthorizer(
+            issuer=pool.issuer, client_id=pool.client_id, keys=read_key_set(pool.jwks_url)
+        )
+        self._api.web_origin = web.url
+        web.configure(
+            {
+                "apiUrl": self.api_url,
+                "region": self.region,
+                "userPoolId": pool.pool_id,
+                "userPoolClientId": pool.client_id,
+                "cognitoEndpoint": self.aws_endpoint,
+                "maxUploadBytes": self.config.max_upload_bytes,
+            },
+            connect_sources=[self.api_url, self.aws_endpoint],
+        )
+        web.start()
+        self._resources.callback(web.close)
+        logger.info(
+            "the page serves at %s; sign in as %s (or %s, an admin) with the password in the READY line",
+            web.url,
+            DEMO_USER,
+            DEMO_ADMIN,
+        )
 
     def _bind(self, role: str, bind: Callable[[], Any]) -> Any:
         try:
             return bind()
         except OSError as error:
             if error.errno == errno.EADDRINUSE:
-                port = self._aws_port if role == "AWS" else self._api_port
+                port = {"AWS": self._aws_port, "API": self._api_port}.get(role, self._web_port)
                 raise PortUnavailableError(role, HOST, port) from error
             raise
 
@@ -246,6 +294,11 @@ class LocalFileSearch:
         assert self._api is not None, "start() first"
         return self._api.url
 
+    @property
+    def web_url(self) -> str | None:
+        """The page's address; None without a user pool (`userAccess` off)."""
+        return self._web.url if self._web is not None else None
+
     def describe(self) -> dict[str, Any]:
         """What a client needs to talk to the stack (the object of serve's READY line)."""
         layout = self.config.layout
@@ -260,12 +313,28 @@ class LocalFileSearch:
             "nameTable": self.config.name_table_name if self.config.name_index else None,
             "dynamodbEndpoint": self.dynamodb_endpoint,
             "secretArn": self.secret_arn,
+            **self._describe_sign_in(),
             # In cdk.json's terms: what an admin command run against this stack must be told.
             "indexLayout": {
                 "bucketIndexShards": layout.bucket_shards,
                 "hotUsers": dict(layout.hot_users),
                 "multiAttributeIndex": layout.multi_attribute_index,
             },
+        }
+
+    def _describe_sign_in(self) -> dict[str, Any]:
+        pool = self.user_pool
+        if pool is None:
+            return {"webUrl": None, "userPoolId": None, "userPoolClientId": None}
+        return {
+            "webUrl": self.web_url,
+            "userPoolId": pool.pool_id,
+            "userPoolClientId": pool.client_id,
+            # Made afresh at each start; the local pool lives as long as the stack.
+            "demoUser": DEMO_USER,
+            "demoPassword": pool.passwords[DEMO_USER],
+            "adminUser": DEMO_ADMIN,
+            "adminPassword": pool.passwords[DEMO_ADMIN],
         }
 
     def client(self, service: str) -> Any:
@@ -423,6 +492,17 @@ class LocalFileSearch:
             json.dumps(dict(layout.hot_users), sort_keys=True),
             str(layout.multi_attribute_index).lower(),
         )
+        if self.config.user_access:
+            if self.config.user_pool_id is not None:
+                logger.warning(
+                    "userPoolId is set in cdk.json: the local stack makes a pool of its own all the same"
+                )
+            self.user_pool = create_user_pool(
+                self.client("cognito-idp"),
+                endpoint=self.aws_endpoint,
+                region=self.region,
+                admin_group=self.config.admin_group,
+            )
         self.secret_arn = self.client("secretsmanager").create_secret(
             Name=SECRET_NAME, SecretString=secrets.token_urlsafe(32)
         )["ARN"]
@@ -475,6 +555,7 @@ class LocalFileSearch:
             **self.config.layout.to_env(),
             **({"NAME_TABLE_NAME": self.config.name_table_name} if self.config.name_index else {}),
             **({"ENRICH": enrich.to_env(self.config.enrich)} if self.config.enrich else {}),
+            **self._sign_in_env(),
             "POWERTOOLS_LOG_LEVEL": self._log_level,
             # No X-Ray daemon and no CloudWatch here: traces would fail, metrics would only be noise.
             "POWERTOOLS_TRACE_DISABLED": "true",
@@ -482,6 +563,18 @@ class LocalFileSearch:
             "POWERTOOLS_METRICS_NAMESPACE": os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "S3FileSearch"),
         }
         return env
+
+    def _sign_in_env(self) -> dict[str, str]:
+        """The search function's settings of the `/me/...` routes, as the CDK app gives them."""
+        if self.user_pool is None or self._web is None:
+            return {}
+        return {
+            "USER_POOL_CLIENT_ID": self.user_pool.client_id,
+            "USER_CLAIM": self.config.user_claim,
+            "ADMIN_GROUP": self.config.admin_group,
+            "MAX_UPLOAD_BYTES": str(self.config.max_upload_bytes),
+            "WEB_ORIGIN": self._web.url,
+        }
 
 
 def _bind_moto(port: int) -> BaseWSGIServer:

@@ -8,9 +8,17 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from file_index import enrich
-from file_index.config import ConfigError, positive_int, required
+from file_index.config import ConfigError, key_layout, positive_int, required
+from file_index.key_layout import DEFAULT_LAYOUT, KeyLayout
 from file_index.layout import IndexLayout
 from file_index.state import State
+from search.people import (
+    DEFAULT_ADMIN_GROUP,
+    DEFAULT_MAX_UPLOAD_BYTES,
+    DEFAULT_UPLOAD_URL_EXPIRY_SECONDS,
+    DEFAULT_USER_CLAIM,
+    UserAccess,
+)
 
 DEFAULT_DOWNLOAD_URL_EXPIRY_SECONDS = 300
 # SigV4 presigned URLs are valid for at most 7 days.
@@ -34,6 +42,32 @@ class SearchConfig:
     name_table_name: str | None = None
     # What the indexer reads from S3 for each entry (`file_index.enrich`): which filters a list may use.
     enrich: frozenset[str] = frozenset()
+    # The `/me/...` routes of signed-in people; None: the deployment has no user pool (userAccess off).
+    user_access: UserAccess | None = None
+    # How keys name their uploader: where a person's uploads go.
+    key_layout: KeyLayout = field(default_factory=lambda: KeyLayout.parse(DEFAULT_LAYOUT))
+
+
+def _user_access(env: Mapping[str, str]) -> UserAccess | None:
+    client_id = env.get("USER_POOL_CLIENT_ID", "").strip()
+    if not client_id:
+        return None
+    origin = env.get("WEB_ORIGIN", "").strip() or None
+    if origin is not None and urlsplit(origin).scheme not in ("http", "https"):
+        raise ConfigError(f"WEB_ORIGIN must be an http(s) origin such as https://example.com, not {origin!r}")
+    return UserAccess(
+        client_id=client_id,
+        user_claim=env.get("USER_CLAIM", "").strip() or DEFAULT_USER_CLAIM,
+        admin_group=env.get("ADMIN_GROUP", "").strip() or DEFAULT_ADMIN_GROUP,
+        max_upload_bytes=positive_int(env, "MAX_UPLOAD_BYTES", DEFAULT_MAX_UPLOAD_BYTES),
+        upload_url_expiry_seconds=positive_int(
+            env,
+            "UPLOAD_URL_EXPIRY_SECONDS",
+            DEFAULT_UPLOAD_URL_EXPIRY_SECONDS,
+            maximum=MAX_DOWNLOAD_URL_EXPIRY_SECONDS,
+        ),
+        web_origin=origin,
+    )
 
 
 def _queue_url(environ: Mapping[str, str], name: str) -> str:
@@ -83,4 +117,6 @@ def load_config(environ: Mapping[str, str] | None = None) -> SearchConfig:
         layout=IndexLayout.from_env(env),
         name_table_name=env.get("NAME_TABLE_NAME", "").strip() or None,
         enrich=enrich.from_env(env),
+        user_access=_user_access(env),
+        key_layout=key_layout(env),
     )

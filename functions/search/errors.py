@@ -5,7 +5,7 @@ from __future__ import annotations
 # The functions' one configuration error, here too so the handler names all it answers for in one place.
 from file_index.config import ConfigError
 
-__all__ = ["BadRequest", "ConfigError", "FileNotFound", "SearchError"]
+__all__ = ["BadRequest", "ConfigError", "FileNotFound", "Forbidden", "SearchError", "Unauthorized"]
 
 
 class SearchError(Exception):
@@ -18,3 +18,11 @@ class BadRequest(SearchError):
 
 class FileNotFound(SearchError):
     """No indexed file under the key, or it was deleted (404)."""
+
+
+class Unauthorized(SearchError):
+    """A `/me/...` request without a valid ID token of this application (401)."""
+
+
+class Forbidden(SearchError):
+    """A signed-in person asks for what only admins may (403)."""

@@ -53,7 +53,8 @@ from file_index.reader import (
 from file_index.state import IndexStateStore
 from search.config import load_config, queue_name
 from search.cursor import MAX_CURSOR_LENGTH
-from search.errors import BadRequest, ConfigError, FileNotFound, SearchError
+from search.errors import BadRequest, ConfigError, FileNotFound, Forbidden, SearchError, Unauthorized
+from search.people import Person, UserAccess, person_from_claims
 from search.queries import MAX_KEY_BYTES, ListParameters, build_query
 from search.service import FileSearch, decode_object_key
 from search.status import BacklogReader, IndexStateView
@@ -171,6 +172,18 @@ def _openapi_info() -> dict[str, Any]:
             "x-amazon-apigateway-authtype": "awsSigv4",
         }
     )
+    cognito = APIKey.model_validate(
+        {
+            "type": "apiKey",
+            "name": "Authorization",
+            "in": "header",
+            "description": (
+                "The ID token of a person signed in at the stack's Cognito user pool (raw, or after "
+                "`Bearer `); access tokens are refused"
+            ),
+            "x-amazon-apigateway-authtype": "cognito_user_pools",
+        }
+    )
     return {
         "title": API_TITLE,
         "version": API_VERSION,
@@ -178,7 +191,7 @@ def _openapi_info() -> dict[str, Any]:
             "Find files uploaded to S3 by key, by uploader and time, or by bucket and size. "
             "Errors are JSON objects with a `message` and a 4xx status."
         ),
-        "security_schemes": {"sigv4": sigv4},
+        "security_schemes": {"sigv4": sigv4, "cognito": cognito},
         "security": [{"sigv4": []}],
     }
 
@@ -256,6 +269,8 @@ _NOT_FOUND: dict[int, OpenAPIResponse] = {404: _json_answer("No such file", "Err
 _STATUS_OF_ERROR: dict[type[SearchError], HTTPStatus] = {
     BadRequest: HTTPStatus.BAD_REQUEST,
     FileNotFound: HTTPStatus.NOT_FOUND,
+    Unauthorized: HTTPStatus.UNAUTHORIZED,
+    Forbidden: HTTPStatus.FORBIDDEN,
 }
 # The backlog's figures are optional parts of GET /status: fail fast rather than hold the answer up.
 _BACKLOG_CLIENT_CONFIG = Config(
@@ -331,6 +346,8 @@ def file_search() -> FileSearch:
         cursor_secret=cursor_secret,
         download_url_expiry_seconds=config.download_url_expiry_seconds,
         enrich=config.enrich,
+        user_access=config.user_access,
+        key_layout=config.key_layout,
     )
 
 
@@ -504,6 +521,78 @@ def _unexpected(error: Exception) -> Response:
     return _message(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error")
 
 
+# The list parameters, shared by `GET /files` and `GET /me/files`.
+_UserParameter = Annotated[
+    str | None, Query(description="Uploader whose files to list", max_length=MAX_NAME_LENGTH)
+]
+_BucketParameter = Annotated[
+    str | None, Query(description="Bucket whose files to list", max_length=MAX_NAME_LENGTH)
+]
+_DateParameter = Annotated[str | None, Query(description="One UTC day, YYYY-MM-DD; not with from or to")]
+_FromParameter = Annotated[
+    str | None, Query(alias="from", description="Earliest upload time, inclusive (a day or a timestamp)")
+]
+_ToParameter = Annotated[
+    str | None, Query(description="Latest upload time, inclusive (a day: up to its end)")
+]
+_MinSizeParameter = Annotated[
+    int | None,
+    Query(alias="minSize", ge=0, le=MAX_SIZE, description="Smallest size in bytes, inclusive"),
+]
+_MaxSizeParameter = Annotated[
+    int | None,
+    Query(alias="maxSize", ge=0, le=MAX_SIZE, description="Largest size in bytes, inclusive"),
+]
+_OrderParameter = Annotated[
+    Literal["asc", "desc"] | None,
+    Query(description="Direction of the order the answer's `orderedBy` names"),
+]
+_LimitParameter = Annotated[
+    int,
+    Query(
+        ge=1,
+        le=MAX_LIMIT,
+        description=(
+            "Most items per page; a page may hold fewer and still have a nextCursor (its keys are very "
+            "long and it stays under Lambda's 6 MB response limit, or a filtered page reached its "
+            "read bound)"
+        ),
+    ),
+]
+_QParameter = Annotated[
+    str | None,
+    Query(
+        description=(
+            "Words of the file's name: each must start a word of the name (case and accents ignored); "
+            "newest first unless `order=asc`"
+        ),
+    ),
+]
+_PrefixParameter = Annotated[
+    str | None, Query(description="Only keys that start with this (a folder, e.g. `USER001/reports/`)")
+]
+_DelimiterParameter = Annotated[
+    str | None, Query(description="`/`: answer the sub-folders of `prefix` in `commonPrefixes`")
+]
+_ExtParameter = Annotated[
+    str | None, Query(description="The name's extension, case-insensitive (`pdf`, `.PDF`, `tar.gz`)")
+]
+_ContentTypeParameter = Annotated[
+    str | None,
+    Query(
+        alias="contentType",
+        description=(
+            "The object's content type, exact (`image/png`) or any of a major type (`image/*`); with "
+            "`enrich` naming contentType. Also `meta.NAME=VALUE` (user metadata) and `tag.NAME=VALUE` "
+            "(tags), with `enrich` naming metadata or tags: every one given must match"
+        ),
+    ),
+]
+_CursorParameter = Annotated[
+    str | None, Query(max_length=MAX_CURSOR_LENGTH, description="nextCursor of the previous page")
+]
+
+
 @app.get(
     "/files",
     summary="List files of a user or of a bucket, within bounds of size and upload time",
@@ -515,79 +604,24 @@ def _unexpected(error: Exception) -> Response:
     tags=["files"],
 )
 def list_files(
-    user: Annotated[
-        str | None, Query(description="Uploader whose files to list", max_length=MAX_NAME_LENGTH)
-    ] = None,
-    bucket: Annotated[
-        str | None, Query(description="Bucket whose files to list", max_length=MAX_NAME_LENGTH)
-    ] = None,
-    date: Annotated[str | None, Query(description="One UTC day, YYYY-MM-DD; not with from or to")] = None,
-    from_: Annotated[
-        str | None, Query(alias="from", description="Earliest upload time, inclusive (a day or a timestamp)")
-    ] = None,
-    to: Annotated[
-        str | None, Query(description="Latest upload time, inclusive (a day: up to its end)")
-    ] = None,
-    min_size: Annotated[
-        int | None,
-        Query(alias="minSize", ge=0, le=MAX_SIZE, description="Smallest size in bytes, inclusive"),
-    ] = None,
-    max_size: Annotated[
-        int | None,
-        Query(alias="maxSize", ge=0, le=MAX_SIZE, description="Largest size in bytes, inclusive"),
-    ] = None,
-    order: Annotated[
-        Literal["asc", "desc"] | None,
-        Query(description="Direction of the order the answer's `orderedBy` names"),
-    ] = None,
-    limit: Annotated[
-        int,
-        Query(
-            ge=1,
-            le=MAX_LIMIT,
-            description=(
-                "Most items per page; a page may hold fewer and still have a nextCursor (its keys are very "
-                "long and it stays under Lambda's 6 MB response limit, or a filtered page reached its "
-                "read bound)"
-            ),
-        ),
-    ] = DEFAULT_LIMIT,
-    q: Annotated[
-        str | None,
-        Query(
-            description=(
-                "Words of the file's name: each must start a word of the name (case and accents ignored); "
-                "newest first unless `order=asc`"
-            ),
-        ),
-    ] = None,
-    prefix: Annotated[
-        str | None, Query(description="Only keys that start with this (a folder, e.g. `USER001/reports/`)")
-    ] = None,
-    delimiter: Annotated[
-        str | None, Query(description="`/`: answer the sub-folders of `prefix` in `commonPrefixes`")
-    ] = None,
-    ext: Annotated[
-        str | None, Query(description="The name's extension, case-insensitive (`pdf`, `.PDF`, `tar.gz`)")
-    ] = None,
-    content_type: Annotated[
-        str | None,
-        Query(
-            alias="contentType",
-            description=(
-                "The object's content type, exact (`image/png`) or any of a major type (`image/*`); with "
-                "`enrich` naming contentType. Also `meta.NAME=VALUE` (user metadata) and `tag.NAME=VALUE` "
-                "(tags), with `enrich` naming metadata or tags: every one given must match"
-            ),
-        ),
-    ] = None,
-    cursor: Annotated[
-        str | None, Query(max_length=MAX_CURSOR_LENGTH, description="nextCursor of the previous page")
-    ] = None,
+    user: _UserParameter = None,
+    bucket: _BucketParameter = None,
+    date: _DateParameter = None,
+    from_: _FromParameter = None,
+    to: _ToParameter = None,
+    min_size: _MinSizeParameter = None,
+    max_size: _MaxSizeParameter = None,
+    order: _OrderParameter = None,
+    limit: _LimitParameter = DEFAULT_LIMIT,
+    q: _QParameter = None,
+    prefix: _PrefixParameter = None,
+    delimiter: _DelimiterParameter = None,
+    ext: _ExtParameter = None,
+    content_type: _ContentTypeParameter = None,
+    cursor: _CursorParameter = None,
 ) -> Response[dict[str, Any]]:
-    reject_unknown_parameters("GET /files", LIST_PARAMETERS, FILTER_PREFIXES)
-    check_whole_numbers(INTEGER_PARAMETERS)
-    params = ListParameters(
+    return _list_page(
+        "GET /files",
         user=user,
         bucket=bucket,
         date=date,
@@ -596,14 +630,21 @@ def list_files(
         min_size=min_size,
         max_size=max_size,
         order=order,
+        limit=limit,
         q=q,
         prefix=prefix,
         delimiter=delimiter,
         ext=ext,
         content_type=content_type,
-        meta=named_filters("meta."),
-        tags=named_filters("tag."),
+        cursor=cursor,
     )
+
+
+def _list_page(route: str, *, limit: int, cursor: str | None, **chosen: Any) -> Response[dict[str, Any]]:
+    """One page of a list route: `chosen` are its parameters as ListParameters names them."""
+    reject_unknown_parameters(route, LIST_PARAMETERS, FILTER_PREFIXES)
+    check_whole_numbers(INTEGER_PARAMETERS)
+    params = ListParameters(**chosen, meta=named_filters("meta."), tags=named_filters("tag."))
     _request_shape.set(query_shape(params))
     query = build_query(params)
     result = file_search().list_files(query, limit=limit, cursor=cursor)
@@ -698,6 +739,177 @@ def get_status() -> Response[dict[str, Any]]:
     return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=body)
 
 
+ME_PREFIX = "/me/"
+_ME_TAG = "signed-in people"
+_SIGNED_IN: list[dict[str, list[str]]] = [{"cognito": []}]
+_SIGNED_IN_ERRORS: dict[int, OpenAPIResponse] = {
+    **_ERRORS,
+    401: _json_answer("No valid ID token of this application", "ErrorMessage"),
+}
+
+
+def _user_access() -> UserAccess:
+    access = file_search().user_access
+    if access is None:  # the deployed API has no /me routes then; the function says so all the same
+        raise FileNotFound("this deployment has no user sign-in (userAccess is off)")
+    return access
+
+
+def signed_in_person() -> Person:
+    """The person whose ID token the user pool's authorizer accepted for this request (else 401)."""
+    access = _user_access()
+    authorizer = (app.current_event.raw_event.get("requestContext") or {}).get("authorizer") or {}
+    return person_from_claims(authorizer.get("claims"), access)
+
+
+@app.get(
+    "/me/files",
+    summary="List the signed-in person's files (admins: any user's, or the bucket's)",
+    description=(
+        "The parameters and answer of `GET /files`, for the person the ID token names: `user` and "
+        "`bucket` are for members of the admin group only (403 for anybody else); without them the list "
+        "is the person's own files."
+    ),
+    responses={200: _json_answer("One page", "FileListPage"), **_SIGNED_IN_ERRORS},
+    tags=[_ME_TAG],
+    security=_SIGNED_IN,
+)
+def list_my_files(
+    user: _UserParameter = None,
+    bucket: _BucketParameter = None,
+    date: _DateParameter = None,
+    from_: _FromParameter = None,
+    to: _ToParameter = None,
+    min_size: _MinSizeParameter = None,
+    max_size: _MaxSizeParameter = None,
+    order: _OrderParameter = None,
+    limit: _LimitParameter = DEFAULT_LIMIT,
+    q: _QParameter = None,
+    prefix: _PrefixParameter = None,
+    delimiter: _DelimiterParameter = None,
+    ext: _ExtParameter = None,
+    content_type: _ContentTypeParameter = None,
+    cursor: _CursorParameter = None,
+) -> Response[dict[str, Any]]:
+    person = signed_in_person()
+    if (user is not None or bucket is not None) and not person.is_admin:
+        raise Forbidden("user and bucket are for admins; without them the list is your own files")
+    if user is None and bucket is None:
+        user = person.user
+    return _list_page(
+        "GET /me/files",
+        user=user,
+        bucket=bucket,
+        date=date,
+        from_=from_,
+        to=to,
+        min_size=min_size,
+        max_size=max_size,
+        order=order,
+        limit=limit,
+        q=q,
+        prefix=prefix,
+        delimiter=delimiter,
+        ext=ext,
+        content_type=content_type,
+        cursor=cursor,
+    )
+
+
+@app.get(
+    "/me/files/<objectKey>",
+    summary="One of the signed-in person's files by its exact key",
+    responses={200: _json_answer("The file", "FileItem"), **_SIGNED_IN_ERRORS, **_NOT_FOUND},
+    tags=[_ME_TAG],
+    security=_SIGNED_IN,
+)
+def get_my_file(objectKey: Annotated[str, _KEY_PARAMETER]) -> Response[dict[str, Any]]:
+    _request_shape.set("key")
+    person = signed_in_person()
+    reject_unknown_parameters("GET /me/files/{objectKey}")
+    item = file_search().persons_file(person, decode_object_key(objectKey))
+    return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=item)
+
+
+@app.delete(
+    "/me/files/<objectKey>",
+    summary="Delete one of the signed-in person's own files",
+    description="Deletes the object; the index follows through the bucket's events, as for any delete.",
+    responses={204: {"description": "Deleted"}, **_SIGNED_IN_ERRORS, **_NOT_FOUND},
+    tags=[_ME_TAG],
+    security=_SIGNED_IN,
+)
+def delete_my_file(objectKey: Annotated[str, _KEY_PARAMETER]) -> Response[None]:
+    _request_shape.set("delete")
+    person = signed_in_person()
+    reject_unknown_parameters("DELETE /me/files/{objectKey}")
+    key = decode_object_key(objectKey)
+    file_search().delete_persons_file(person, key)
+    logger.info("deleted", extra={"uploadUser": person.user})
+    return Response(status_code=HTTPStatus.NO_CONTENT, content_type=None, body=None)
+
+
+@app.get(
+    "/me/download/<objectKey>",
+    summary="Redirect to a short-lived presigned S3 URL of one of the signed-in person's files",
+    description=(
+        "As `GET /download/{objectKey}`, and the file is saved under its own name (an attachment). With "
+        '`Accept: application/json` the answer is `{"url": ...}` instead of a redirect (for pages, '
+        "which cannot read a redirect's target)."
+    ),
+    responses={
+        302: {"description": "Redirect; `Location` is the presigned URL"},
+        **_SIGNED_IN_ERRORS,
+        **_NOT_FOUND,
+    },
+    tags=[_ME_TAG],
+    security=_SIGNED_IN,
+)
+def download_my_file(objectKey: Annotated[str, _KEY_PARAMETER]) -> Response[Any]:
+    _request_shape.set("download")
+    person = signed_in_person()
+    reject_unknown_parameters("GET /me/download/{objectKey}")
+    key = decode_object_key(objectKey)
+    search = file_search()
+    url = search.download_url(key, item=search.persons_file(person, key), attachment=True)
+    if "application/json" in (app.current_event.headers.get("accept") or ""):
+        body = {"url": url}
+        headers = {"Cache-Control": "no-store"}
+        return Response(HTTPStatus.OK, content_types.APPLICATION_JSON, body, headers=headers)
+    headers = {"Location": url, "Cache-Control": "no-store"}
+    return Response(status_code=HTTPStatus.FOUND, content_type=None, body=None, headers=headers)
+
+
+@app.post(
+    "/me/uploads",
+    summary="A presigned POST form for the signed-in person to upload one file",
+    description=(
+        'Body: `{"name": ..., "contentType": ..., "size": ..., "folder": optional}`. The answer '
+        '`{"key", "url", "fields"}` is an HTML form POST to S3: send every field, then the file as the '
+        "field `file`. The signed policy pins the key (under the person's own prefix), the content type "
+        "and a size up to the deployment's upload limit; the file reaches the index through the "
+        "bucket's events."
+    ),
+    responses={200: {"description": "The form"}, **_SIGNED_IN_ERRORS},
+    tags=[_ME_TAG],
+    security=_SIGNED_IN,
+)
+def create_my_upload() -> Response[dict[str, Any]]:
+    _request_shape.set("upload")
+    person = signed_in_person()
+    access = _user_access()
+    reject_unknown_parameters("POST /me/uploads")
+    try:
+        request = json.loads(app.current_event.decoded_body or "")
+    except ValueError:
+        raise BadRequest(
+            'the body must be JSON: {"name": ..., "contentType": ..., "size": ..., "folder": ...}'
+        ) from None
+    form = file_search().upload_form(person, request, access)
+    logger.info("upload signed", extra={"uploadUser": person.user, "size": request.get("size")})
+    return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=form)
+
+
 def openapi_json() -> str:
     """The API's OpenAPI document, naming the server of the request being answered (else "/").
 
@@ -727,6 +939,21 @@ def _observability_from_env() -> None:
     metrics.service = os.getenv("POWERTOOLS_SERVICE_NAME") or DEFAULT_SERVICE_NAME
 
 
+def _allow_web_origin(response: dict[str, Any]) -> None:
+    """Let the page (and only the page's origin) read a `/me/...` answer, errors included."""
+    try:
+        access = file_search().user_access
+    except Exception:  # a configuration fault is answered (500) and logged by the route already
+        return
+    if access is None or access.web_origin is None:
+        return
+    cors = {"Access-Control-Allow-Origin": access.web_origin, "Vary": "Origin"}
+    if "multiValueHeaders" in response:
+        response["multiValueHeaders"].update({name: [value] for name, value in cors.items()})
+    else:
+        response.setdefault("headers", {}).update(cors)
+
+
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     started = time.perf_counter()
     request_id = (event.get("requestContext") or {}).get("requestId")
@@ -737,7 +964,10 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     base_token = _request_base_url.set(request_base_url(event))
     shape_token = _request_shape.set(None)
     try:
-        return app.resolve(event, context)
+        response = app.resolve(event, context)
+        if str(event.get("path") or "").startswith(ME_PREFIX):
+            _allow_web_origin(response)
+        return response
     finally:
         shape = _request_shape.get()
         if shape is not None:

@@ -8,12 +8,22 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from file_index.enrich import CONTENT_TYPE, METADATA, TAGS
+from file_index.key_layout import KeyLayout
 from file_index.name_reader import NameQuery, NameReader
 from file_index.reader import FileQuery, FileReader, InvalidStartKey, ListCursor
 from file_index.state import State
 from search.cursor import InvalidCursor, decode_cursor, encode_cursor
 from search.errors import BadRequest, FileNotFound
 from search.payload import PAGE_ITEMS_BUDGET_BYTES, items_within
+from search.people import (
+    Person,
+    UserAccess,
+    attachment_disposition,
+    check_owner,
+    upload_content_type,
+    upload_key,
+    upload_size,
+)
 from search.queries import check_key_value
 from search.status import BacklogReader, IndexStateView, StatusReport
 
@@ -79,6 +89,8 @@ class FileSearch:
         page_budget_bytes: int = PAGE_ITEMS_BUDGET_BYTES,
         names: NameReader | None = None,
         enrich: frozenset[str] = frozenset(),
+        user_access: UserAccess | None = None,
+        key_layout: KeyLayout | None = None,
     ) -> None:
         self._reader = reader
         self._index_state = index_state
@@ -90,6 +102,9 @@ class FileSearch:
         self._page_budget = page_budget_bytes
         self._names = names
         self._enrich = enrich
+        # The `/me/...` routes' settings (None: no user pool) and the layout uploads are keyed by.
+        self.user_access = user_access
+        self._key_layout = key_layout or KeyLayout.parse(None)
 
     def get_file(self, object_key: str) -> dict[str, Any]:
         item = self._reader.get_file(object_key)
@@ -177,13 +192,63 @@ class FileSearch:
         """The index state as of now (a consistent read of its record) and the queues' backlog."""
         return StatusReport(state=self._index_state.read(consistent=True), backlog=self._backlog.read())
 
-    def download_url(self, object_key: str) -> str:
+    def persons_file(self, person: Person, object_key: str, *, admin_may: bool = True) -> dict[str, Any]:
+        """The indexed file `object_key` if it is `person`'s (or they are an admin and `admin_may`).
+
+        Anyone else's file, and a file of another bucket, is FileNotFound, exactly as a missing one.
+        """
+        item = self.get_file(object_key)
+        check_owner(person, item, object_key, admin_may=admin_may)
+        if item.get("bucketName") != self._bucket_name:
+            raise FileNotFound(f"no indexed file with key {object_key!r}")
+        return item
+
+    def delete_persons_file(self, person: Person, object_key: str) -> None:
+        """Delete `person`'s own file from the bucket; the index follows through the bucket's events."""
+        item = self.persons_file(person, object_key, admin_may=False)
+        # Not the indexed version: in a versioned bucket this adds a delete marker, as any delete does.
+        self._s3.delete_object(Bucket=self._bucket_name, Key=item["objectKey"])
+
+    def upload_form(self, person: Person, request: Any, access: UserAccess) -> dict[str, Any]:
+        """A presigned POST for `person` to upload one file: its key, the URL and the form's fields.
+
+        The signed policy pins the exact key (under the person's own prefix), the content type and a
+        `content-length-range` of 0 to the deployment's upload limit; S3 refuses any other form.
+        """
+        if not isinstance(request, dict):
+            raise BadRequest('the body must be a JSON object: {"name", "contentType", "size", "folder"}')
+        unknown = sorted(set(request) - {"name", "contentType", "size", "folder"})
+        if unknown:
+            raise BadRequest(f"unknown field(s) {', '.join(unknown)}; give name, contentType, size, folder")
+        if "name" not in request:
+            raise BadRequest("name is required: the file's name")
+        if "size" not in request:
+            raise BadRequest("size is required: the file's size in bytes")
+        key = upload_key(person, request["name"], request.get("folder"), self._key_layout)
+        content_type = upload_content_type(request.get("contentType"))
+        upload_size(request["size"], access)
+        form: dict[str, Any] = self._s3.generate_presigned_post(
+            Bucket=self._bucket_name,
+            Key=key,
+            Fields={"Content-Type": content_type},
+            Conditions=[
+                {"Content-Type": content_type},
+                ["content-length-range", 0, access.max_upload_bytes],
+            ],
+            ExpiresIn=access.upload_url_expiry_seconds,
+        )
+        return {"key": key, "url": form["url"], "fields": form["fields"]}
+
+    def download_url(
+        self, object_key: str, *, item: dict[str, Any] | None = None, attachment: bool = False
+    ) -> str:
         """A presigned GET of the indexed version of the file, valid for the configured expiry.
 
         A key with `.` or `..` segments (`a/../b`) keeps them in the URL, percent-encoded: curl, requests
         and urllib then fetch that key; browsers still resolve them, and S3 refuses the changed path.
         """
-        item = self.get_file(object_key)
+        if item is None:
+            item = self.get_file(object_key)
         # The reader shows the bucket itself, never the shard an entry is written to.
         if item.get("bucketName") != self._bucket_name:
             # Downloads are limited to the configured bucket, whatever else the index holds.
@@ -191,5 +256,7 @@ class FileSearch:
         params = {"Bucket": self._bucket_name, "Key": object_key}
         if "versionId" in item:
             params["VersionId"] = item["versionId"]
+        if attachment:
+            params["ResponseContentDisposition"] = attachment_disposition(object_key)
         url: str = self._s3.generate_presigned_url("get_object", Params=params, ExpiresIn=self._expiry)
         return keep_dot_segments(url)

@@ -23,7 +23,18 @@ def test_the_kept_document_equals_the_generated_one() -> None:
 
 def test_the_document_names_every_route_and_parameter() -> None:
     document = json.loads(DOCUMENT.read_text(encoding="utf-8"))
-    assert set(document["paths"]) == {"/files", "/files/{objectKey}", "/download/{objectKey}", "/status"}
+    assert set(document["paths"]) == {
+        "/files",
+        "/files/{objectKey}",
+        "/download/{objectKey}",
+        "/status",
+        "/me/files",
+        "/me/files/{objectKey}",
+        "/me/download/{objectKey}",
+        "/me/uploads",
+    }
+    me_names = {parameter["name"] for parameter in document["paths"]["/me/files"]["get"]["parameters"]}
+    assert me_names == {parameter["name"] for parameter in document["paths"]["/files"]["get"]["parameters"]}
     names = {parameter["name"] for parameter in document["paths"]["/files"]["get"]["parameters"]}
     assert names == {
         "user",
@@ -43,11 +54,21 @@ def test_the_document_names_every_route_and_parameter() -> None:
         "contentType",
     }
     for route, path in document["paths"].items():
-        responses = path["get"]["responses"]
-        assert "422" not in responses  # invalid input is a 400 with {"message"}
-        if route != "/status":  # takes no input
-            assert responses["400"]["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorMessage")
-    assert document["components"]["securitySchemes"]["sigv4"]["x-amazon-apigateway-authtype"] == "awsSigv4"
+        for method, operation in path.items():
+            responses = operation["responses"]
+            assert "422" not in responses  # invalid input is a 400 with {"message"}
+            if route != "/status":  # takes no input
+                schema = responses["400"]["content"]["application/json"]["schema"]
+                assert schema["$ref"].endswith("/ErrorMessage")
+            # The routes of signed-in people take the user pool's ID token; the others SigV4 (the default).
+            if route.startswith("/me/"):
+                assert operation["security"] == [{"cognito": []}], (method, route)
+                assert "401" in responses
+            else:
+                assert "security" not in operation
+    schemes = document["components"]["securitySchemes"]
+    assert schemes["sigv4"]["x-amazon-apigateway-authtype"] == "awsSigv4"
+    assert schemes["cognito"]["x-amazon-apigateway-authtype"] == "cognito_user_pools"
 
 
 def test_the_document_describes_the_index_state_and_the_status() -> None:

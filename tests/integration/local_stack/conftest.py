@@ -61,7 +61,8 @@ class ServeProcess:
         self.process = subprocess.Popen(
             list(command),
             cwd=REPO_ROOT,
-            env={**os.environ, **env},
+            # The page's port too is any free one unless a test names it: serve's default is fixed (8080).
+            env={**os.environ, "WEB_PORT": "0", **env},
             stdout=subprocess.PIPE,
             stderr=self._stderr,
         )

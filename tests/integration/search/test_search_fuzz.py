@@ -29,6 +29,11 @@ KNOWN_GOOD: dict[str, dict[str, Any]] = {
     "/files/{objectKey}": {"path_parameters": {"objectKey": "USER001_FILE001.txt"}},
     "/download/{objectKey}": {"path_parameters": {"objectKey": "USER001_FILE001.txt"}},
     "/status": {},
+    # Without a user pool (this function's environment has none) the routes of signed-in people are 404s.
+    "/me/files": {},
+    "/me/files/{objectKey}": {"path_parameters": {"objectKey": "USER001_FILE001.txt"}},
+    "/me/download/{objectKey}": {"path_parameters": {"objectKey": "USER001_FILE001.txt"}},
+    "/me/uploads": {},
 }
 
 

@@ -1,0 +1,23 @@
+"""Sign-in for people: the Cognito user pool, its app client and admin group (`userAccess`).
+
+The settings below are said once and used twice: by the CDK construct and by the local stack's pool
+(local_stack/cognito.py), so that a password the page accepts locally is one the deployed pool accepts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Cognito's password policy, in its API's terms: 12 characters of four kinds.
+PASSWORD_POLICY: dict[str, Any] = {
+    "MinimumLength": 12,
+    "RequireUppercase": True,
+    "RequireLowercase": True,
+    "RequireNumbers": True,
+    "RequireSymbols": True,
+    "TemporaryPasswordValidityDays": 7,
+}
+# The page signs in with USER_PASSWORD_AUTH over TLS to Cognito itself (never to the search API), and
+# refreshes with the refresh token; SRP stays allowed for other clients.
+USER_POOL_CLIENT_AUTH_FLOWS = ("ALLOW_USER_PASSWORD_AUTH", "ALLOW_USER_SRP_AUTH", "ALLOW_REFRESH_TOKEN_AUTH")
+ADMIN_GROUP_DESCRIPTION = "May list any user's files and the whole bucket, and download any file"

@@ -1,0 +1,51 @@
+"""The page's files and the headers it is served with, said once for CloudFront and the local stack.
+
+The page is the static app in `web/`: no build step; its runtime configuration is `config.json`, written
+at deploy (CDK) or served by the local stack, naming the API, the user pool and its app client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+WEB_ROOT = Path(__file__).resolve().parent.parent / "web"
+CONFIG_FILE = "config.json"
+# Types of the files in web/ (everything else is refused by the local server).
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".json": "application/json",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+}
+
+
+def content_security_policy(connect_sources: Iterable[str]) -> str:
+    """The page's CSP: its own scripts and styles only, and connections to the API, Cognito and S3."""
+    connect = " ".join(["'self'", *connect_sources])
+    return "; ".join(
+        [
+            "default-src 'none'",
+            "script-src 'self'",
+            "style-src 'self'",
+            "img-src 'self' data:",
+            f"connect-src {connect}",
+            "form-action 'none'",
+            "frame-ancestors 'none'",
+            "base-uri 'none'",
+        ]
+    )
+
+
+def security_headers(connect_sources: Iterable[str]) -> dict[str, str]:
+    """Every answer's security headers (CloudFront's response headers policy sets the same)."""
+    return {
+        "Content-Security-Policy": content_security_policy(connect_sources),
+        "X-Content-Type-Options": "nosniff",
+        "X-Frame-Options": "DENY",
+        "Referrer-Policy": "no-referrer",
+        "Strict-Transport-Security": "max-age=31536000; includeSubDomains",
+        "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
+    }

@@ -1,0 +1,194 @@
+"""Uploads, downloads and deletes of signed-in people, on the in-process local stack.
+
+moto checks no presigned POST policy, so the tests read the policy the function signs: the exact key under
+the person's own prefix, the content type, and a size range up to `maxUploadBytes`. The form then goes
+to S3 as a browser sends it, and the file reaches the index through the bucket's events.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from local_stack.stack import LocalFileSearch
+from tests.integration.local_stack.signed_in import call, claims_of, key_path, post_form, sign_in
+
+MAX_UPLOAD = 1000
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _aws_credentials(module_aws_environment: None) -> None:
+    """The shared AWS environment of a module whose stack lives through many tests (conftest)."""
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[LocalFileSearch]:
+    with LocalFileSearch(
+        aws_port=0, api_port=0, log_level="WARNING", context={"maxUploadBytes": MAX_UPLOAD}
+    ) as running:
+        running.wait_until_indexed()
+        yield running
+
+
+@pytest.fixture(scope="module")
+def demo(stack: LocalFileSearch) -> dict[str, Any]:
+    ready = stack.describe()
+    tokens = sign_in(stack.aws_endpoint, ready["userPoolClientId"], ready["demoUser"], ready["demoPassword"])
+    return {"token": tokens["IdToken"], "sub": claims_of(tokens["IdToken"])["sub"]}
+
+
+def _policy(form: dict[str, Any]) -> dict[str, Any]:
+    policy: dict[str, Any] = json.loads(base64.b64decode(form["fields"]["policy"]))
+    return policy
+
+
+def _upload(stack: LocalFileSearch, token: str, body: dict[str, Any]) -> tuple[int, Any]:
+    status, answer, _ = call(f"{stack.api_url}/me/uploads", "POST", token=token, body=body)
+    return status, answer
+
+
+def test_the_upload_policy_pins_key_type_and_size(stack: LocalFileSearch, demo: dict[str, Any]) -> None:
+    status, form = _upload(
+        stack,
+        demo["token"],
+        {"name": "plan.pdf", "contentType": "application/pdf", "size": 10, "folder": "a/b"},
+    )
+    assert status == 200, form
+    assert form["key"] == f"{demo['sub']}/a/b/plan.pdf"
+    assert form["fields"]["key"] == form["key"]
+    assert form["url"] == f"{stack.aws_endpoint}/{stack.bucket}"
+    conditions = _policy(form)["conditions"]
+    assert {"key": form["key"]} in conditions
+    assert {"bucket": stack.bucket} in conditions
+    assert {"Content-Type": "application/pdf"} in conditions
+    assert ["content-length-range", 0, MAX_UPLOAD] in conditions
+    # No condition lets the key vary (starts-with), and the policy expires.
+    assert not [
+        condition for condition in conditions if isinstance(condition, list) and condition[0] == "starts-with"
+    ]
+    assert _policy(form)["expiration"]
+
+
+def test_an_uploaded_file_is_listed_downloaded_and_deleted(
+    stack: LocalFileSearch, demo: dict[str, Any]
+) -> None:
+    content = "Grüße, world".encode()
+    status, form = _upload(
+        stack, demo["token"], {"name": "größe über.txt", "contentType": "text/plain", "size": len(content)}
+    )
+    assert status == 200, form
+    assert post_form(form["url"], form["fields"], content) == 204
+    stack.wait_until_indexed()
+    status, page, _ = call(f"{stack.api_url}/me/files?q=grosse", token=demo["token"])
+    assert status == 200
+    assert [item["objectKey"] for item in page["items"]] == [form["key"]]
+    status, _, headers = call(f"{stack.api_url}/me/download/{key_path(form['key'])}", token=demo["token"])
+    assert status == 302
+    assert "response-content-disposition=attachment" in headers["Location"]
+    status, answer, _ = call(
+        f"{stack.api_url}/me/download/{key_path(form['key'])}",
+        token=demo["token"],
+        headers={"Accept": "application/json"},
+    )
+    assert status == 200
+    import urllib.request
+
+    with urllib.request.urlopen(answer["url"]) as response:  # noqa: S310 (the local S3)
+        assert response.read() == content
+        disposition = response.headers["Content-Disposition"]
+    assert disposition.startswith("attachment;")
+    assert "filename*=UTF-8''gr%C3%B6%C3%9Fe%20%C3%BCber.txt" in disposition
+    status, _, _ = call(f"{stack.api_url}/me/files/{key_path(form['key'])}", "DELETE", token=demo["token"])
+    assert status == 204
+    stack.wait_until_indexed()
+    assert call(f"{stack.api_url}/me/files/{key_path(form['key'])}", token=demo["token"])[0] == 404
+    status, page, _ = call(f"{stack.api_url}/me/files", token=demo["token"])
+    assert form["key"] not in [item["objectKey"] for item in page["items"]]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"name": "a/b.txt", "size": 1}, "must not contain '/'"),
+        ({"name": "..", "size": 1}, "'.' or '..'"),
+        ({"name": "x.txt", "size": 1, "folder": "a/../b"}, "'.' or '..'"),
+        ({"name": "x.txt", "size": 1, "folder": "a//b"}, "must not be empty"),
+        ({"name": "x\u0000.txt", "size": 1}, "control characters"),
+        ({"name": "x.txt", "size": MAX_UPLOAD + 1}, f"upload limit of {MAX_UPLOAD} bytes (maxUploadBytes)"),
+        ({"name": "x.txt", "size": -1}, "size must be"),
+        ({"name": "x.txt", "size": "1"}, "size must be"),
+        ({"name": "x.txt"}, "size is required"),
+        ({"size": 1}, "name is required"),
+        ({"name": "x.txt", "size": 1, "contentType": "text"}, "contentType must be a media type"),
+        ({"name": "x.txt", "size": 1, "owner": "someone"}, "unknown field(s) owner"),
+        ({"name": "é" * 200, "size": 1}, "longer than 255 bytes"),
+        (["x.txt"], "must be a JSON object"),
+    ],
+)
+def test_a_bad_upload_request_is_a_clear_400(
+    stack: LocalFileSearch, demo: dict[str, Any], body: Any, message: str
+) -> None:
+    status, answer = _upload(stack, demo["token"], body)
+    assert status == 400
+    assert message in answer["message"]
+
+
+def test_a_body_that_is_not_json_is_a_400(stack: LocalFileSearch, demo: dict[str, Any]) -> None:
+    status, answer, _ = call(f"{stack.api_url}/me/uploads", "POST", token=demo["token"], body=b"name=x")
+    assert status == 400
+    assert "the body must be JSON" in answer["message"]
+
+
+def test_the_routes_answer_the_pages_origin_only(stack: LocalFileSearch, demo: dict[str, Any]) -> None:
+    origin = stack.web_url
+    assert origin is not None
+    status, _, headers = call(f"{stack.api_url}/me/uploads", "OPTIONS", headers={"Origin": origin})
+    assert status == 204
+    assert headers["Access-Control-Allow-Origin"] == origin
+    assert "POST" in headers["Access-Control-Allow-Methods"]
+    assert "Authorization" in headers["Access-Control-Allow-Headers"]
+    # Answers, errors included, name the page's origin (never "*").
+    for token in (demo["token"], None):
+        _, _, headers = call(f"{stack.api_url}/me/files", token=token, headers={"Origin": origin})
+        assert headers["Access-Control-Allow-Origin"] == origin
+    # The IAM routes are not opened to pages.
+    _, _, headers = call(f"{stack.api_url}/status", headers={"Origin": origin})
+    assert "Access-Control-Allow-Origin" not in headers
+
+
+def test_a_method_a_route_does_not_declare_is_a_405(stack: LocalFileSearch, demo: dict[str, Any]) -> None:
+    for method, path, allowed in (
+        ("PUT", "/me/files", "GET"),
+        ("POST", "/me/files/x", "GET, DELETE"),
+        ("GET", "/me/uploads", "POST"),
+        ("TRACE", "/me/download/x", "GET"),
+    ):
+        status, _, headers = call(f"{stack.api_url}{path}", method, token=demo["token"])
+        assert (status, headers.get("Allow")) == (405, allowed), (method, path)
+
+
+def test_the_page_is_served_with_its_security_headers(stack: LocalFileSearch) -> None:
+    assert stack.web_url is not None
+    status, _, headers = call(f"{stack.web_url}/")
+    assert status == 200
+    csp = headers["Content-Security-Policy"]
+    assert "script-src 'self'" in csp
+    assert stack.api_url in csp
+    assert stack.aws_endpoint in csp
+    assert headers["X-Frame-Options"] == "DENY"
+    status, config, _ = call(f"{stack.web_url}/config.json")
+    ready = stack.describe()
+    assert config == {
+        "apiUrl": stack.api_url,
+        "region": stack.region,
+        "userPoolId": ready["userPoolId"],
+        "userPoolClientId": ready["userPoolClientId"],
+        "cognitoEndpoint": stack.aws_endpoint,
+        "maxUploadBytes": MAX_UPLOAD,
+    }
+    assert call(f"{stack.web_url}/../README.md")[0] == 404
+    assert call(f"{stack.web_url}/%2e%2e/README.md")[0] == 404
