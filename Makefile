@@ -42,7 +42,23 @@ $(STAMP)/node: package.json package-lock.json
 	@npm ci --no-audit --no-fund --loglevel=error >&2
 	@touch $@
 
-setup: $(STAMP)/python$(PYTHON_VERSION) $(STAMP)/node  ## create the venv and install pinned Python and Node deps
+# The browser tests drive Debian's Chromium (never a browser Playwright downloads): installed when missing
+# and this is a Debian machine where we are root; otherwise the tests say in one line why they skip.
+CHROMIUM ?= /usr/bin/chromium
+$(STAMP)/browser:
+	@mkdir -p $(STAMP)
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing Debian's chromium for the browser tests ..." >&2; \
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >&2 \
+				|| echo "could not install chromium: the browser tests will skip (fail under CI=true)" >&2; \
+		else \
+			echo "no chromium at $(CHROMIUM) (apt-get install chromium): the browser tests will skip" >&2; \
+		fi; \
+	fi
+	@touch $@
+
+setup: $(STAMP)/python$(PYTHON_VERSION) $(STAMP)/node $(STAMP)/browser  ## create the venv; install pinned Python and Node deps and Chromium
 
 demo: setup  ## run the local stack, upload, delete, search, print, stop
 	$(LOCAL_AWS) $(PY) -m local_stack.demo

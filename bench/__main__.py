@@ -52,6 +52,7 @@ class Settings:
     name_sizes: tuple[int, ...]
     name_check_objects: int
     enrich_uploads: int
+    page_runs: int
 
     def kwargs(self, measure: str) -> dict[str, Any]:
         by_measure: dict[str, dict[str, Any]] = {
@@ -83,6 +84,7 @@ class Settings:
             "pipeline": {"records": self.throughput_records},
             "name_reads": {"sizes": list(self.name_sizes), "check_objects": self.name_check_objects},
             "enrich_cost": {"uploads": self.enrich_uploads},
+            "page": {"runs": self.page_runs},
         }
         return by_measure[measure]
 
@@ -114,6 +116,7 @@ FULL = Settings(
     name_sizes=(1_000, 10_000, 100_000, 1_000_000),
     name_check_objects=2_000,
     enrich_uploads=200,
+    page_runs=20,
 )
 QUICK = Settings(
     stream_keys=40,
@@ -141,6 +144,7 @@ QUICK = Settings(
     name_sizes=(1_000,),
     name_check_objects=300,
     enrich_uploads=20,
+    page_runs=2,
 )
 
 
@@ -184,6 +188,7 @@ def parse_args(argv: list[str]) -> Options:
     parser.add_argument(
         "--name-sizes", help="bucket sizes of the name search model, e.g. 1000,1000000 (measure 15)"
     )
+    parser.add_argument("--page-runs", type=int, help="runs of the page in headless Chromium (measure 18)")
     parser.add_argument(
         "--charts",
         type=Path,
@@ -220,6 +225,7 @@ def parse_args(argv: list[str]) -> Options:
         name_sizes=_sizes(args.name_sizes) if args.name_sizes else base.name_sizes,
         name_check_objects=base.name_check_objects,
         enrich_uploads=base.enrich_uploads,
+        page_runs=args.page_runs or base.page_runs,
     )
     charts = None if args.no_charts else args.charts or (None if args.quick else DEFAULT_CHARTS)
     return Options(settings, args.only or list(MEASURES), charts)

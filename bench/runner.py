@@ -40,6 +40,7 @@ MEASURES = {
     "pipeline": "bench.pipeline:run",
     "name_reads": "bench.name_reads:run",
     "enrich_cost": "bench.enrich_cost:run",
+    "page": "bench.page:run",
 }
 
 

@@ -21,6 +21,15 @@ def add_security_checks(app: App) -> None:
     Validations.of(app).add_plugins(AwsSolutionsChecks(app))
 
 
+# Why every Python function of the stack (CDK's own deploy-time ones run the same version) is on 3.13.
+RUNTIME_REASON = (
+    "Python 3.13 on purpose, not the latest runtime: the tests, the type checker and the local stack "
+    "run 3.13, and the Powertools layer is published per Python version. python3.13 runs on Amazon "
+    "Linux 2023, and AWS projects its deprecation in Lambda for 2029-06-30; moving to a newer Python "
+    "means moving the toolchain and the layer parameter with it."
+)
+
+
 def acknowledge(scope: IConstruct, rule: str, reason: str) -> None:
     """Accept finding `rule` (`AwsSolutions-L1`, `AwsSolutions-IAM5[Resource::*]`) on `scope` and below."""
     Validations.of(scope).acknowledge(Acknowledgment(id=f"{PACK}::{rule}", reason=reason))
@@ -42,11 +51,4 @@ def acknowledge_lambda_basics(scope: IConstruct) -> None:
         "Only xray:PutTraceSegments and xray:PutTelemetryRecords use Resource '*': X-Ray has no "
         "resource-level permissions for them (added by Tracing.ACTIVE).",
     )
-    acknowledge(
-        scope,
-        "AwsSolutions-L1",
-        "Python 3.13 on purpose, not the latest runtime: the tests, the type checker and the local stack "
-        "run 3.13, and the Powertools layer is published per Python version. python3.13 runs on Amazon "
-        "Linux 2023, and AWS projects its deprecation in Lambda for 2029-06-30; moving to a newer Python "
-        "means moving the toolchain and the layer parameter with it.",
-    )
+    acknowledge(scope, "AwsSolutions-L1", RUNTIME_REASON)

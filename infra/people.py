@@ -1,6 +1,7 @@
 """Sign-in for people: the Cognito user pool, its app client and admin group (`userAccess`).
 
-The settings below are said once and used twice: by the CDK construct and by the local stack's pool
+The settings below are said once and used twice: by the CDK construct (infra/user_pool.py, which this
+module keeps apart so that the local stack never starts the CDK) and by the local stack's pool
 (local_stack/cognito.py), so that a password the page accepts locally is one the deployed pool accepts.
 """
 

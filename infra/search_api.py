@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from typing import Any
 
 from aws_cdk import Duration, Fn, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -66,6 +69,31 @@ RETRY_LATER_PATTERN = logs.FilterPattern.any(
 _AUTHORIZATION = {ApiAuth.IAM: apigw.AuthorizationType.IAM, ApiAuth.NONE: apigw.AuthorizationType.NONE}
 
 
+@dataclass(frozen=True)
+class SignedInRoutes:
+    """The `/me/...` routes of people signed in at `user_pool`, for the page at `web_origin`."""
+
+    user_pool: cognito.IUserPool
+    client: cognito.IUserPoolClient
+    web_origin: str
+    user_claim: str
+    admin_group: str
+    max_upload_bytes: int
+    key_layout: str
+
+    def environment(self) -> dict[str, str]:
+        """The search function's settings of these routes (`search.config`)."""
+        return {
+            "USER_POOL_CLIENT_ID": self.client.user_pool_client_id,
+            "USER_CLAIM": self.user_claim,
+            "ADMIN_GROUP": self.admin_group,
+            "MAX_UPLOAD_BYTES": str(self.max_upload_bytes),
+            "WEB_ORIGIN": self.web_origin,
+            # Uploads are keyed so that the indexer credits them to their uploader.
+            "KEY_LAYOUT": self.key_layout,
+        }
+
+
 def rest_api_name(stack: Stack) -> str:
     """One name per stack: API Gateway's metrics (and so the 5xx alarm) are keyed by the API's name."""
     return f"{stack.stack_name}-api"
@@ -91,10 +119,11 @@ class SearchApi(Construct):
         layout: IndexLayout | None = None,
         name_table: dynamodb.ITable | None = None,
         enrich: frozenset[str] = frozenset(),
+        signed_in: SignedInRoutes | None = None,
     ) -> None:
         """`initial_state`: the bucket's index state while it has no state record (never built);
         `layout`: which partition key values and indexes a search reads; `name_table`: the name index
-        (None: lists narrowed by name are refused)."""
+        (None: lists narrowed by name are refused); `signed_in`: the routes of people (None: none)."""
         super().__init__(scope, construct_id)
         layout = layout or IndexLayout()
         # The HMAC key of paging cursors: random, never leaves AWS, read once per cold start.
@@ -125,6 +154,7 @@ class SearchApi(Construct):
                 **({"NAME_TABLE_NAME": name_table.table_name} if name_table is not None else {}),
                 # Which filters a list may use: what the indexer stores (`file_index.enrich`).
                 **({"ENRICH": enrich_to_env(enrich)} if enrich else {}),
+                **(signed_in.environment() if signed_in is not None else {}),
             },
             timeout=SEARCH_TIMEOUT,
             memory_size=SEARCH_MEMORY_MB,
@@ -158,6 +188,12 @@ class SearchApi(Construct):
         s3.BucketGrants.from_bucket(bucket).actions_on_object_keys(
             self.function, "*", "s3:GetObject", "s3:GetObjectVersion"
         )
+        if signed_in is not None:
+            # A presigned POST is only as good as its signer's rights: PutObject, with the key, type and
+            # size pinned by the policy the function signs; DeleteObject for a person's own files.
+            s3.BucketGrants.from_bucket(bucket).actions_on_object_keys(
+                self.function, "*", "s3:PutObject", "s3:DeleteObject"
+            )
         self.cursor_secret.grant_read(self.function)
         # `GET /status`: message counts of both queues, and the age of the oldest waiting event (a
         # CloudWatch metric: SQS's API does not give it).
@@ -187,7 +223,14 @@ class SearchApi(Construct):
             search,
             f"AwsSolutions-IAM5[Resource::{bucket_arn_reference(bucket)}/*]",
             "Downloads presign s3:GetObject / s3:GetObjectVersion for any indexed object, and any object of "
-            "the upload bucket may be indexed; no listing, writing or deleting is granted.",
+            "the upload bucket may be indexed; no listing is granted. "
+            + (
+                "With sign-in for people, s3:PutObject signs a person's upload form (its policy pins one "
+                "key under their own prefix) and s3:DeleteObject deletes a person's own file; the "
+                "function checks the owner first."
+                if signed_in is not None
+                else "No writing or deleting is granted."
+            ),
         )
         acknowledge(
             search,
@@ -257,11 +300,57 @@ class SearchApi(Construct):
         self.api.root.add_method("GET", integration, request_validator=self.request_validator)
         proxy = self.api.root.add_resource("{proxy+}")
         proxy.add_method("GET", integration, request_validator=self.request_validator)
+        if signed_in is not None:
+            self._add_signed_in_routes(signed_in, integration)
         self._acknowledge_api_findings(api_auth)
         self.server_errors = self._count_answers("ServerErrors", "ApiServerErrors", SERVER_ERROR_PATTERN)
         self.retry_later_answers = self._count_answers(
             "RetryLaterAnswers", "ApiRetryLaterAnswers", RETRY_LATER_PATTERN
         )
+
+    def _add_signed_in_routes(self, signed_in: SignedInRoutes, integration: apigw.Integration) -> None:
+        """`/me/...`: the user pool's authorizer checks the ID token before the function runs.
+
+        Explicit resources win over `{proxy+}`, so IAM never applies to them; CORS is open to the page's
+        origin only, and API Gateway's own refusals (401, 403) carry the header too, so the page reads them.
+        """
+        authorizer = apigw.CognitoUserPoolsAuthorizer(
+            self,
+            "PeopleAuthorizer",
+            cognito_user_pools=[signed_in.user_pool],
+            identity_source="method.request.header.Authorization",
+            results_cache_ttl=Duration.minutes(5),
+        )
+        cors = apigw.CorsOptions(
+            allow_origins=[signed_in.web_origin],
+            allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+            allow_headers=["Authorization", "Content-Type"],
+            max_age=Duration.minutes(10),
+        )
+        signed: dict[str, Any] = {
+            "authorization_type": apigw.AuthorizationType.COGNITO,
+            "authorizer": authorizer,
+            "request_validator": self.request_validator,
+        }
+        me = self.api.root.add_resource("me", default_cors_preflight_options=cors)
+        files = me.add_resource("files")
+        files.add_method("GET", integration, **signed)
+        one_file = files.add_resource("{objectKey+}")
+        one_file.add_method("GET", integration, **signed)
+        one_file.add_method("DELETE", integration, **signed)
+        me.add_resource("download").add_resource("{objectKey+}").add_method("GET", integration, **signed)
+        me.add_resource("uploads").add_method("POST", integration, **signed)
+        quoted_origin = Fn.join("", ["'", signed_in.web_origin, "'"])
+        for response_type in (
+            apigw.ResponseType.UNAUTHORIZED,
+            apigw.ResponseType.ACCESS_DENIED,
+            apigw.ResponseType.DEFAULT_4_XX,
+        ):
+            self.api.add_gateway_response(
+                f"Cors{response_type.response_type}",
+                type=response_type,
+                response_headers={"Access-Control-Allow-Origin": quoted_origin, "Vary": "'Origin'"},
+            )
 
     def _count_answers(
         self, construct_id: str, metric_name: str, pattern: logs.IFilterPattern

@@ -15,7 +15,7 @@ from infra.dashboard import Dashboard
 from infra.ingest import RETENTION, Ingest
 from infra.layout_guard import LayoutGuard
 from infra.powertools_function import powertools_layer
-from infra.search_api import SearchApi
+from infra.search_api import SearchApi, SignedInRoutes
 from infra.storage import Storage
 
 
@@ -63,6 +63,34 @@ class FileSearchStack(Stack):
             name_table=self.storage.name_table,
             enrich=config.enrich,
         )
+        # Sign-in for people (`userAccess`): the user pool, and the page they use, whose origin the API's
+        # CORS and the bucket's name.
+        self.people: Any = None
+        self.web_site: Any = None
+        signed_in = None
+        if config.user_access:
+            # Imported here: a stack without them does not load their modules.
+            from infra.user_pool import People
+            from infra.web_site import WebSite
+
+            self.people = People(
+                self,
+                "People",
+                user_pool_id=config.user_pool_id,
+                admin_group=config.admin_group,
+                removal=config.removal,
+            )
+            self.web_site = WebSite(self, "WebSite", removal=config.removal)
+            signed_in = SignedInRoutes(
+                user_pool=self.people.user_pool,
+                client=self.people.client,
+                web_origin=self.web_site.origin,
+                user_claim=config.user_claim,
+                admin_group=config.admin_group,
+                max_upload_bytes=config.max_upload_bytes,
+                key_layout=config.key_layout,
+            )
+            self.storage.allow_uploads_from(self.web_site.origin)
         self.search_api = SearchApi(
             self,
             "SearchApi",
@@ -80,7 +108,21 @@ class FileSearchStack(Stack):
             layout=config.layout,
             name_table=self.storage.name_table,
             enrich=config.enrich,
+            signed_in=signed_in,
         )
+        if self.web_site is not None:
+            self.web_site.deploy(
+                {
+                    "apiUrl": self.search_api.api.url,
+                    "region": self.region,
+                    "userPoolId": self.people.user_pool.user_pool_id,
+                    "userPoolClientId": self.people.client.user_pool_client_id,
+                    "maxUploadBytes": config.max_upload_bytes,
+                    "adminGroup": config.admin_group,
+                    "userClaim": config.user_claim,
+                    "bucket": self.storage.bucket.bucket_name,
+                }
+            )
         self.backfill = Backfill(
             self,
             "Backfill",
@@ -145,6 +187,20 @@ class FileSearchStack(Stack):
         )
 
         CfnOutput(self, "ApiUrl", value=self.search_api.api.url, description="Base URL of the search API")
+        if self.web_site is not None:
+            CfnOutput(self, "WebUrl", value=self.web_site.origin, description="The page people sign in at")
+            CfnOutput(
+                self,
+                "UserPoolId",
+                value=self.people.user_pool.user_pool_id,
+                description="Add people here (README, Adding people)",
+            )
+            CfnOutput(
+                self,
+                "UserPoolClientId",
+                value=self.people.client.user_pool_client_id,
+                description="The page's app client",
+            )
         CfnOutput(self, "BucketName", value=self.storage.bucket.bucket_name, description="The indexed bucket")
         CfnOutput(self, "TableName", value=self.storage.table.table_name, description="File metadata table")
         CfnOutput(self, "QueueUrl", value=self.ingest.queue.queue_url, description="S3 event queue")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Annotations, Duration, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
@@ -116,6 +116,27 @@ class Storage(Construct):
             server_access_logs_prefix="upload-bucket/",
             removal_policy=removal_policy,
             auto_delete_objects=destroy,
+        )
+
+    def allow_uploads_from(self, origin: str) -> None:
+        """Let the page at `origin` (and only it) POST uploads to the bucket (the presigned forms).
+
+        An existing bucket is its owner's: the stack changes nothing of it but its notifications, so its
+        owner adds the same CORS rule (README, "Adding people"); the synth says so.
+        """
+        if self.imports_bucket:
+            Annotations.of(self).add_warning_v2(
+                "s3-file-search:import-bucket-cors",
+                "userAccess with existingBucketName: add a CORS rule to the bucket that allows POST from the "
+                "page's origin (the WebUrl output), or the page's uploads are refused",
+            )
+            return
+        assert isinstance(self.bucket, s3.Bucket)
+        self.bucket.add_cors_rule(
+            allowed_methods=[s3.HttpMethods.POST],
+            allowed_origins=[origin],
+            allowed_headers=["*"],
+            max_age=600,
         )
 
     def _name_table(self, table_name: str, removal: RemovalChoice) -> dynamodb.Table:

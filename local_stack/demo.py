@@ -18,8 +18,10 @@ import datetime as dt
 import http.client
 import io
 import json
+import secrets
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,6 +30,7 @@ from urllib.parse import quote, urlencode, urlsplit
 
 from file_search_admin.cli import main as admin
 from local_stack.stack import IndexingTimeoutError, LocalFileSearch, StackStartError
+from local_stack.web import post_form
 
 DAY_1 = dt.datetime(2017, 8, 20, 9, 15, tzinfo=dt.UTC)  # the guideline's example day
 DAY_2 = dt.datetime(2017, 8, 21, 10, 30, tzinfo=dt.UTC)
@@ -96,6 +99,7 @@ def run() -> None:
         check_deleted_and_download(api, stack)
         backfill_existing_files(api, stack)
         reconcile_broken_entries(api, stack)
+        signed_in_people(stack)
         say("- stopping the local stack")
     say(f"Demo passed: every answer matched the uploads ({time.monotonic() - started:.1f} s).")
 
@@ -331,6 +335,72 @@ def expect_items(
             raise DemoCheckFailed(
                 f"search by {search}: {sample.key} uploadDate {item.get('uploadDate')!r} is not on {day}"
             )
+
+
+def _me(stack: LocalFileSearch, method: str, path: str, token: str, body: Any = None) -> tuple[int, Any]:
+    """One request to a route of signed-in people, with the person's ID token."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(  # noqa: S310 (the local stack's API)
+        f"{stack.api_url}{path}",
+        data=data,
+        method=method,
+        headers={"Authorization": token, "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
+            raw = response.read()
+            return response.status, json.loads(raw) if raw else None
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+def _id_token(stack: LocalFileSearch, username: str, password: str) -> str:
+    ready = stack.describe()
+    result = stack.client("cognito-idp").initiate_auth(
+        AuthFlow="USER_PASSWORD_AUTH",
+        ClientId=ready["userPoolClientId"],
+        AuthParameters={"USERNAME": username, "PASSWORD": password},
+    )
+    return str(result["AuthenticationResult"]["IdToken"])
+
+
+def signed_in_people(stack: LocalFileSearch) -> None:
+    """People sign in at the user pool, upload with a presigned form, and see only their own files."""
+    ready = stack.describe()
+    if ready.get("webUrl") is None:
+        say("- userAccess is off in cdk.json: no sign-in, no page")
+        return
+    say("- people sign in (Cognito user pool) and see only their own files")
+    demo = _id_token(stack, ready["demoUser"], ready["demoPassword"])
+    status, form = _me(stack, "POST", "/me/uploads", demo, {"name": "holiday plan.txt", "size": 11})
+    if status != 200:
+        raise DemoCheckFailed(f"POST /me/uploads answered {status}: {form}")
+    if post_form(form["url"], form["fields"], b"sun and sea") != 204:
+        raise DemoCheckFailed("the presigned upload form was refused")
+    say(f"    {ready['demoUser']} uploaded {form['key']} with the presigned POST form the API signed")
+    stack.wait_until_indexed(timeout=60)
+    status, page = _me(stack, "GET", "/me/files?q=holiday", demo)
+    keys = [item["objectKey"] for item in page["items"]] if status == 200 else page
+    say(f"    GET /me/files?q=holiday as {ready['demoUser']}: {keys}")
+    if keys != [form["key"]]:
+        raise DemoCheckFailed(f"the signed-in person's list: {keys}")
+    stack.client("cognito-idp").admin_create_user(
+        UserPoolId=ready["userPoolId"], Username="guest", MessageAction="SUPPRESS"
+    )
+    guest_password = secrets.token_urlsafe(12) + "Aa1!"
+    stack.client("cognito-idp").admin_set_user_password(
+        UserPoolId=ready["userPoolId"], Username="guest", Password=guest_password, Permanent=True
+    )
+    guest = _id_token(stack, "guest", guest_password)
+    status, page = _me(stack, "GET", "/me/files?q=holiday", guest)
+    say(f"    GET /me/files?q=holiday as guest: {page['items'] if status == 200 else page}")
+    status_of_file, _ = _me(stack, "GET", key_path("/me/files", form["key"]), guest)
+    say(f"    GET /me/files/<{ready['demoUser']}'s key> as guest: {status_of_file} (as if it did not exist)")
+    if status != 200 or page["items"] or status_of_file != 404:
+        raise DemoCheckFailed("another person saw the file")
+    say(f"  the page: {ready['webUrl']} (make serve keeps it up, on port 8080); sign in as")
+    say(f"  {ready['demoUser']} / {ready['demoPassword']}")
+    say(f"  or, an admin, {ready['adminUser']} / {ready['adminPassword']}")
 
 
 def main() -> int:

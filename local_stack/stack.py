@@ -256,6 +256,9 @@ class LocalFileSearch:
                 "userPoolClientId": pool.client_id,
                 "cognitoEndpoint": self.aws_endpoint,
                 "maxUploadBytes": self.config.max_upload_bytes,
+                "adminGroup": self.config.admin_group,
+                "userClaim": self.config.user_claim,
+                "bucket": self.bucket,
             },
             connect_sources=[self.api_url, self.aws_endpoint],
         )

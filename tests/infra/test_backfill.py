@@ -386,10 +386,13 @@ def test_an_existing_bucket_is_neither_created_nor_deleted(existing_bucket_synth
     resources = existing_bucket_synth.template_json["Resources"]
     buckets = existing_bucket_synth.resources("AWS::S3::Bucket")
 
-    # Only the stack's own reports bucket: no upload bucket, no access-log bucket.
-    assert list(buckets) == [
-        existing_bucket_synth.logical_id(existing_bucket_synth.stack.backfill.reports_bucket)
-    ]
+    # Only the stack's own reports bucket and the page's: no upload bucket, no access-log bucket.
+    assert sorted(buckets) == sorted(
+        [
+            existing_bucket_synth.logical_id(existing_bucket_synth.stack.backfill.reports_bucket),
+            existing_bucket_synth.logical_id(existing_bucket_synth.stack.web_site.bucket),
+        ]
+    )
     assert existing_bucket_synth.stack.storage.access_log_bucket is None
     # No removal policy, no emptying on deletion, no bucket policy: nothing of it belongs to the stack,
     # even when the stack's own data is destroyed with it (imported_s3 is a removalPolicy=destroy stack).

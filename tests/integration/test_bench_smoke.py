@@ -63,6 +63,7 @@ TINY = [
     "--box-check-shapes=1",
     "--cost-uploads=100",
     "--name-sizes=200",
+    "--page-runs=1",
 ]
 
 
@@ -92,6 +93,7 @@ MEASURE_ROWS = {
     "pipeline": ("15.",),
     "name_reads": ("16.",),
     "enrich_cost": ("17.",),
+    "page": ("18.",),
 }
 # measure -> the chart it draws
 MEASURE_CHARTS = {name: f"{name}.png" for name in charts.CHARTS}

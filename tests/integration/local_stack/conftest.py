@@ -6,6 +6,7 @@ variables for every test, and the stack's handlers read theirs at cold start.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
@@ -105,6 +106,20 @@ class ServeProcess:
         self._selector.close()
         self._stdout.close()
         self._stderr.close()
+
+
+@contextlib.contextmanager
+def serving() -> Iterator[dict[str, Any]]:
+    """One `serve` process for a whole module (the `start_serve` fixture is per test): its READY object.
+
+    It must stop with status 0 when the module is done.
+    """
+    serve = ServeProcess({"API_PORT": "0", "AWS_PORT": "0", "POWERTOOLS_LOG_LEVEL": "WARNING"})
+    try:
+        yield serve.wait_ready()
+        assert serve.stop()[0] == 0, serve.stderr()
+    finally:
+        serve.close()
 
 
 @pytest.fixture

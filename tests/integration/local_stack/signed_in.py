@@ -7,7 +7,6 @@ import json
 import time
 import urllib.error
 import urllib.request
-import uuid
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
@@ -16,6 +15,10 @@ import boto3
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 from moto.utilities.utils import load_resource
+
+from local_stack.web import post_form
+
+__all__ = ["post_form"]
 
 FAKE = "testing"
 
@@ -124,26 +127,3 @@ def call(
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args: Any, **kwargs: Any) -> None:
         return None
-
-
-def post_form(url: str, fields: Mapping[str, str], content: bytes, filename: str = "file") -> int:
-    """An HTML form POST of `fields` and the file, as a browser sends the page's upload; the status."""
-    boundary = uuid.uuid4().hex
-    parts = [
-        f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode()
-        for name, value in fields.items()
-    ]
-    parts.append(
-        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{filename}"\r\n'
-        "Content-Type: application/octet-stream\r\n\r\n".encode()
-        + content
-        + f"\r\n--{boundary}--\r\n".encode()
-    )
-    request = urllib.request.Request(  # noqa: S310 (the local S3)
-        url, data=b"".join(parts), headers={"Content-Type": f"multipart/form-data; boundary={boundary}"}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
-            return int(response.status)
-    except urllib.error.HTTPError as error:
-        return int(error.code)

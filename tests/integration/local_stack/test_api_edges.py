@@ -26,15 +26,11 @@ LONG_KEY_USER = "USERLONG"
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[dict[str, Any]]:
-    """One `serve` process for the module; started by hand, as the `start_serve` fixture is per test."""
-    from tests.integration.local_stack.conftest import ServeProcess
+    """One `serve` process for the module."""
+    from tests.integration.local_stack.conftest import serving
 
-    serve = ServeProcess({"API_PORT": "0", "AWS_PORT": "0", "POWERTOOLS_LOG_LEVEL": "WARNING"})
-    try:
-        yield serve.wait_ready()
-        assert serve.stop()[0] == 0, serve.stderr()
-    finally:
-        serve.close()
+    with serving() as ready:
+        yield ready
 
 
 def request(stack: dict[str, Any], method: str, path: str) -> tuple[int, dict[str, str], bytes]:

@@ -17,7 +17,18 @@ import pytest
 
 from tests.integration.local_stack.conftest import ServeProcess, free_port
 
-READY_KEYS = {"apiUrl", "awsEndpoint", "bucket", "queueUrl", "dlqUrl", "table", "region"}
+READY_KEYS = {
+    "apiUrl",
+    "awsEndpoint",
+    "bucket",
+    "queueUrl",
+    "dlqUrl",
+    "table",
+    "region",
+    "webUrl",
+    "userPoolId",
+    "userPoolClientId",
+}
 
 
 def get_json(url: str) -> tuple[int, Any]:
@@ -94,12 +105,12 @@ def test_make_serve_stops_the_stack_on_sigterm_then_make_dies_of_the_signal():
         serve.close()
 
 
-@pytest.mark.parametrize("variable", ["AWS_PORT", "API_PORT"])
+@pytest.mark.parametrize("variable", ["AWS_PORT", "API_PORT", "WEB_PORT"])
 def test_serve_fails_clearly_when_a_port_is_taken(start_serve, variable):
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
-        other = "API_PORT" if variable == "AWS_PORT" else "AWS_PORT"
-        serve = start_serve(**{variable: str(port), other: "0"})
+        ports = {"AWS_PORT": "0", "API_PORT": "0", "WEB_PORT": "0", variable: str(port)}
+        serve = start_serve(**ports)
         exit_status = serve.process.wait(60)
         assert serve.read_line(5) is None, "serve must not claim READY"
 

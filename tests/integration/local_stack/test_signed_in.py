@@ -189,6 +189,9 @@ def test_the_page_is_served_with_its_security_headers(stack: LocalFileSearch) ->
         "userPoolClientId": ready["userPoolClientId"],
         "cognitoEndpoint": stack.aws_endpoint,
         "maxUploadBytes": MAX_UPLOAD,
+        "adminGroup": "admins",
+        "userClaim": "sub",
+        "bucket": stack.bucket,
     }
     assert call(f"{stack.web_url}/../README.md")[0] == 404
     assert call(f"{stack.web_url}/%2e%2e/README.md")[0] == 404

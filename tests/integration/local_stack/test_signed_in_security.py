@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from joserfc.jwk import RSAKey
 
-from tests.integration.local_stack.conftest import ServeProcess
+from tests.integration.local_stack.conftest import serving
 from tests.integration.local_stack.signed_in import (
     add_person,
     call,
@@ -34,12 +34,8 @@ pytestmark = pytest.mark.xdist_group("serve-signed-in")
 
 @pytest.fixture(scope="module")
 def ready() -> Iterator[dict[str, Any]]:
-    serve = ServeProcess({"API_PORT": "0", "AWS_PORT": "0", "POWERTOOLS_LOG_LEVEL": "WARNING"})
-    try:
-        yield serve.wait_ready()
-        assert serve.stop()[0] == 0, serve.stderr()
-    finally:
-        serve.close()
+    with serving() as started:
+        yield started
 
 
 @pytest.fixture(scope="module")

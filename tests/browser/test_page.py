@@ -1,0 +1,363 @@
+"""The page as a person meets it: headless Chromium against `python -m local_stack.serve`.
+
+Driven by labels and roles, as a screen reader or a keyboard user would; axe-core checks every view for
+serious and critical accessibility violations. The screenshots go to docs/screenshots/ (the README shows
+them). Without a browser the tests skip with one line, except under CI=true, where that is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from bench.page import TRANSFERRED_BYTES
+from file_index.state import IndexStateStore, Operation
+from local_stack.browser import launch, missing_browser
+from tests.integration.local_stack.conftest import REPO_ROOT, serving
+from tests.integration.local_stack.signed_in import add_person, call, expired, post_form, sign_in
+
+pytestmark = pytest.mark.xdist_group("browser")
+
+SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
+AXE = REPO_ROOT / "node_modules" / "axe-core" / "axe.min.js"
+FIRST_LOAD_LIMIT_BYTES = 300 * 1024
+TIMEOUT_MS = 20_000
+BIG = bytes(range(256)) * 8 * 1024  # 2 MiB: big enough for the progress events of a real upload
+SMALL = b"quarterly numbers\n" * 40
+
+if missing_browser() is not None:
+    reason = f"browser tests: {missing_browser()}"
+    if os.environ.get("CI") == "true":
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
+
+from playwright.sync_api import Browser, FilePayload, Page, expect, sync_playwright  # noqa: E402
+
+expect.set_options(timeout=TIMEOUT_MS)
+
+
+@pytest.fixture(scope="module")
+def ready() -> Iterator[dict[str, Any]]:
+    with serving() as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        chromium = launch(playwright)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def _sign_in(page: Page, ready: dict[str, Any], username: str, password: str) -> None:
+    page.goto(ready["webUrl"])
+    page.get_by_label("User name", exact=True).fill(username)
+    page.get_by_label("Password", exact=True).fill(password)
+    page.get_by_role("button", name="Sign in").click()
+
+
+def _signed_in(page: Page, ready: dict[str, Any], username: str, password: str) -> None:
+    _sign_in(page, ready, username, password)
+    expect(page.get_by_text("Signed in as")).to_contain_text(username)
+
+
+def _file(name: str, mime_type: str, content: bytes) -> FilePayload:
+    return {"name": name, "mimeType": mime_type, "buffer": content}
+
+
+def _axe_violations(page: Page) -> list[str]:
+    """Serious and critical violations axe-core finds in the page as it is now."""
+    if not any(page.evaluate("() => typeof window.axe") == kind for kind in ("object", "function")):
+        # Through the DevTools protocol, not a <script>: the page's CSP allows only its own scripts.
+        page.evaluate(AXE.read_text(encoding="utf-8"))
+    result = page.evaluate("async () => (await axe.run(document)).violations")
+    return [
+        f"{violation['id']} ({violation['impact']}): {[node['target'] for node in violation['nodes']]}"
+        for violation in result
+        if violation["impact"] in ("serious", "critical")
+    ]
+
+
+def _row(page: Page, name: str) -> Any:
+    return page.locator("#rows tr").filter(has=page.get_by_role("rowheader", name=name, exact=True))
+
+
+def _shot(page: Page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+
+
+def test_a_person_signs_in_uploads_finds_downloads_and_deletes(
+    page: Page, ready: dict[str, Any], tmp_path: Path
+) -> None:
+    page.goto(ready["webUrl"])
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    assert _axe_violations(page) == []
+    _shot(page, "sign-in.png")
+    _sign_in(page, ready, "demo", ready["demoPassword"])
+    expect(page.get_by_text("Signed in as")).to_contain_text("demo")
+    expect(page.get_by_text("No files yet.")).to_be_visible()
+
+    # Two files at once through the picker: a progress bar for each, then both listed, no reload.
+    page.get_by_label("Choose files to upload, or drop them here").set_input_files(
+        [
+            _file("site-plan.pdf", "application/pdf", BIG),
+            _file("quarterly report.txt", "text/plain", SMALL),
+        ]
+    )
+    for name in ("site-plan.pdf", "quarterly report.txt"):
+        expect(page.get_by_role("progressbar", name=f"Upload of {name}")).to_be_visible()
+    for name in ("site-plan.pdf", "quarterly report.txt"):
+        expect(_row(page, name)).to_have_count(1)
+        bar = page.get_by_role("progressbar", name=f"Upload of {name}")
+        assert bar.evaluate("element => element.value") == 100
+    # And one dropped on the drop zone.
+    drop = page.evaluate_handle(
+        "() => { const data = new DataTransfer();"
+        " data.items.add(new File(['dropped'], 'dropped note.md', {type: 'text/markdown'})); return data; }"
+    )
+    page.dispatch_event("#drop-zone", "drop", {"dataTransfer": drop})
+    expect(_row(page, "dropped note.md")).to_have_count(1)
+    expect(page.locator("#rows tr")).to_have_count(3)
+    row = _row(page, "site-plan.pdf")
+    expect(row).to_contain_text("2.0 MB")
+    assert _axe_violations(page) == []
+    _shot(page, "files.png")
+
+    # The name search box.
+    page.get_by_label("Name", exact=True).fill("quarterly")
+    page.get_by_role("button", name="Search").click()
+    expect(page.locator("#rows tr")).to_have_count(1)
+    expect(_row(page, "quarterly report.txt")).to_have_count(1)
+    _shot(page, "search.png")
+    page.get_by_role("button", name="Clear").click()
+    expect(page.locator("#rows tr")).to_have_count(3)
+
+    # A size range: at least 1 MB.
+    page.get_by_label("At least").fill("1")
+    page.get_by_role("button", name="Search").click()
+    expect(page.locator("#rows tr")).to_have_count(1)
+    expect(_row(page, "site-plan.pdf")).to_have_count(1)
+    page.get_by_role("button", name="Clear").click()
+    # A date range that ended yesterday holds nothing.
+    page.get_by_label("To", exact=True).fill("2020-01-01")
+    page.get_by_role("button", name="Search").click()
+    expect(page.get_by_text("No files match these filters.")).to_be_visible()
+    page.get_by_role("button", name="Clear").click()
+    expect(page.locator("#rows tr")).to_have_count(3)
+
+    # Sorting: by size, largest first, then smallest first; by time, newest first.
+    page.get_by_role("button", name="Size").click()
+    expect(page.locator("#size-header")).to_have_attribute("aria-sort", "descending")
+    expect(page.locator("#rows tr").first).to_contain_text("site-plan.pdf")
+    page.get_by_role("button", name="Size").click()
+    expect(page.locator("#size-header")).to_have_attribute("aria-sort", "ascending")
+    expect(page.locator("#rows tr").first).to_contain_text("dropped note.md")
+    page.get_by_role("button", name="Uploaded").click()
+    expect(page.locator("#time-header")).to_have_attribute("aria-sort", "descending")
+    expect(page.locator("#rows tr").first).to_contain_text("dropped note.md")
+
+    # Download: the file's own name, the same bytes.
+    with page.expect_download() as download_info:
+        page.get_by_role("button", name="Download site-plan.pdf").click()
+    download = download_info.value
+    assert download.suggested_filename == "site-plan.pdf"
+    saved = tmp_path / "saved.pdf"
+    download.save_as(saved)
+    assert saved.read_bytes() == BIG
+
+    # Delete, after a confirmation; dismissing it keeps the file.
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.get_by_role("button", name="Delete quarterly report.txt").click()
+    expect(_row(page, "quarterly report.txt")).to_have_count(1)
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Delete quarterly report.txt").click()
+    expect(_row(page, "quarterly report.txt")).to_have_count(0)
+    expect(page.get_by_role("status")).to_contain_text("quarterly report.txt was deleted")
+    page.reload()
+    expect(page.locator("#rows tr")).to_have_count(2)
+
+    # No password anywhere the page keeps things; sign-out forgets the tokens.
+    stored = page.evaluate("() => JSON.stringify({...sessionStorage}) + JSON.stringify({...localStorage})")
+    assert ready["demoPassword"] not in stored
+    assert "idToken" in stored
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    assert page.evaluate("() => sessionStorage.length + localStorage.length") == 0
+
+
+def test_a_second_person_sees_none_of_the_first_persons_files(
+    browser: Browser, ready: dict[str, Any]
+) -> None:
+    password = add_person(ready["awsEndpoint"], ready["userPoolId"], "carol", "Carol-Passw0rd!x")
+    first = browser.new_context()
+    first.set_default_timeout(TIMEOUT_MS)
+    page = first.new_page()
+    _signed_in(page, ready, "demo", ready["demoPassword"])
+    page.get_by_label("Choose files to upload, or drop them here").set_input_files(
+        [_file("demo-private.txt", "text/plain", b"mine")]
+    )
+    expect(_row(page, "demo-private.txt")).to_have_count(1)
+    first.close()
+    second = browser.new_context()
+    second.set_default_timeout(TIMEOUT_MS)
+    page = second.new_page()
+    _sign_in(page, ready, "carol", password)
+    expect(page.get_by_text("Signed in as")).to_contain_text("carol")
+    expect(page.get_by_text("No files yet.")).to_be_visible()
+    page.get_by_label("Name", exact=True).fill("private")
+    page.get_by_role("button", name="Search").click()
+    expect(page.get_by_text("No files match these filters.")).to_be_visible()
+    # Nobody but admins is offered the choice of another user.
+    expect(page.get_by_label("Show", exact=True)).to_be_hidden()
+    second.close()
+
+
+def test_an_admin_chooses_a_user_or_the_whole_bucket(page: Page, ready: dict[str, Any]) -> None:
+    _sign_in(page, ready, ready["adminUser"], ready["adminPassword"])
+    expect(page.get_by_text("Signed in as")).to_contain_text("admin")
+    page.get_by_label("Show", exact=True).select_option("The whole bucket")
+    expect(page.get_by_role("heading", name="All files of the bucket")).to_be_visible()
+    expect(page.locator("#rows tr").first).to_be_visible()
+    # Others' files have no Delete button.
+    expect(page.get_by_role("button", name=re.compile("^Delete "))).to_have_count(0)
+    assert _axe_violations(page) == []
+    _shot(page, "admin.png")
+
+
+def test_a_wrong_password_is_said_clearly(page: Page, ready: dict[str, Any]) -> None:
+    _sign_in(page, ready, "demo", "not-the-password")
+    expect(page.get_by_role("alert")).to_have_text("Wrong user name or password.")
+    expect(page.get_by_label("Password", exact=True)).to_have_value("")
+    _sign_in(page, ready, "nobody-here", "whatever-Passw0rd!")
+    expect(page.get_by_role("alert")).to_have_text("Wrong user name or password.")
+
+
+def test_an_expired_session_asks_to_sign_in_again(page: Page, ready: dict[str, Any]) -> None:
+    _sign_in(page, ready, "demo", ready["demoPassword"])
+    expect(page.get_by_text("Signed in as")).to_be_visible()
+    # The ID token has expired and the refresh token is no longer good (revoked, or past its validity):
+    # the API refuses the token, the refresh fails, and the page says so instead of showing an error.
+    kept = json.loads(page.evaluate("() => sessionStorage.getItem('s3-file-search.session')"))
+    kept["idToken"] = expired(kept["idToken"])
+    kept["refreshToken"] = "no-longer-valid"
+    page.evaluate("value => sessionStorage.setItem('s3-file-search.session', value)", json.dumps(kept))
+    page.reload()
+    expect(page.get_by_role("alert")).to_have_text("Your session has expired. Please sign in again.")
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    assert page.evaluate("() => sessionStorage.length") == 0
+
+
+def test_tokens_are_refreshed_before_they_expire(page: Page, ready: dict[str, Any]) -> None:
+    _sign_in(page, ready, "demo", ready["demoPassword"])
+    expect(page.get_by_text("Signed in as")).to_be_visible()
+    before = json.loads(page.evaluate("() => sessionStorage.getItem('s3-file-search.session')"))
+    # The token is about to expire (its record says so): the next request refreshes it first.
+    page.evaluate(
+        "() => { const key = 's3-file-search.session'; const s = JSON.parse(sessionStorage.getItem(key));"
+        " s.expiresAt = Date.now() + 10000; sessionStorage.setItem(key, JSON.stringify(s)); }"
+    )
+    page.reload()
+    page.get_by_role("button", name="Search").click()
+    expect(page.get_by_text("Signed in as")).to_be_visible()
+    page.wait_for_function(
+        "old => JSON.parse(sessionStorage.getItem('s3-file-search.session')).idToken !== old",
+        arg=before["idToken"],
+    )
+
+
+def test_a_phone_screen_and_the_first_load(browser: Browser, ready: dict[str, Any]) -> None:
+    context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True)
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    page.goto(ready["webUrl"])
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    page.wait_for_load_state("networkidle")
+    transferred = page.evaluate(TRANSFERRED_BYTES)
+    assert 0 < transferred <= FIRST_LOAD_LIMIT_BYTES
+    _sign_in(page, ready, "demo", ready["demoPassword"])
+    expect(page.get_by_text("Signed in as")).to_be_visible()
+    photo = _file("phone photo with a rather long name.jpg", "image/jpeg", b"\xff\xd8" * 500)
+    page.get_by_label("Choose files to upload, or drop them here").set_input_files([photo])
+    expect(_row(page, "phone photo with a rather long name.jpg")).to_have_count(1)
+    # Nothing wider than the screen.
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 375
+    assert _axe_violations(page) == []
+    _shot(page, "phone.png")
+    context.close()
+
+
+def test_the_index_state_is_shown_while_building(page: Page, ready: dict[str, Any]) -> None:
+    store = IndexStateStore(
+        boto3.client("dynamodb", endpoint_url=ready["dynamodbEndpoint"], region_name=ready["region"]),
+        ready["table"],
+    )
+    store.start(ready["bucket"], Operation.BACKFILL, "browser-test-run")
+    try:
+        _signed_in(page, ready, "demo", ready["demoPassword"])
+        # The search function reads the state record at most every few seconds: search until it tells.
+        notice = page.get_by_role("status")
+        for _ in range(40):
+            if "The index is being built" in (page.locator("#notice").text_content() or ""):
+                break
+            page.wait_for_timeout(500)
+            page.get_by_role("button", name="Search").click()
+        expect(notice).to_contain_text("The index is being built")
+        _shot(page, "building.png")
+    finally:
+        store.finish(ready["bucket"], "browser-test-run")
+
+
+def test_more_pages_never_show_a_file_twice_and_the_keyboard_suffices(
+    page: Page, ready: dict[str, Any]
+) -> None:
+    password = add_person(ready["awsEndpoint"], ready["userPoolId"], "dave", "Dave-Passw0rd!xy")
+    token = sign_in(ready["awsEndpoint"], ready["userPoolClientId"], "dave", password)["IdToken"]
+    for index in range(63):  # more than one page of 50
+        status, form, _ = call(
+            f"{ready['apiUrl']}/me/uploads",
+            "POST",
+            token=token,
+            body={"name": f"page-{index:02d}.txt", "size": 2},
+        )
+        assert status == 200
+        assert post_form(form["url"], form["fields"], b"hi") == 204
+    # Only the keyboard: focus moves to the user name, Tab to the password, Enter signs in.
+    page.goto(ready["webUrl"])
+    expect(page.get_by_label("User name", exact=True)).to_be_focused()
+    page.keyboard.type("dave")
+    page.keyboard.press("Tab")
+    page.keyboard.type(password)
+    page.keyboard.press("Enter")
+    expect(page.get_by_text("Signed in as")).to_contain_text("dave")
+    rows = page.locator("#rows tr")
+    for _ in range(40):  # the uploads are indexed in the background
+        if page.get_by_role("button", name="Show more").is_visible():
+            break
+        page.wait_for_timeout(250)
+        page.get_by_role("button", name="Search").click()
+    expect(rows).to_have_count(50)
+    more = page.get_by_role("button", name="Show more")
+    more.focus()
+    page.keyboard.press("Enter")
+    expect(rows).to_have_count(63)
+    expect(more).to_be_hidden()
+    names = rows.locator("th").all_text_contents()
+    assert sorted(names) == [f"page-{index:02d}.txt" for index in range(63)]

@@ -1,0 +1,225 @@
+"""Sign-in for people in the synthesized template: the user pool, the authorizer of the `/me/...` routes,
+the page behind CloudFront with its security headers, the bucket's CORS for uploads; and `userAccess: false`
+gives the stack without any of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra.config import ConfigError, StackConfig
+from infra.people import PASSWORD_POLICY
+from infra.web_page import content_security_policy
+from tests.infra.conftest import Synth, synthesize
+from tests.infra.test_stack import SEARCH_HANDLER, actions_of, function, role_statements
+
+SIGN_IN_TYPES = (
+    "AWS::Cognito::UserPool",
+    "AWS::Cognito::UserPoolClient",
+    "AWS::Cognito::UserPoolGroup",
+    "AWS::ApiGateway::Authorizer",
+    "AWS::ApiGateway::GatewayResponse",
+    "AWS::CloudFront::Distribution",
+    "AWS::CloudFront::ResponseHeadersPolicy",
+    "AWS::CloudFront::OriginAccessControl",
+    "Custom::CDKBucketDeployment",
+)
+SIGN_IN_VARIABLES = ("USER_POOL_CLIENT_ID", "USER_CLAIM", "ADMIN_GROUP", "MAX_UPLOAD_BYTES", "WEB_ORIGIN")
+
+
+def _one(synth: Synth, resource_type: str) -> tuple[str, dict[str, Any]]:
+    (found,) = synth.resources(resource_type).items()
+    return found[0], found[1]["Properties"]
+
+
+def test_the_user_pool_signs_people_in_without_a_secret(default_synth: Synth) -> None:
+    _, pool = _one(default_synth, "AWS::Cognito::UserPool")
+    policy = pool["Policies"]["PasswordPolicy"]
+    assert policy["MinimumLength"] == PASSWORD_POLICY["MinimumLength"]
+    assert all(
+        policy[name] for name in ("RequireLowercase", "RequireUppercase", "RequireNumbers", "RequireSymbols")
+    )
+    assert pool["MfaConfiguration"] == "OPTIONAL"
+    assert pool["AdminCreateUserConfig"]["AllowAdminCreateUserOnly"] is True
+    _, client = _one(default_synth, "AWS::Cognito::UserPoolClient")
+    assert client["GenerateSecret"] is False
+    assert set(client["ExplicitAuthFlows"]) == {
+        "ALLOW_USER_PASSWORD_AUTH",
+        "ALLOW_USER_SRP_AUTH",
+        "ALLOW_REFRESH_TOKEN_AUTH",
+    }
+    assert client["EnableTokenRevocation"] is True
+    _, group = _one(default_synth, "AWS::Cognito::UserPoolGroup")
+    assert group["GroupName"] == "admins"
+
+
+def test_the_me_routes_take_the_pools_id_tokens(default_synth: Synth) -> None:
+    authorizer_id, authorizer = _one(default_synth, "AWS::ApiGateway::Authorizer")
+    assert authorizer["Type"] == "COGNITO_USER_POOLS"
+    assert authorizer["IdentitySource"] == "method.request.header.Authorization"
+    pool_id, _ = _one(default_synth, "AWS::Cognito::UserPool")
+    assert authorizer["ProviderARNs"] == [{"Fn::GetAtt": [pool_id, "Arn"]}]
+    methods = default_synth.resources("AWS::ApiGateway::Method").values()
+    signed = sorted(
+        method["Properties"]["HttpMethod"]
+        for method in methods
+        if method["Properties"].get("AuthorizationType") == "COGNITO_USER_POOLS"
+    )
+    assert signed == ["DELETE", "GET", "GET", "GET", "POST"]
+    for method in methods:
+        props = method["Properties"]
+        if props.get("AuthorizationType") == "COGNITO_USER_POOLS":
+            assert props["AuthorizerId"] == {"Ref": authorizer_id}
+        elif props["HttpMethod"] == "GET":
+            assert props["AuthorizationType"] == "AWS_IAM"  # the routes of 0.3.0 keep IAM
+        else:
+            assert props["HttpMethod"] == "OPTIONS"  # the page's CORS preflight
+    # API Gateway's own refusals carry the page's origin, so that the page can read a 401.
+    responses = {
+        props["Properties"]["ResponseType"]
+        for props in default_synth.resources("AWS::ApiGateway::GatewayResponse").values()
+    }
+    assert responses == {"UNAUTHORIZED", "ACCESS_DENIED", "DEFAULT_4XX"}
+
+
+def test_the_search_function_knows_the_client_and_may_sign_uploads(default_synth: Synth) -> None:
+    _, props = function(default_synth, SEARCH_HANDLER)
+    variables = props["Environment"]["Variables"]
+    client_id, _ = _one(default_synth, "AWS::Cognito::UserPoolClient")
+    assert variables["USER_POOL_CLIENT_ID"] == {"Ref": client_id}
+    assert variables["USER_CLAIM"] == "sub"
+    assert variables["ADMIN_GROUP"] == "admins"
+    assert variables["MAX_UPLOAD_BYTES"] == str(5 * 1024**3)
+    assert variables["KEY_LAYOUT"] == "default"
+    distribution_id, _ = _one(default_synth, "AWS::CloudFront::Distribution")
+    assert variables["WEB_ORIGIN"] == {
+        "Fn::Join": ["", ["https://", {"Fn::GetAtt": [distribution_id, "DomainName"]}]]
+    }
+    assert {"s3:PutObject", "s3:DeleteObject"} <= actions_of(
+        role_statements(default_synth, SEARCH_HANDLER), "s3"
+    )
+
+
+def test_the_page_is_private_behind_cloudfront_with_its_headers(default_synth: Synth) -> None:
+    _, distribution = _one(default_synth, "AWS::CloudFront::Distribution")
+    config = distribution["DistributionConfig"]
+    assert config["DefaultRootObject"] == "index.html"
+    behavior = config["DefaultCacheBehavior"]
+    assert behavior["ViewerProtocolPolicy"] == "redirect-to-https"
+    (origin,) = config["Origins"]
+    assert "OriginAccessControlId" in origin
+    _, policy = _one(default_synth, "AWS::CloudFront::ResponseHeadersPolicy")
+    headers = policy["ResponseHeadersPolicyConfig"]["SecurityHeadersConfig"]
+    csp = headers["ContentSecurityPolicy"]["ContentSecurityPolicy"]
+    # The same policy the local stack serves (infra/web_page.py), with the region's addresses.
+    expected = content_security_policy(["REGION"]).split("connect-src")[0]
+    rendered = csp["Fn::Join"][1] if isinstance(csp, dict) else [csp]
+    text = "".join(part if isinstance(part, str) else "REGION" for part in rendered)
+    assert text.startswith(expected)
+    assert "script-src 'self'" in text
+    assert "https://cognito-idp.REGION.amazonaws.com" in text
+    assert headers["FrameOptions"]["FrameOption"] == "DENY"
+    assert headers["StrictTransportSecurity"]["AccessControlMaxAgeSec"] == 31536000
+    # The page's bucket is not public: only CloudFront reads it.
+    site_buckets = [
+        props
+        for props in (bucket["Properties"] for bucket in default_synth.resources("AWS::S3::Bucket").values())
+        if "CorsConfiguration" not in props
+        and "LoggingConfiguration" not in props
+        and "LifecycleConfiguration" not in props
+    ]
+    assert site_buckets
+    for props in site_buckets:
+        assert props["PublicAccessBlockConfiguration"]["BlockPublicPolicy"] is True
+
+
+def test_the_upload_bucket_takes_posts_from_the_pages_origin_only(default_synth: Synth) -> None:
+    distribution_id, _ = _one(default_synth, "AWS::CloudFront::Distribution")
+    cors = [
+        bucket["Properties"]["CorsConfiguration"]
+        for bucket in default_synth.resources("AWS::S3::Bucket").values()
+        if "CorsConfiguration" in bucket["Properties"]
+    ]
+    assert cors == [
+        {
+            "CorsRules": [
+                {
+                    "AllowedHeaders": ["*"],
+                    "AllowedMethods": ["POST"],
+                    "AllowedOrigins": [
+                        {"Fn::Join": ["", ["https://", {"Fn::GetAtt": [distribution_id, "DomainName"]}]]}
+                    ],
+                    "MaxAge": 600,
+                }
+            ]
+        }
+    ]
+
+
+@pytest.fixture(scope="module")
+def without_people(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    return synthesize(Path(tmp_path_factory.mktemp("cdk-no-people")), {"userAccess": False})
+
+
+def test_user_access_off_gives_the_stack_without_sign_in(without_people: Synth, default_synth: Synth) -> None:
+    assert without_people.synth_error is None
+    types = {resource["Type"] for resource in without_people.template_json["Resources"].values()}
+    assert not types & set(SIGN_IN_TYPES)
+    _, props = function(without_people, SEARCH_HANDLER)
+    assert not set(props["Environment"]["Variables"]) & {*SIGN_IN_VARIABLES, "KEY_LAYOUT"}
+    assert not {"s3:PutObject", "s3:DeleteObject"} & actions_of(
+        role_statements(without_people, SEARCH_HANDLER), "s3"
+    )
+    assert all(
+        "CorsConfiguration" not in b["Properties"]
+        for b in without_people.resources("AWS::S3::Bucket").values()
+    )
+
+    # Every resource of the stack without sign-in is in the stack with it: sign-in only adds (the API's
+    # deployment is named by a hash of the API's methods, so it is new whenever they change).
+    def kept(synth: Synth) -> set[str]:
+        resources = synth.template_json["Resources"]
+        return {
+            name for name, resource in resources.items() if resource["Type"] != "AWS::ApiGateway::Deployment"
+        }
+
+    assert kept(without_people) <= kept(default_synth)
+
+
+@pytest.fixture(scope="module")
+def existing_pool(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    return synthesize(
+        Path(tmp_path_factory.mktemp("cdk-existing-pool")),
+        {"userPoolId": "eu-west-1_AbCdEf123", "adminGroup": "file-admins", "userClaim": "custom:uploadUser"},
+    )
+
+
+def test_an_existing_pool_gets_only_an_app_client(existing_pool: Synth) -> None:
+    assert existing_pool.synth_error is None
+    assert existing_pool.resources("AWS::Cognito::UserPool") == {}
+    assert existing_pool.resources("AWS::Cognito::UserPoolGroup") == {}
+    _, client = _one(existing_pool, "AWS::Cognito::UserPoolClient")
+    assert client["UserPoolId"] == "eu-west-1_AbCdEf123"
+    _, authorizer = _one(existing_pool, "AWS::ApiGateway::Authorizer")
+    assert "userpool/eu-west-1_AbCdEf123" in str(authorizer["ProviderARNs"])
+    _, props = function(existing_pool, SEARCH_HANDLER)
+    assert props["Environment"]["Variables"]["ADMIN_GROUP"] == "file-admins"
+    assert props["Environment"]["Variables"]["USER_CLAIM"] == "custom:uploadUser"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"userAccess": "yes"}, "userAccess='yes' is invalid; allowed: true, false"),
+        ({"userPoolId": "not a pool"}, "userPoolId='not a pool' is invalid; allowed: a Cognito user pool id"),
+        ({"userClaim": "has space"}, "userClaim='has space' is invalid"),
+        ({"adminGroup": "two words"}, "adminGroup='two words' is invalid"),
+        ({"maxUploadBytes": 0}, "maxUploadBytes=0 is invalid; allowed: an integer from 1 to 5368709120"),
+        ({"maxUploadBytes": 6 * 1024**3}, "allowed: an integer from 1 to 5368709120"),
+    ],
+)
+def test_a_bad_setting_is_refused_naming_it(overrides: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace("[", r"\[")):
+        StackConfig.from_mapping(overrides)
