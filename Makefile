@@ -101,9 +101,9 @@ deploy: setup  ## deploy the stack with your AWS credentials: npx cdk deploy
 bench: setup  ## print the benchmark table (figures, side by side) and draw its charts into bench/charts/
 	$(LOCAL_AWS) $(PY) -m bench
 
-dist: setup  ## build the client's wheel (s3-file-search) into dist/
-	$(PY) -m pip wheel --quiet --no-deps --wheel-dir dist ./file_search_client
-	@rm -rf file_search_client/build file_search_client/*.egg-info
+dist: setup  ## build the wheels of the client (s3-file-search) and the admin tools (s3-file-search-admin) into dist/
+	$(PY) -m pip wheel --quiet --no-deps --wheel-dir dist ./file_search_client ./file_search_admin
+	@rm -rf file_search_client/build file_search_client/*.egg-info file_search_admin/build file_search_admin/*.egg-info
 	@ls dist/*.whl
 
 lock:  ## re-pin every transitive Python dependency into constraints.txt

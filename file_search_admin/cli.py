@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -27,6 +28,7 @@ from file_index.repair import Difference
 from file_index.schema import NAME_TABLE_NAME, TABLE_NAME
 from file_index.state import IndexStateStore, State, effective_state
 from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
+from file_search_admin import __version__
 from file_search_admin.aws import Aws, check_bucket, check_queue, check_table
 from file_search_admin.backfill import run_backfill
 from file_search_admin.deployed import start_execution, state_machine_arn
@@ -44,7 +46,8 @@ from file_search_admin.progress import BackfillProgress, MigrateProgress, NameSy
 from file_search_admin.reconcile import DEFAULT_MAX_KEYS, run_reconcile
 from file_search_admin.redrive import redrive
 
-PROG = "file_search_admin"
+# `s3-file-search-admin` when installed as a package, `python -m file_search_admin` from a clone.
+PROG = "s3-file-search-admin" if Path(sys.argv[0]).name == "s3-file-search-admin" else "file_search_admin"
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -127,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     backfill = commands.add_parser(

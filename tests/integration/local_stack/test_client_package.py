@@ -1,5 +1,6 @@
-"""The client as a package: the wheel `make dist` builds installs into a fresh venv on Python 3.11 and 3.13,
-gives the `s3-file-search` command, and its Python API (`FileSearch`) searches the local stack."""
+"""The client and the admin tools as packages: the wheels `make dist` builds install into fresh venvs (the
+client on Python 3.11 and 3.13, the admin tools on 3.13, the functions' runtime), give the `s3-file-search`
+and `s3-file-search-admin` commands, and work against the local stack (the client's Python API too)."""
 
 from __future__ import annotations
 
@@ -29,9 +30,8 @@ def python_of(version: str) -> str | None:
     return shutil.which(f"python{version}")
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("dist")
+def build_wheel(out: Path, project: str) -> Path:
+    """The wheel of `project` (a folder of the repository), as `make dist` builds it."""
     subprocess.run(
         [
             sys.executable,
@@ -42,17 +42,38 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "--no-deps",
             "--wheel-dir",
             str(out),
-            "./file_search_client",
+            f"./{project}",
         ],
         cwd=REPO_ROOT,
         check=True,
         timeout=300,
     )
-    shutil.rmtree(REPO_ROOT / "file_search_client" / "build", ignore_errors=True)
-    for info in (REPO_ROOT / "file_search_client").glob("*.egg-info"):
+    shutil.rmtree(REPO_ROOT / project / "build", ignore_errors=True)
+    for info in (REPO_ROOT / project).glob("*.egg-info"):
         shutil.rmtree(info)
-    (built,) = out.glob("s3_file_search-*.whl")
+    (built,) = out.glob("*.whl")
     return built
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_wheel(tmp_path_factory.mktemp("dist"), "file_search_client")
+
+
+def fresh_venv(version: str, where: Path, wheel: Path) -> Path:
+    """A venv of Python `version` with `wheel` installed (and what it declares); its bin folder."""
+    python = python_of(version)
+    if python is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Python {version} is needed to test the packages")
+        pytest.skip(f"no Python {version} here (pyenv install {version})")
+    subprocess.run([python, "-m", "venv", str(where)], check=True, timeout=120)
+    subprocess.run(
+        [str(where / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check", str(wheel)],
+        check=True,
+        timeout=600,
+    )
+    return where / "bin"
 
 
 SCRIPT = """
@@ -77,19 +98,8 @@ print(json.dumps({"found": found, "missing": missing, "refused": refused, "state
 def test_the_wheel_installs_and_searches(
     version: str, wheel: Path, tmp_path: Path, running_stack: LocalFileSearch
 ) -> None:
-    python = python_of(version)
-    if python is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"Python {version} is needed to test the client's package")
-        pytest.skip(f"no Python {version} here (pyenv install {version})")
-    venv = tmp_path / "venv"
-    subprocess.run([python, "-m", "venv", str(venv)], check=True, timeout=120)
-    subprocess.run(
-        [str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check", str(wheel)],
-        check=True,
-        timeout=600,
-    )
-    command = venv / "bin" / "s3-file-search"
+    bin_folder = fresh_venv(version, tmp_path / "venv", wheel)
+    command = bin_folder / "s3-file-search"
     version_line = subprocess.run([str(command), "--version"], capture_output=True, text=True, check=True)
     assert version_line.stdout.startswith("s3-file-search 0.")
     stack = running_stack
@@ -122,7 +132,7 @@ def test_the_wheel_installs_and_searches(
         "USER002/invoice-april.pdf",
     ]
     api = subprocess.run(
-        [str(venv / "bin" / "python"), "-c", SCRIPT, stack.api_url, stack.bucket],
+        [str(bin_folder / "python"), "-c", SCRIPT, stack.api_url, stack.bucket],
         capture_output=True,
         text=True,
         env=env,
@@ -136,3 +146,34 @@ def test_the_wheel_installs_and_searches(
     assert answer["refused"][0] == 400
     assert "q has no word in it" in answer["refused"][1]
     assert answer["state"] == "READY"
+
+
+def test_the_admin_wheel_installs_and_backfills(tmp_path: Path, running_stack: LocalFileSearch) -> None:
+    wheel = build_wheel(tmp_path / "dist", "file_search_admin")
+    bin_folder = fresh_venv("3.13", tmp_path / "venv", wheel)
+    command = str(bin_folder / "s3-file-search-admin")
+    version_line = subprocess.run([command, "--version"], capture_output=True, text=True, check=True)
+    assert version_line.stdout.startswith("s3-file-search-admin 0.")
+    stack = running_stack
+    s3 = stack.client("s3")
+    with stack.notifications_disabled():  # objects the index knows nothing of
+        for key in ("USER007_before.txt", "USER007/old/report.pdf"):
+            s3.put_object(Bucket=stack.bucket, Key=key, Body=b"there before")
+    stack.wait_until_indexed()
+    env = {**os.environ, "AWS_ENDPOINT_URL": stack.aws_endpoint}
+    # From the repository, where the deployment's cdk.json names the layout it writes with.
+    backfill = subprocess.run(
+        [command, "backfill", "--bucket", stack.bucket, "--table", stack.table_name, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO_ROOT,
+        check=False,
+        timeout=120,
+    )
+    assert backfill.returncode == 0, backfill.stderr
+    assert json.loads(backfill.stdout)["written"] == 2
+    reader = stack.client("dynamodb")
+    for key in ("USER007_before.txt", "USER007/old/report.pdf"):
+        item = reader.get_item(TableName=stack.table_name, Key={"objectKey": {"S": key}})
+        assert item["Item"]["uploadUser"] == {"S": "USER007"}
