@@ -31,7 +31,13 @@ from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
 from file_search_admin import __version__
 from file_search_admin.aws import Aws, check_bucket, check_queue, check_table
 from file_search_admin.backfill import run_backfill
-from file_search_admin.deployed import start_execution, state_machine_arn
+from file_search_admin.deployed import (
+    DEFAULT_STACK_NAME,
+    deployed_layout,
+    describe_layout,
+    start_execution,
+    state_machine_arn,
+)
 from file_search_admin.errors import AdminError, TableLayoutMismatchError, one_line
 from file_search_admin.layout import (
     LayoutOptionError,
@@ -117,11 +123,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     writes.add_argument("--concurrency", type=_positive, default=16, help="requests in flight (default 16)")
 
-    deployed = argparse.ArgumentParser(add_help=False)
-    deployed.add_argument("--deployed", action="store_true", help="start the stack's state machine instead")
-    deployed.add_argument(
-        "--stack-name", help="with --deployed: the stack whose output names the state machine"
+    stack = argparse.ArgumentParser(add_help=False)
+    stack.add_argument(
+        "--stack-name",
+        help=f"the deployed stack (default {DEFAULT_STACK_NAME}): its indexer's index layout must be the one "
+        "the command writes with; with --deployed, its output names the state machine",
     )
+
+    deployed = argparse.ArgumentParser(add_help=False, parents=[stack])
+    deployed.add_argument("--deployed", action="store_true", help="start the stack's state machine instead")
     deployed.add_argument("--state-machine-arn", help="with --deployed: the state machine itself")
 
     parser = argparse.ArgumentParser(
@@ -172,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     migrate = commands.add_parser(
         "migrate",
-        parents=[common, index],
+        parents=[common, index, stack],
         help="give existing entries their Z-order address (after multiAttributeIndex was switched on)",
         description="Scan the table in parallel and set zAddress on every live entry of the bucket that "
         "lacks it, each with one update that a concurrent event wins; then let searches use the Z-order "
@@ -231,8 +241,8 @@ def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> a
     elif args.command in (*WRITERS, "status", "index-names"):
         if not args.bucket:
             parser.error(f"{args.command} needs --bucket")
-        if getattr(args, "stack_name", None) or getattr(args, "state_machine_arn", None):
-            parser.error("--stack-name and --state-machine-arn go with --deployed")
+        if getattr(args, "state_machine_arn", None):
+            parser.error("--state-machine-arn goes with --deployed")
     return args
 
 
@@ -309,6 +319,7 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
             )
         return {"command": "index-names", "bucket": args.bucket, **synced.to_json()}
     if getattr(args, "resolved_layout", None) is not None:
+        _check_deployed_layout(args, aws, err)
         _check_table_layout(args, table, args.resolved_layout, err)
     s3 = aws.client("s3")
     check_bucket(s3, args.bucket)  # also for status: a typo in the name must not read as "never built"
@@ -385,6 +396,41 @@ def _sync_names(dynamodb: Any, args: argparse.Namespace, names: NameIndex | None
     if names is None:
         return {}
     return {"names": sync_names(dynamodb, args.table, args.name_table, args.bucket).to_json()}
+
+
+def _check_deployed_layout(args: argparse.Namespace, aws: Aws, err: TextIO) -> None:
+    """Write with the deployed stack's layout, never another: refuse a different one (exit 2).
+
+    The layout given (cdk.json, options) may be ahead of the deployment (cdk.json edited, not deployed
+    yet): its entries would land in shards the deployed search never queries. Without a cdk.json or
+    options, the deployed layout is the one written with. A stack named by --stack-name must be readable;
+    without it, a missing default stack (the local stack has none, or the stack has another name) leaves
+    the given layout unchecked, as before.
+    """
+    resolved: ResolvedLayout = args.resolved_layout
+    name = args.stack_name or DEFAULT_STACK_NAME
+    deployed, source = deployed_layout(aws.client("cloudformation"), aws.client("lambda"), name)
+    if deployed is None:
+        if args.stack_name:  # named on purpose: it must be there
+            raise TableLayoutMismatchError(f"cannot check the deployed index layout: {source}")
+        return
+    if deployed == resolved.layout:
+        return
+    if resolved.defaulted:
+        print(f"{PROG}: note: writing with the deployed index layout of {source}", file=err)
+        args.index_layout = deployed
+        args.resolved_layout = ResolvedLayout(deployed, None, source)
+        return
+    message = (
+        f"the deployment writes and reads with {describe_layout(deployed)} ({source}), but this command "
+        f"was given {describe_layout(resolved.layout)} ({resolved.multi_attribute_source}): its entries "
+        "would land where the deployed search does not look; deploy that layout first, or run with the "
+        "deployment's (its cdk.json, or the layout options)"
+    )
+    if getattr(args, "dry_run", False):
+        print(f"{PROG}: warning: {message}", file=err)
+        return
+    raise TableLayoutMismatchError(message)
 
 
 def _check_table_layout(

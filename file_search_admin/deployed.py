@@ -1,4 +1,5 @@
-"""`--deployed`: start the stack's state machine, which runs the same backfill or reconcile at scale."""
+"""The deployed stack: its state machine (`--deployed` runs the same backfill or reconcile at scale), and the
+index layout its functions run with, which every command that writes must match (`deployed_layout`)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,58 @@ import json
 
 from botocore.exceptions import ClientError
 
+from file_index.layout import IndexLayout, LayoutError
 from file_search_admin.aws import Client
 from file_search_admin.errors import ACCESS_DENIED, DeploymentError, denied, error_code
 
 STATE_MACHINE_OUTPUT = "BackfillStateMachineArn"
+# The indexer's function name: its environment is the layout the deployment writes and reads with.
+INDEXER_OUTPUT = "IndexerFunctionName"
+# The CDK app's stack (app.py), the default of --stack-name.
+DEFAULT_STACK_NAME = "S3FileSearch"
+
+
+def deployed_layout(
+    cloudformation: Client, lambda_client: Client, stack_name: str
+) -> tuple[IndexLayout | None, str]:
+    """The index layout stack `stack_name`'s indexer runs with, and where it came from.
+
+    (None, why) when it cannot be known: no such stack (the local stack has none), a stack deployed
+    before it named its indexer, or no right to read it. A function environment that is not a layout
+    (edited by hand) is a DeploymentError.
+    """
+    try:
+        stacks = cloudformation.describe_stacks(StackName=stack_name)["Stacks"]
+    except ClientError as error:
+        if error_code(error) == "ValidationError":
+            return None, f"there is no stack {stack_name!r} here (--stack-name names the deployment)"
+        if error_code(error) in ACCESS_DENIED:
+            return None, f"no right to read stack {stack_name!r} ({error_code(error)})"
+        raise
+    outputs = {output["OutputKey"]: output["OutputValue"] for output in stacks[0].get("Outputs", [])}
+    function = outputs.get(INDEXER_OUTPUT)
+    if function is None:
+        return None, f"stack {stack_name!r} has no output {INDEXER_OUTPUT} (deployed by an older release)"
+    try:
+        configuration = lambda_client.get_function_configuration(FunctionName=function)
+    except ClientError as error:
+        if error_code(error) in ACCESS_DENIED:
+            return None, f"no right to read the indexer {function!r} ({error_code(error)})"
+        raise
+    environment = configuration.get("Environment", {}).get("Variables", {})
+    try:
+        return IndexLayout.from_env(environment), f"stack {stack_name!r} (its indexer's environment)"
+    except LayoutError as error:
+        raise DeploymentError(
+            f"the indexer {function!r} of stack {stack_name!r} has no usable layout: {error}"
+        ) from None
+
+
+def describe_layout(layout: IndexLayout) -> str:
+    """A layout in cdk.json's terms, for messages."""
+    hot = ", ".join(f'"{user}": {count}' for user, count in sorted(layout.hot_users.items()))
+    multi = str(layout.multi_attribute_index).lower()
+    return f"bucketIndexShards={layout.bucket_shards}, hotUsers={{{hot}}}, multiAttributeIndex={multi}"
 
 
 def state_machine_arn(cloudformation: Client, stack_name: str) -> str:

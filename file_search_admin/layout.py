@@ -41,6 +41,8 @@ class ResolvedLayout:
     note: str | None = None  # what the user should know about where the layout came from
     # Where multiAttributeIndex came from, for a message about it: an option, a cdk.json, or the default.
     multi_attribute_source: str = "the 0.2.0 default"
+    # Nothing named it (no cdk.json, no option): the deployed layout, when known, takes its place.
+    defaulted: bool = False
 
 
 def add_layout_options(parser: argparse.ArgumentParser) -> None:
@@ -83,10 +85,12 @@ def resolve_layout(args: argparse.Namespace) -> ResolvedLayout:
         multi_source = str(source)
     else:
         multi_source = f"the 0.2.0 default: no {DEFAULT_CDK_JSON} here"
+    options = (args.bucket_index_shards, args.hot_users, args.multi_attribute_index)
     return ResolvedLayout(
         IndexLayout(bucket_shards=shards, hot_users=hot_users, multi_attribute_index=multi),
         None if context is not None else _defaults_note(args),
         multi_source,
+        defaulted=context is None and all(option is None for option in options),
     )
 
 

@@ -54,6 +54,8 @@ MAX_PLACE_ROUNDS = 3
 _PROJECTED = (
     schema.OBJECT_KEY,
     schema.BUCKET_NAME,
+    schema.UPLOAD_USER,  # the shard values: place_entry moves an entry outside the layout, checked as read
+    schema.USER_SHARD,
     schema.SIZE,
     schema.UPLOAD_DATE,
     schema.ORDER_KEY,

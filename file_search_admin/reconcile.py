@@ -85,7 +85,8 @@ class ReconcileSummary:
             "scanned": self.scanned,
             "found": {kind.value: found[kind] for kind in OBJECT_DIFFERENCES},
             "fixed": {kind.value: fixed[kind] for kind in OBJECT_DIFFERENCES},
-            # Entries given the Z-order address they lacked (the index's layout, not the bucket).
+            # Entries put where the layout's indexes find them: their Z-order address, or shards the
+            # readers query.
             "unplaced": {"found": found[Difference.UNPLACED], "fixed": fixed[Difference.UNPLACED]},
             # The entry changed between the read and the repair: a live event won, nothing was written.
             "conflicts": self.count(Repair.CONFLICT),

@@ -212,6 +212,12 @@ class FileSearchStack(Stack):
         )
         CfnOutput(
             self,
+            "IndexerFunctionName",
+            value=self.ingest.indexer.function_name,
+            description="The indexer: its environment is the deployed index layout the admin tools check",
+        )
+        CfnOutput(
+            self,
             "BackfillStateMachineArn",
             value=self.backfill.state_machine.state_machine_arn,
             description='Starts a backfill ({"operation": "backfill"}) or reconcile of the index',

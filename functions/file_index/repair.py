@@ -16,13 +16,17 @@ listing, so a backfill may run while uploads and deletes go on. A failed conditi
 - `ORPHANED`: a live entry for an object that no longer exists;
 - `UNPLACED`: a live entry of the current version that the layout's indexes cannot find as they are now:
   the Z-order index is on and the entry lacks `zAddress` or holds another address than its own upload
-  time and size give.
+  time and size give; or the entry sits in a shard the layout's readers never query (`outside_layout`: a
+  bucket shard at or above `bucketIndexShards`, a user shard at or above the user's count), as entries
+  written with a layout that was never deployed do.
 
 Placement (`file_index.layout`). Entries are compared with the bucket by the public bucket
 (`IndexLayout.public_bucket` of the stored `bucketName`), never by the stored shard value. An entry that
 sits in shard 0 because a smaller shard count (or a user not yet hot) wrote it is where readers look
 (they query every shard of the current count, shard 0 included): it is not a difference and is never
-rewritten. Every write here places the entry by the layout it is given (`entry_item`).
+rewritten. An entry in a shard beyond the current count is: no reader queries it, so `place_entry` moves
+it to the shard the layout gives its key. Every write here places the entry by the layout it is given
+(`entry_item`).
 
 A difference seen in a listing is confirmed by a HEAD of the object (`head_object`; a 404 or a delete
 marker means gone) before anything is written, and the repair (`repair`) compares the item with what the
@@ -59,7 +63,7 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
-from file_index import schema
+from file_index import schema, shards
 from file_index.key_layout import KeyLayout
 from file_index.layout import IndexLayout
 from file_index.names import NameIndex
@@ -113,7 +117,8 @@ class Difference(StrEnum):
     MISSING = "missing"  # the object exists; the index has no entry (no item, or a tombstone)
     STALE = "stale"  # the entry describes another version (size, eTag or versionId differ)
     ORPHANED = "orphaned"  # a live entry for an object that no longer exists
-    UNPLACED = "unplaced"  # the Z-order index is on and the entry lacks its own zAddress
+    # The Z-order index is on and the entry lacks its own zAddress, or it sits in a shard no reader queries.
+    UNPLACED = "unplaced"
 
 
 class Repair(StrEnum):
@@ -254,15 +259,53 @@ def expected_z_address(item: Mapping[str, Any], layout: IndexLayout) -> str | No
     return layout.z_address(upload_date, size)
 
 
-def is_unplaced(item: Mapping[str, Any], layout: IndexLayout) -> bool:
-    """A live entry that the Z-order index cannot find as it should: on, and no (or another) zAddress.
+def outside_layout(item: Mapping[str, Any], layout: IndexLayout) -> bool:
+    """An entry in a shard that `layout`'s readers never query: a bucket shard at or above
+    `bucketIndexShards`, or a user shard at or above the user's count (a user not hot in `layout`).
 
-    Shard values are not judged: an entry written under a smaller count sits in shard 0, which every
-    reader queries (module docstring).
+    An entry in a lower shard than its key would get now (shard 0 of a count since raised) is where
+    readers look: it is not outside (module docstring).
     """
-    if not layout.multi_attribute_index or not is_live(item):
+    stored_bucket = item.get(schema.BUCKET_NAME)
+    if isinstance(stored_bucket, str):
+        _, separator, shard = stored_bucket.partition(shards.SHARD_SEPARATOR)
+        if separator and (not shard.isdigit() or int(shard) >= layout.bucket_shards):
+            return True
+    stored_user, user_shard = item.get(schema.UPLOAD_USER), _number(item.get(schema.USER_SHARD)) or 0
+    if isinstance(stored_user, str) and user_shard:
+        return user_shard >= layout.user_shards(IndexLayout.public_user(stored_user, user_shard))
+    return False
+
+
+def is_unplaced(item: Mapping[str, Any], layout: IndexLayout) -> bool:
+    """A live entry the layout's indexes cannot find as they should: outside its shards, or the Z-order
+    index is on and the entry has no (or another) zAddress."""
+    if not is_live(item):
         return False
-    return item.get(schema.Z_ADDRESS) != expected_z_address(item, layout)
+    if outside_layout(item, layout):
+        return True
+    return layout.multi_attribute_index and item.get(schema.Z_ADDRESS) != expected_z_address(item, layout)
+
+
+def _placed_values(item: Mapping[str, Any], layout: IndexLayout) -> dict[str, Any]:
+    """The attributes `place_entry` sets: the shard values of `layout` (when outside) and the zAddress.
+
+    A value of None means the attribute is removed (a user shard of 0 is written as no `userShard`).
+    """
+    placed: dict[str, Any] = {}
+    if outside_layout(item, layout):
+        key = item[schema.OBJECT_KEY]
+        bucket = IndexLayout.public_bucket(item[schema.BUCKET_NAME])
+        placed[schema.BUCKET_NAME] = layout.bucket_partition(bucket, key)
+        stored_user = item.get(schema.UPLOAD_USER)
+        if isinstance(stored_user, str):
+            user = IndexLayout.public_user(stored_user, _number(item.get(schema.USER_SHARD)))
+            placed[schema.UPLOAD_USER] = layout.user_partition(user, key)
+            placed[schema.USER_SHARD] = layout.user_shard(user, key) or None
+    expected = expected_z_address(item, layout)
+    if expected is not None and item.get(schema.Z_ADDRESS) != expected:
+        placed[schema.Z_ADDRESS] = expected
+    return placed
 
 
 def scan_index(dynamodb: DynamoDBClient, table_name: str) -> Iterator[dict[str, Any]]:
@@ -476,32 +519,51 @@ def repair(
 def place_entry(
     dynamodb: DynamoDBClient, table_name: str, item: Mapping[str, Any], layout: IndexLayout
 ) -> Placement:
-    """Give a live entry the `zAddress` `layout` wants for it, if it is still the entry that was read.
+    """Give a live entry the place `layout` wants for it (its shards, its `zAddress`), if it is still
+    the entry that was read.
 
-    One UpdateItem (none when the entry already has it). The condition: still live, the same `orderKey`
-    (or still none), the same size and upload date. Any event that changed the entry since the read
-    fails it (its own write placed the entry), so the update never undoes a newer write.
+    One UpdateItem (none when the entry is already in place). The condition: still live, the same
+    `orderKey` (or still none), the same size, upload date and shard values. Any event that changed the
+    entry since the read fails it (its own write placed the entry), so the update never undoes a newer
+    write.
     """
-    expected = expected_z_address(item, layout)
-    if expected is None:
-        raise ValueError("the Z-order index is off: entries carry no zAddress")
     if not is_live(item):
         raise ValueError(f"{item.get(schema.OBJECT_KEY)!r} is a tombstone: it has no place in any index")
-    if item.get(schema.Z_ADDRESS) == expected:
+    placed = _placed_values(item, layout)
+    if not placed:
         return Placement.ALREADY
     names = {
-        "#z": schema.Z_ADDRESS,
         "#order": schema.ORDER_KEY,
         "#size": schema.SIZE,
         "#date": schema.UPLOAD_DATE,
         "#deleted": schema.DELETED,
     }
-    values: dict[str, Any] = {
-        ":z": expected,
-        ":size": item[schema.SIZE],
-        ":date": item[schema.UPLOAD_DATE],
-    }
+    values: dict[str, Any] = {":size": item[schema.SIZE], ":date": item[schema.UPLOAD_DATE]}
+    sets, removes = [], []
+    for position, (name, value) in enumerate(sorted(placed.items())):
+        names[f"#p{position}"] = name
+        if value is None:
+            removes.append(f"#p{position}")
+        else:
+            values[f":p{position}"] = value
+            sets.append(f"#p{position} = :p{position}")
     clauses = ["#size = :size", "#date = :date", "attribute_not_exists(#deleted)"]
+    # The shard values as read: a writer that moved the entry since placed it itself.
+    for position, name in enumerate((schema.BUCKET_NAME, schema.UPLOAD_USER, schema.USER_SHARD)):
+        names[f"#s{position}"] = name
+        if name in item:
+            values[f":s{position}"] = item[name]
+            clauses.append(f"#s{position} = :s{position}")
+        else:
+            clauses.append(f"attribute_not_exists(#s{position})")
+    update = " ".join(
+        part
+        for part in (
+            f"SET {', '.join(sets)}" if sets else "",
+            f"REMOVE {', '.join(removes)}" if removes else "",
+        )
+        if part
+    )
     if schema.ORDER_KEY in item:
         values[":order"] = item[schema.ORDER_KEY]
         clauses.append("#order = :order")
@@ -511,7 +573,7 @@ def place_entry(
         dynamodb.update_item(
             TableName=table_name,
             Key=serialize({schema.OBJECT_KEY: item[schema.OBJECT_KEY]}),
-            UpdateExpression="SET #z = :z",
+            UpdateExpression=update,
             ConditionExpression=" AND ".join(clauses),
             ExpressionAttributeNames=names,
             ExpressionAttributeValues=serialize(values),

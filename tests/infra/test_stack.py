@@ -689,6 +689,7 @@ def test_outputs_name_the_api_url_bucket_table_and_queues(default_synth: Synth) 
         "WebUrl",
         "UserPoolId",
         "UserPoolClientId",
+        "IndexerFunctionName",
     }
     assert outputs["BackfillStateMachineArn"]["Value"] == {
         "Ref": default_synth.logical_id(default_synth.stack.backfill.state_machine)

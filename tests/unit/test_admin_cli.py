@@ -78,7 +78,7 @@ def test_a_custom_key_layout_is_compiled() -> None:
             "needs exactly one of --stack-name, --state-machine-arn",
         ),
         (["reconcile", "--deployed", "--stack-name", "S", "--bucket", "b"], "leave out --bucket"),
-        (["backfill", "--bucket", "b", "--stack-name", "S"], "go with --deployed"),
+        (["backfill", "--bucket", "b", "--state-machine-arn", "S"], "goes with --deployed"),
         (["backfill", "--bucket", "b", "--concurrency", "0"], "'0' must be at least 1"),
         (["backfill", "--bucket", "b", "--page-size", "ten"], "'ten' is not a whole number"),
         (["backfill", "--bucket", "b", "--key-layout", "(?P<user>.+)"], "missing ['file']"),

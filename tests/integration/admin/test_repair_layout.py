@@ -103,12 +103,13 @@ def test_place_entry_sets_the_address_only_while_the_entry_is_unchanged(table: T
     assert "zAddress" not in (table.item(KEY) or {})
 
 
-def test_place_entry_refuses_what_has_no_address(table: Table) -> None:
+def test_place_entry_leaves_a_placed_entry_and_refuses_a_tombstone(table: Table) -> None:
     backfill_object(table.client, table.name, BUCKET, listed(), LAYOUT)
     entry = table.item(KEY)
     assert entry is not None
-    with pytest.raises(ValueError, match="Z-order index is off"):
-        place_entry(table.client, table.name, entry, IndexLayout())
+    # The Z-order index off and the entry in shard 0: nothing to place.
+    assert place_entry(table.client, table.name, entry, IndexLayout()) is Placement.ALREADY
+    assert table.item(KEY) == entry
     with pytest.raises(ValueError, match="tombstone"):
         place_entry(table.client, table.name, {**entry, "deleted": True}, Z_LAYOUT)
 
@@ -132,3 +133,56 @@ def test_the_repairer_places_an_entry_without_a_head_and_a_dry_run_writes_nothin
     conflict = repairer.check(KEY, entry, listed(), compare_versions=False)
     assert conflict is not None
     assert conflict.result is Repair.CONFLICT
+
+
+# A layout that was never deployed (cdk.json raised before the deploy) and the one that was.
+UNDEPLOYED = IndexLayout(bucket_shards=64, hot_users={"USER001": 8})
+DEPLOYED = IndexLayout(bucket_shards=4)
+
+
+def _key_outside(layout: IndexLayout, deployed: IndexLayout) -> str:
+    """A key that `layout` writes to a bucket shard and a user shard `deployed` never reads."""
+    for index in range(10_000):
+        key = f"USER001_{index}.txt"
+        bucket_shard = int(layout.bucket_partition(BUCKET, key).partition("#")[2] or 0)
+        if bucket_shard >= deployed.bucket_shards and layout.user_shard("USER001", key) > 0:
+            return key
+    raise AssertionError("no such key")
+
+
+def test_an_entry_outside_the_deployed_shards_is_unplaced_and_moved(table: Table) -> None:
+    key = _key_outside(UNDEPLOYED, DEPLOYED)
+    backfill_object(table.client, table.name, BUCKET, listed(key=key, size=5), LAYOUT, UNDEPLOYED)
+    entry = table.item(key)
+    assert entry is not None
+    assert entry["bucketName"] != DEPLOYED.bucket_partition(BUCKET, key)
+    assert entry["userShard"] > 0
+    # Where the deployed readers never look: a difference of placement, not of content.
+    assert difference(entry, listed(key=key, size=5), layout=UNDEPLOYED) is None
+    assert difference(entry, listed(key=key, size=5), layout=DEPLOYED) is Difference.UNPLACED
+    repairer = Repairer(NoS3(), table.client, table.name, BUCKET, LAYOUT, index_layout=DEPLOYED)
+    finding = repairer.check(key, entry, listed(key=key, size=5), compare_versions=False)
+    assert finding is not None
+    assert (finding.kind, finding.result) == (Difference.UNPLACED, Repair.FIXED)
+    moved = table.item(key)
+    assert moved is not None
+    assert moved["bucketName"] == DEPLOYED.bucket_partition(BUCKET, key)
+    assert moved["uploadUser"] == "USER001"  # not hot in the deployed layout: the plain user
+    assert "userShard" not in moved
+    assert {k: v for k, v in moved.items() if k not in ("bucketName", "uploadUser", "userShard")} == {
+        k: v for k, v in entry.items() if k not in ("bucketName", "uploadUser", "userShard")
+    }
+    assert difference(moved, listed(key=key, size=5), layout=DEPLOYED) is None
+
+
+def test_a_move_outside_the_shards_loses_to_an_event(table: Table) -> None:
+    key = _key_outside(UNDEPLOYED, DEPLOYED)
+    backfill_object(table.client, table.name, BUCKET, listed(key=key, size=5), LAYOUT, UNDEPLOYED)
+    read = table.item(key)
+    assert read is not None
+    # The deployed indexer rewrites the entry (another upload) before the move: the move is skipped.
+    table.apply(event("ObjectCreated:Put", key=key, sequencer="08", size=6))
+    assert place_entry(table.client, table.name, read, DEPLOYED) is Placement.SKIPPED
+    now = table.item(key)
+    assert now is not None
+    assert now["size"] == 6
