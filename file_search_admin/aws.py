@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import boto3
-from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from file_index.config import SdkSettings
 from file_index.repair import ListedObject
 from file_search_admin.errors import (
     ACCESS_DENIED,
@@ -44,11 +44,13 @@ class Aws:
         return cls(boto3.session.Session(profile_name=profile, region_name=region), max_connections)
 
     def client(self, service: str) -> Client:
-        config = Config(
-            retries={"mode": "standard", "total_max_attempts": 5},
-            max_pool_connections=self.max_connections,
+        """Standard retries (5 attempts: a laptop's link is less steady than a function's), a pool as large
+        as the writers, and timeouts generous enough for a busy emulator."""
+        sdk = SdkSettings(
+            max_attempts=5, max_connections=self.max_connections, connect_timeout=10, read_timeout=60
         )
-        return self.session.client(service, config=config)
+        client: Client = sdk.client(service, self.session)
+        return client
 
 
 def check_bucket(s3: Client, bucket: str) -> None:

@@ -67,8 +67,8 @@ def cold_start() -> Runtime:
     config = BackfillConfig.from_env()
     # Timeouts that fit an invocation (file_index.config.SdkSettings), not botocore's 60 s per attempt.
     session = boto3.session.Session()
-    dynamodb = session.client("dynamodb", config=config.sdk.botocore_config())
-    s3 = session.client("s3", config=config.sdk.botocore_config())
+    dynamodb = config.sdk.client("dynamodb", session)
+    s3 = config.sdk.client("s3", session)
     return Runtime(
         config=config,
         repairer=Repairer(

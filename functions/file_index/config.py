@@ -1,5 +1,5 @@
 """Reading a function's configuration from its environment: the error type, the readers of one variable,
-and the AWS SDK settings of the functions that write the index.
+and the AWS SDK settings (`SdkSettings`) that build every boto3 client of the functions and admin tools.
 
 Every reader takes the environment as a mapping (the process environment or a test's dict), treats a
 variable that is empty or only white space as unset, and raises `ConfigError` naming the variable.
@@ -10,7 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+import boto3
 from botocore.config import Config
 
 from file_index.key_layout import InvalidKeyLayoutError, KeyLayout
@@ -74,16 +76,20 @@ MAX_TIMEOUT_SECONDS = 60.0
 
 @dataclass(frozen=True)
 class SdkSettings:
-    """Retries, timeouts and pool size of the clients that write the index.
+    """Retries, timeouts and pool size of a boto3 client: every client the functions and the admin tools
+    make is built by `client` or `resource`, so none runs on botocore's defaults by accident.
 
-    botocore's defaults are 60 s to connect and 60 s per read: a stalled connection would outlast a
-    Lambda invocation. With these bounds one call fails within `worst_call_seconds`, however it stalls.
+    botocore's defaults are 60 s to connect and 60 s per read, legacy retries and a pool of 10: a stalled
+    connection would outlast a Lambda invocation and a read fan-out would wait for connections. With these
+    bounds one call fails within `worst_call_seconds`, however it stalls. `max_connections` is the number of
+    threads that use one client at once (the writers, a search's shard fan-out).
     """
 
     max_attempts: int = 3  # the first attempt included
     max_connections: int = 32
     connect_timeout: float = 2.0
     read_timeout: float = 5.0
+    signature_version: str | None = None  # "s3v4" for presigned S3 URLs in every region
 
     def botocore_config(self) -> Config:
         return Config(
@@ -91,7 +97,24 @@ class SdkSettings:
             max_pool_connections=self.max_connections,
             connect_timeout=self.connect_timeout,
             read_timeout=self.read_timeout,
+            signature_version=self.signature_version,
         )
+
+    def client(self, service: str, session: boto3.session.Session | None = None) -> Any:
+        """A client of `session`, or of boto3's default session when None (as `boto3.client`).
+
+        Clients are thread-safe; sessions are not: a client made on a worker thread needs a session of its
+        own. boto3 reads AWS_ENDPOINT_URL(_<SERVICE>), which is how local runs reach emulators.
+        """
+        if session is None:
+            return boto3.client(service, config=self.botocore_config())
+        return session.client(service, config=self.botocore_config())
+
+    def resource(self, service: str, session: boto3.session.Session | None = None) -> Any:
+        """A resource (`dynamodb` Table) of `session` or of boto3's default session, with these settings."""
+        if session is None:
+            return boto3.resource(service, config=self.botocore_config())
+        return session.resource(service, config=self.botocore_config())
 
     @property
     def worst_call_seconds(self) -> float:

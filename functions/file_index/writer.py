@@ -90,10 +90,10 @@ from typing import Any
 
 import boto3
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from file_index import schema
+from file_index.config import SdkSettings
 from file_index.layout import IndexLayout
 from file_index.names import NameIndex, is_live_entry
 from file_index.objects import ObjectEvent
@@ -143,25 +143,20 @@ class WriteContentionError(RuntimeError):
     """The item kept changing between the conditional writes of one event; retry the event."""
 
 
-def dynamodb_client(*, max_attempts: int = 5, max_connections: int = 32) -> DynamoDBClient:
-    """A DynamoDB client for concurrent writers: standard retries (throttling, 5xx) and a pool per writer.
+def dynamodb_client(sdk: SdkSettings | None = None) -> DynamoDBClient:
+    """A DynamoDB client for concurrent writers (`sdk`: retries, timeouts and a pool per writer).
 
-    boto3 picks up AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_DYNAMODB), which is how local runs reach moto
-    or DynamoDB Local. Clients, unlike resources, are safe to share between threads.
+    A session of its own, as sessions are not thread-safe (the client is). boto3 picks up AWS_ENDPOINT_URL
+    (or AWS_ENDPOINT_URL_DYNAMODB), which is how local runs reach moto or DynamoDB Local.
     """
-    return boto3.session.Session().client("dynamodb", config=_client_config(max_attempts, max_connections))
+    client: DynamoDBClient = (sdk or SdkSettings()).client("dynamodb", boto3.session.Session())
+    return client
 
 
-def s3_client(*, max_attempts: int = 5, max_connections: int = 32) -> S3Client:
-    """An S3 client for the writer's HEAD lookups, with the same retry and pool settings."""
-    return boto3.session.Session().client("s3", config=_client_config(max_attempts, max_connections))
-
-
-def _client_config(max_attempts: int, max_connections: int) -> Config:
-    return Config(
-        retries={"mode": "standard", "total_max_attempts": max_attempts},
-        max_pool_connections=max_connections,
-    )
+def s3_client(sdk: SdkSettings | None = None) -> S3Client:
+    """An S3 client for the writer's HEAD lookups, with the same settings."""
+    client: S3Client = (sdk or SdkSettings()).client("s3", boto3.session.Session())
+    return client
 
 
 def apply_event(

@@ -29,7 +29,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
@@ -40,7 +39,8 @@ from file_index.config import ConfigError, SdkSettings
 from file_index.enrich import TAGS, enriched, update_tags
 from file_index.names import NameIndex
 from file_index.objects import ObjectEvent
-from file_index.writer import DynamoDBClient, Outcome, S3Client, apply_event
+from file_index.writer import DynamoDBClient, Outcome, S3Client, apply_event, dynamodb_client
+from file_index.writer import s3_client as writer_s3_client
 from indexer.batch import Deadline, Message, MessageReport, index_batch, is_expected
 from indexer.config import IndexerConfig
 
@@ -108,7 +108,7 @@ def cold_start() -> Runtime:
     """Configuration, clients and thread pool, once per process; `cold_start.cache_clear()` starts afresh."""
     config = IndexerConfig.from_env()
     _observability_from_env()
-    dynamodb = _client("dynamodb", config.sdk)
+    dynamodb = dynamodb_client(config.sdk)
     return Runtime(
         config=config,
         dynamodb=dynamodb,
@@ -118,15 +118,9 @@ def cold_start() -> Runtime:
     )
 
 
-def _client(service: str, sdk: SdkSettings) -> Any:
-    """A client with the configured retries and timeouts. A session of its own, as sessions are not
-    thread-safe (the client is); boto3 reads AWS_ENDPOINT_URL(_<SERVICE>), how local runs reach emulators."""
-    return boto3.session.Session().client(service, config=sdk.botocore_config())
-
-
 def s3_client(sdk: SdkSettings) -> Any:
     """The S3 client of the writer's rare HEAD lookups (a seam: tests put a model of S3 here)."""
-    return _client("s3", sdk)
+    return writer_s3_client(sdk)
 
 
 def _observability_from_env() -> None:

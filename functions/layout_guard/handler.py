@@ -25,7 +25,6 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
-import boto3
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -52,11 +51,11 @@ RESPONSE_TIMEOUT_SECONDS = 10
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> None:
     physical_id = event.get("PhysicalResourceId") or f"index-layout-guard-{event.get('LogicalResourceId')}"
     try:
-        sdk = SdkSettings().botocore_config()
-        cloudformation = boto3.client("cloudformation", config=sdk)
+        sdk = SdkSettings()
+        cloudformation = sdk.client("cloudformation")
         data = handle(
             event,
-            dynamodb=boto3.client("dynamodb", config=sdk),
+            dynamodb=sdk.client("dynamodb"),
             stack_status=lambda stack_id: cloudformation.describe_stacks(StackName=stack_id)["Stacks"][0][
                 "StackStatus"
             ],

@@ -28,10 +28,10 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
+from dataclasses import replace
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
@@ -39,9 +39,9 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.shared.json_encoder import Encoder
-from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from file_index.config import SdkSettings
 from file_index.layout import IndexLayout
 from file_index.name_reader import NameReader
 from file_index.reader import (
@@ -273,9 +273,7 @@ _STATUS_OF_ERROR: dict[type[SearchError], HTTPStatus] = {
     Forbidden: HTTPStatus.FORBIDDEN,
 }
 # The backlog's figures are optional parts of GET /status: fail fast rather than hold the answer up.
-_BACKLOG_CLIENT_CONFIG = Config(
-    connect_timeout=2, read_timeout=3, retries={"mode": "standard", "total_max_attempts": 2}
-)
+_BACKLOG_SDK = SdkSettings(max_attempts=2, max_connections=2, connect_timeout=2, read_timeout=3)
 # DynamoDB and S3 answer these when a caller is too fast; the client may retry later.
 _THROTTLING_CODES = frozenset(
     {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
@@ -285,6 +283,13 @@ _THROTTLING_CODES = frozenset(
 def read_threads(layout: IndexLayout) -> int:
     """Threads one list reads with: a list reads all shards of a bucket (or of a hot user) at once."""
     return min(max(layout.bucket_shards, *layout.hot_users.values(), 1), MAX_READ_THREADS)
+
+
+def search_sdk(threads: int) -> SdkSettings:
+    """The search's clients: a connection for every thread of a list's fan-out (botocore's pool of 10 is
+    below it), standard retries, and a stalled connection given up in seconds and retried on another
+    (botocore waits 60 s), within the function's own timeout."""
+    return SdkSettings(max_connections=max(10, threads))
 
 
 @functools.cache
@@ -308,13 +313,12 @@ def file_search() -> FileSearch:
     layout = config.layout
     threads = read_threads(layout)
     # One connection per thread that reads at once (botocore's default pool is 10, below a page's fan-out).
-    table = boto3.resource("dynamodb", config=Config(max_pool_connections=max(10, threads))).Table(
-        config.table_name
-    )
-    s3_client = boto3.client("s3", config=Config(signature_version="s3v4"))
+    sdk = search_sdk(threads)
+    table = sdk.resource("dynamodb").Table(config.table_name)
+    s3_client = replace(sdk, signature_version="s3v4").client("s3")
     backlog = BacklogReader(
-        sqs=boto3.client("sqs", config=_BACKLOG_CLIENT_CONFIG),
-        cloudwatch=boto3.client("cloudwatch", config=_BACKLOG_CLIENT_CONFIG),
+        sqs=_BACKLOG_SDK.client("sqs"),
+        cloudwatch=_BACKLOG_SDK.client("cloudwatch"),
         queue_url=config.queue_url,
         queue_name=queue_name(config.queue_url),
         dead_letter_queue_url=config.dead_letter_queue_url,
@@ -336,7 +340,7 @@ def file_search() -> FileSearch:
         reader=reader,
         index_state=IndexStateView(
             # A client of its own: the table resource's client rewrites typed attribute values.
-            IndexStateStore(boto3.client("dynamodb"), config.table_name),
+            IndexStateStore(sdk.client("dynamodb"), config.table_name),
             config.bucket_name,
             config.initial_state,
         ),

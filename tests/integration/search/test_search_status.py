@@ -384,3 +384,37 @@ def test_the_connection_pool_holds_the_read_fan_out(
     assert client.meta.config.max_pool_connections == pool
     threads = handler.read_threads(search._reader.layout)
     assert threads <= pool
+
+
+def test_every_client_of_the_search_is_built_by_its_sdk_settings(
+    api: SearchApi, cold_start: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Standard retries and bounded timeouts on every client, not botocore's 60 s and legacy retries."""
+    monkeypatch.setenv("BUCKET_INDEX_SHARDS", "16")
+    search = handler.file_search()
+    clients = {
+        "table": search._reader._client,
+        "s3": search._s3,
+        "state": search._index_state._store._dynamodb,
+        "sqs": search._backlog._sqs,
+        "cloudwatch": search._backlog._cloudwatch,
+    }
+    settings = {
+        name: (
+            client.meta.config.retries,
+            client.meta.config.connect_timeout,
+            client.meta.config.read_timeout,
+            client.meta.config.max_pool_connections,
+        )
+        for name, client in clients.items()
+    }
+    fan_out = ({"mode": "standard", "total_max_attempts": 3}, 2.0, 5.0, 16)
+    backlog = ({"mode": "standard", "total_max_attempts": 2}, 2.0, 3.0, 2)
+    assert settings == {
+        "table": fan_out,
+        "s3": fan_out,
+        "state": fan_out,
+        "sqs": backlog,
+        "cloudwatch": backlog,
+    }
+    assert clients["s3"].meta.config.signature_version == "s3v4"
