@@ -79,6 +79,9 @@ examples:
   # the local stack (make serve): point the SDK at it
   AWS_ENDPOINT_URL=http://127.0.0.1:5000 python -m file_search_admin backfill --bucket fileupload.a
 """
+# Installed, the examples name the command that runs them.
+if PROG != "file_search_admin":
+    EXAMPLES = EXAMPLES.replace("python -m file_search_admin", PROG)
 
 
 def _positive(raw: str) -> int:
@@ -370,6 +373,8 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
         max_keys=args.max_keys,
         index_layout=args.index_layout,
         names=names,
+        # A guessed layout (no cdk.json, no option, no deployed stack) never moves entries between shards.
+        judge_shards=not args.resolved_layout.defaulted,
     )
     return {**result.to_json(), **({} if args.dry_run else _sync_names(dynamodb, args, names))}
 
@@ -510,11 +515,13 @@ def _human_reconcile(summary: dict[str, Any]) -> str:
         lines.append(f"  {label:<26} found {found:>6,}, fixed {fixed:>6,}{shown}")
     if summary["unplaced"]["found"]:
         unplaced = summary["unplaced"]
-        label = "entry without its zAddress"
-        lines.append(f"  {label:<26} found {unplaced['found']:>6,}, fixed {unplaced['fixed']:>6,}")
+        lines.append(
+            f"  {'entry out of place':<26} found {unplaced['found']:>6,}, fixed {unplaced['fixed']:>6,} "
+            "(in a shard the layout's readers never query, or without its zAddress)"
+        )
     if summary["conflicts"]:
         lines.append(f"  changed by a live event meanwhile (left to it): {summary['conflicts']:,}")
-    if not any(summary["found"].values()):
+    if not any(summary["found"].values()) and not summary["unplaced"]["found"]:
         lines.append("  the index matches the bucket")
     if summary["state"]:
         lines.append(f"index {summary['state']}")

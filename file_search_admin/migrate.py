@@ -54,7 +54,7 @@ MAX_PLACE_ROUNDS = 3
 _PROJECTED = (
     schema.OBJECT_KEY,
     schema.BUCKET_NAME,
-    schema.UPLOAD_USER,  # the shard values: place_entry moves an entry outside the layout, checked as read
+    schema.UPLOAD_USER,  # the shard values, which place_entry's condition checks as read
     schema.USER_SHARD,
     schema.SIZE,
     schema.UPLOAD_DATE,
@@ -232,18 +232,21 @@ class _Migration:
 
     def place(self, item: dict[str, Any]) -> Placement:
         """UPDATED or ALREADY for the entry as read; SKIPPED when an event changed it and placed it."""
-        if not is_unplaced(item, self.layout):
+        if not is_unplaced(item, self.layout, judge_shards=False):
             return Placement.ALREADY
         key = item[schema.OBJECT_KEY]
         self.mark_pending()
         for _ in range(MAX_PLACE_ROUNDS):
             self.before_update(item)
-            if place_entry(self.dynamodb, self.table, item, self.layout) is Placement.UPDATED:
+            if (
+                place_entry(self.dynamodb, self.table, item, self.layout, judge_shards=False)
+                is Placement.UPDATED
+            ):
                 return Placement.UPDATED
             # Changed since it was read: as it is now, it is gone, a tombstone, or placed by its writer, or
             # it still lacks the address (a writer without the Z-order layout) and is placed again.
             now = get_items(self.dynamodb, self.table, [key]).get(key)
-            if now is None or not is_live(now) or not is_unplaced(now, self.layout):
+            if now is None or not is_live(now) or not is_unplaced(now, self.layout, judge_shards=False):
                 return Placement.SKIPPED
             item = now
         raise EntryKeepsChangingError(

@@ -112,9 +112,11 @@ def run_reconcile(
     max_keys: int = DEFAULT_MAX_KEYS,
     index_layout: IndexLayout | None = None,
     names: NameIndex | None = None,
+    judge_shards: bool = True,
 ) -> ReconcileSummary:
     """Compare `bucket` with `table` and repair; `index_layout` is the deployment's (default 0.2.0);
-    `names`, when given, follows every repair (`file_index.repair.repair`)."""
+    `names`, when given, follows every repair (`file_index.repair.repair`); `judge_shards` False: the
+    layout's shard counts are a guess, so entries are never moved between shards."""
     started = time.monotonic()
     summary = ReconcileSummary(bucket=bucket, table=table, dry_run=dry_run, max_keys=max_keys)
     store = IndexStateStore(dynamodb, table)
@@ -131,6 +133,7 @@ def run_reconcile(
         tombstone_ttl_days=tombstone_ttl_days,
         index_layout=index_layout or IndexLayout(),
         names=names,
+        judge_shards=judge_shards,
     )
     executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="reconcile")
     checks: list[Future[Finding | None]] = []

@@ -52,7 +52,7 @@ def _typed(error: ApiError) -> FileSearchError:
     kind = {400: BadRequestError, 404: NotFoundError, 429: ThrottledError, 503: ThrottledError}.get(
         error.status, FileSearchError
     )
-    return kind(error.status, str(error))
+    return kind(error.status, error.message)
 
 
 class FileSearch:

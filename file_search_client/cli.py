@@ -1,4 +1,4 @@
-"""The `python -m file_search_client` command line: search, get, download, status.
+"""The search client's command line (`s3-file-search`): search, get, download, status.
 
 The API's URL comes from `--api-url` or `FILE_SEARCH_API_URL`. Requests to a deployed API (https on an
 AWS host, or `--sigv4`) are signed with the caller's AWS credentials; the local stack takes plain HTTP.
@@ -58,11 +58,13 @@ class LocalWriteError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    installed = Path(sys.argv[0]).name == "s3-file-search"
     parser = argparse.ArgumentParser(
         # `s3-file-search` when installed as a package, `python -m file_search_client` from a clone.
-        prog="s3-file-search" if Path(sys.argv[0]).name == "s3-file-search" else "file_search_client",
+        prog="s3-file-search" if installed else "file_search_client",
         description=__doc__,
-        epilog=EXAMPLES,
+        # Installed, the examples name the command that runs them.
+        epilog=EXAMPLES.replace("python -m file_search_client", "s3-file-search") if installed else EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -302,7 +304,7 @@ def _download(client: SearchApiClient, args: argparse.Namespace, out: TextIO) ->
     response = client.get(key_path("download", args.key))
     location = response.headers.get("Location") or response.headers.get("location")
     if response.status not in (301, 302, 303, 307) or not location:
-        raise ApiError(response.status, f"{response.status}: expected a redirect to the file")
+        raise ApiError(response.status, "expected a redirect to the file")
     data = fetch(location)
     if to_stdout:
         sys.stdout.buffer.write(data)

@@ -27,11 +27,13 @@ USER_AGENT = f"file-search-client/{__version__}"
 
 
 class ApiError(Exception):
-    """The API answered with an error status; `str()` is its message."""
+    """The API answered with an error status (0: no answer); `message` is its text, `str()` the status
+    and the text."""
 
     def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
+        super().__init__(f"{status}: {message}" if status else message)
         self.status = status
+        self.message = message
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,7 @@ def _message(status: int, body: bytes) -> str:
         message = json.loads(body).get("message")
     except (ValueError, AttributeError):
         message = None
-    return f"{status}: {message or body[:200].decode('utf-8', 'replace') or 'no message'}"
+    return message or body[:200].decode("utf-8", "replace") or f"HTTP {status} without a message"
 
 
 def fetch(url: str, timeout: float = 60) -> bytes:
@@ -144,4 +146,4 @@ def fetch(url: str, timeout: float = 60) -> bytes:
             data: bytes = response.read()
             return data
     except urllib.error.HTTPError as error:
-        raise ApiError(error.code, f"download failed: {error.code} {error.reason}") from None
+        raise ApiError(error.code, f"download failed: {error.reason}") from None

@@ -277,23 +277,24 @@ def outside_layout(item: Mapping[str, Any], layout: IndexLayout) -> bool:
     return False
 
 
-def is_unplaced(item: Mapping[str, Any], layout: IndexLayout) -> bool:
+def is_unplaced(item: Mapping[str, Any], layout: IndexLayout, *, judge_shards: bool = True) -> bool:
     """A live entry the layout's indexes cannot find as they should: outside its shards, or the Z-order
-    index is on and the entry has no (or another) zAddress."""
+    index is on and the entry has no (or another) zAddress. `judge_shards` False: the shard count is a
+    guess (no cdk.json, no deployed stack), so shard values are left as they are."""
     if not is_live(item):
         return False
-    if outside_layout(item, layout):
+    if judge_shards and outside_layout(item, layout):
         return True
     return layout.multi_attribute_index and item.get(schema.Z_ADDRESS) != expected_z_address(item, layout)
 
 
-def _placed_values(item: Mapping[str, Any], layout: IndexLayout) -> dict[str, Any]:
+def _placed_values(item: Mapping[str, Any], layout: IndexLayout, judge_shards: bool) -> dict[str, Any]:
     """The attributes `place_entry` sets: the shard values of `layout` (when outside) and the zAddress.
 
     A value of None means the attribute is removed (a user shard of 0 is written as no `userShard`).
     """
     placed: dict[str, Any] = {}
-    if outside_layout(item, layout):
+    if judge_shards and outside_layout(item, layout):
         key = item[schema.OBJECT_KEY]
         bucket = IndexLayout.public_bucket(item[schema.BUCKET_NAME])
         placed[schema.BUCKET_NAME] = layout.bucket_partition(bucket, key)
@@ -347,6 +348,7 @@ def difference(
     *,
     compare_versions: bool = True,
     layout: IndexLayout = DEFAULT_LAYOUT,
+    judge_shards: bool = True,
 ) -> Difference | None:
     """What is wrong with `item` given the object S3 holds (`current`, None if there is none) and the
     layout the indexes have now."""
@@ -360,7 +362,7 @@ def difference(
         held = item.get(schema.VERSION_ID) or NULL_VERSION
         if held != current.version_id:
             return Difference.STALE
-    if is_unplaced(item, layout):
+    if is_unplaced(item, layout, judge_shards=judge_shards):
         return Difference.UNPLACED
     return None
 
@@ -407,12 +409,19 @@ class Repairer:
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS
     index_layout: IndexLayout = DEFAULT_LAYOUT
     names: NameIndex | None = None  # the name index, kept in step with every repair (None: none)
+    judge_shards: bool = True  # False: `index_layout`'s shard counts are a guess; shard values stay
 
     def differs(
         self, item: Mapping[str, Any] | None, current: ListedObject | None, *, compare_versions: bool = True
     ) -> Difference | None:
         """`difference` under this repairer's index layout."""
-        return difference(item, current, compare_versions=compare_versions, layout=self.index_layout)
+        return difference(
+            item,
+            current,
+            compare_versions=compare_versions,
+            layout=self.index_layout,
+            judge_shards=self.judge_shards,
+        )
 
     def check(
         self, key: str, item: Mapping[str, Any] | None, listed: ListedObject | None, *, compare_versions: bool
@@ -454,7 +463,9 @@ class Repairer:
     def _place(self, key: str, seen: Difference, item: Mapping[str, Any]) -> Finding:
         if self.dry_run:
             return Finding(key, seen, Repair.DRY_RUN)
-        placed = place_entry(self.dynamodb, self.table_name, item, self.index_layout)
+        placed = place_entry(
+            self.dynamodb, self.table_name, item, self.index_layout, judge_shards=self.judge_shards
+        )
         return Finding(key, seen, Repair.CONFLICT if placed is Placement.SKIPPED else Repair.FIXED)
 
 
@@ -517,7 +528,12 @@ def repair(
 
 
 def place_entry(
-    dynamodb: DynamoDBClient, table_name: str, item: Mapping[str, Any], layout: IndexLayout
+    dynamodb: DynamoDBClient,
+    table_name: str,
+    item: Mapping[str, Any],
+    layout: IndexLayout,
+    *,
+    judge_shards: bool = True,
 ) -> Placement:
     """Give a live entry the place `layout` wants for it (its shards, its `zAddress`), if it is still
     the entry that was read.
@@ -529,7 +545,7 @@ def place_entry(
     """
     if not is_live(item):
         raise ValueError(f"{item.get(schema.OBJECT_KEY)!r} is a tombstone: it has no place in any index")
-    placed = _placed_values(item, layout)
+    placed = _placed_values(item, layout, judge_shards)
     if not placed:
         return Placement.ALREADY
     names = {

@@ -158,3 +158,21 @@ def test_reconcile_moves_entries_written_outside_the_deployed_layout(account: Ac
         assert item is not None
         assert "userShard" not in item
         assert item["uploadUser"] == "USER001"
+
+
+def test_a_guessed_layout_never_moves_entries_and_a_known_one_says_what_it_moved(account: Account) -> None:
+    """No cdk.json, no option, no stack: the one-shard fallback is a guess, so reconcile leaves the shard
+    values alone; given the layout, it moves what sits outside it and says so in words."""
+    upload(account)
+    assert account.admin("backfill", "--bucket", BUCKET, "--bucket-index-shards", "16").status == 0
+    before = {key: account.item(key)["bucketName"] for key in KEYS}  # type: ignore[index]
+    assert len(set(before.values())) > 4
+    guessed = account.admin("reconcile", "--bucket", BUCKET, "--json")
+    assert guessed.status == 0, guessed.stderr
+    assert guessed.json()["unplaced"]["found"] == 0
+    assert {key: account.item(key)["bucketName"] for key in KEYS} == before  # type: ignore[index]
+    known = account.admin("reconcile", "--bucket", BUCKET, "--bucket-index-shards", "4")
+    assert known.status == 0, known.stderr
+    assert "entry out of place" in known.stdout
+    assert "in a shard the layout's readers never query" in known.stdout
+    assert "the index matches the bucket" not in known.stdout

@@ -102,6 +102,9 @@ def test_the_wheel_installs_and_searches(
     command = bin_folder / "s3-file-search"
     version_line = subprocess.run([str(command), "--version"], capture_output=True, text=True, check=True)
     assert version_line.stdout.startswith("s3-file-search 0.")
+    usage = subprocess.run([str(command), "--help"], capture_output=True, text=True, check=True).stdout
+    assert "  s3-file-search search --bucket my-bucket" in usage  # its examples name the installed command
+    assert "python -m" not in usage
     stack = running_stack
     s3 = stack.client("s3")
     for key in ("USER001_Invoice_March.pdf", "USER002/invoice-april.pdf", "USER002/notes.txt"):
@@ -154,6 +157,9 @@ def test_the_admin_wheel_installs_and_backfills(tmp_path: Path, running_stack: L
     command = str(bin_folder / "s3-file-search-admin")
     version_line = subprocess.run([command, "--version"], capture_output=True, text=True, check=True)
     assert version_line.stdout.startswith("s3-file-search-admin 0.")
+    usage = subprocess.run([command, "--help"], capture_output=True, text=True, check=True).stdout
+    assert "  s3-file-search-admin backfill --bucket my-bucket" in usage
+    assert "python -m" not in usage
     stack = running_stack
     s3 = stack.client("s3")
     with stack.notifications_disabled():  # objects the index knows nothing of
