@@ -16,6 +16,10 @@ data, exactly, not sampled:
 - The best single index + filter: for a bucket box, `bucketName-size-index` with the size bounds as the
   key condition and the time bounds as a filter (the planner's fallback; an open size range reads the
   whole bucket); each shard's range read in 1 MB pages, shards in parallel.
+- The bucket's time index (`bucketName-uploadDate-index`, on by default): the box's time bounds as the
+  key condition of each shard, size bounds as a filter. Without size bounds it reads what it returns; the
+  0.3.0 default (no time index, Z-order off) read the same time range through the size index and filtered
+  the whole bucket. A newest-first page reads each shard's fair share (`shards.fair_share`).
 - User boxes: `uploadUser-uploadDate-index` with the time bounds as the key condition and the size
   bounds as a filter (the planner's plan), against the bucket's Z-order index with a filter on the user.
 
@@ -174,13 +178,17 @@ class Model:
         self.entry_bytes = sum(item_bytes(e.item) for e in data) / len(data)
         self._addresses: dict[int, list[str]] = defaultdict(list)
         self._sizes: dict[int, list[int]] = defaultdict(list)
+        self._times: dict[int, list[int]] = defaultdict(list)
         for e in data:
             self._addresses[e.shard].append(e.address)
             self._sizes[e.shard].append(e.size)
+            self._times[e.shard].append(e.upload_ms)
         for addresses in self._addresses.values():
             addresses.sort()
         for sizes in self._sizes.values():
             sizes.sort()
+        for times in self._times.values():
+            times.sort()
         self._user_dates: dict[str, list[int]] = defaultdict(list)
         for e in data:
             self._user_dates[e.user].append(e.upload_ms)
@@ -222,6 +230,27 @@ class Model:
             read, requests, depth = read + count, requests + pages, max(depth, pages)
             units += _read_units(count, self.entry_bytes)
         return PlanCost(read, requests, depth, units)
+
+    def time_index(self, box: zorder.Box) -> PlanCost:
+        """The bucket's time index: each shard's time range read in 1 MB pages, shards in parallel."""
+        low = box.from_ms or 0
+        high = zorder.MAX_TIME_MS if box.to_ms is None else box.to_ms
+        read = requests = depth = 0
+        units = 0.0
+        for shard in range(self.shard_count):
+            times = self._times.get(shard, [])
+            count = bisect_right(times, high) - bisect_left(times, low)
+            pages = _pages(count, self.entry_bytes)
+            read, requests, depth = read + count, requests + pages, max(depth, pages)
+            units += _read_units(count, self.entry_bytes)
+        return PlanCost(read, requests, depth, units)
+
+    def newest_page(self, limit: int) -> PlanCost:
+        """One newest-first page of the bucket on the time index: each shard's fair share, in parallel."""
+        share = min(limit, shards.fair_share(limit, self.shard_count))
+        per_shard = [min(share, len(self._times.get(shard, []))) for shard in range(self.shard_count)]
+        units = sum(_read_units(count, self.entry_bytes) for count in per_shard)
+        return PlanCost(sum(per_shard), self.shard_count, 1, units)
 
     def user_index(self, box: zorder.Box, user: str, user_shards: int = 1) -> PlanCost:
         dates = self._user_dates.get(user, [])
@@ -270,6 +299,37 @@ def run(*, objects: int, check_objects: int, check_shapes: int) -> list[Row]:
                 f"{single.read_units:,.1f} RCU",
             )
         )
+    for shape in SHAPES:
+        if shape.box.min_size is not None or shape.box.max_size is not None:
+            continue  # time and size: the Z-order index's or the size index's, above
+        matched = model.matches(shape.box)
+        timed, legacy = model.time_index(shape.box), model.size_index(shape.box)
+        rows.append(
+            Row.versus(
+                f"13. bucket time range, {shape.name}, {objects:,} objects",
+                "items read/returned",
+                timed.read / matched,
+                legacy.read / matched,
+                "0.3.0 default: size index + time filter",
+                note=f"0.3.0 ÷ time index; {matched:,} matches; bucket time index: read {timed.read:,} in "
+                f"{timed.requests} Queries ({layout.bucket_shards} shards, {timed.depth} deep), "
+                f"{timed.read_units:,.1f} RCU; 0.3.0: read {legacy.read:,} in {legacy.requests} Queries, "
+                f"{legacy.read_units:,.1f} RCU",
+            )
+        )
+    page = model.newest_page(100)
+    rows.append(
+        Row.versus(
+            f"13. bucket newest first, page of 100, {objects:,} objects",
+            "items read/returned",
+            page.read / 100,
+            objects / 100,
+            "0.3.0 default: the whole bucket read and sorted",
+            note=f"0.3.0 ÷ time index; {page.requests} Queries in parallel (one round trip), "
+            f"{page.read_units:,.1f} RCU; 0.3.0 had no index by time of a bucket: newest first meant "
+            f"reading all {objects:,} entries",
+        )
+    )
     worst: tuple[float, str] | None = None
     for shape in USER_SHAPES:
         matched = model.matches(shape.box, USER)

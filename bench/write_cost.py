@@ -2,11 +2,12 @@
 
 The same accounting as the heat model (`bench.entries.index_writes` over the writer's own entries): a
 sample stream of uploads (every one a new object, or every one an overwrite of an existing key with a new
-size and a new time) is charged per index, and the mean per upload scaled to a million. Three layouts:
-the 0.2.0 layout (one shard, two GSIs), the default deployment's (`cdk.json` context: the bucket index's
-shards and hot users) and the same with `multiAttributeIndex` on (a third GSI). Sharding moves writes
-between partition key values but adds none; the third index adds one write per new object and two per
-overwrite (its key, the z-address of time and size, moves with every overwrite).
+size and a new time) is charged per index, and the mean per upload scaled to a million. Four layouts:
+the 0.2.0 layout (one shard, two GSIs), 0.3.0's default (`cdk.json` context: the bucket index's shards and
+hot users, two GSIs), today's default (the same and the bucket's time index) and the same with
+`multiAttributeIndex` on. Sharding moves writes between partition key values but adds none; the bucket's
+time index and the Z-order index each add one write per new object and two per overwrite (their keys,
+the upload time and the z-address of time and size, move with every overwrite).
 
 Dollars: DynamoDB on-demand write request units at the us-east-1 list price (`backfill_batch.PRICES`,
 which names the date), no free tier, storage and reads left out.
@@ -26,10 +27,18 @@ PER_MILLION = 1_000_000
 
 
 def write_units_per_upload(
-    layout: IndexLayout, kind: Kind, *, uploads: int
+    layout: IndexLayout, kind: Kind, *, uploads: int, bucket_time_index: bool = True
 ) -> tuple[float, dict[str, float]]:
     """Mean write units per upload in total and per index, over a stream of `uploads`."""
-    heat = simulate(layout, kind, rate=uploads, seconds=1, hot_share=HOT_SHARE, seed=9)
+    heat = simulate(
+        layout,
+        kind,
+        rate=uploads,
+        seconds=1,
+        hot_share=HOT_SHARE,
+        seed=9,
+        bucket_time_index=bucket_time_index,
+    )
     per_index = {index: units / uploads for index, units in sorted(heat.units.items())}
     return sum(per_index.values()), per_index
 
@@ -37,17 +46,20 @@ def write_units_per_upload(
 def run(*, uploads: int) -> list[Row]:
     default = deployment.index_layout()
     without_z = dataclasses.replace(default, multi_attribute_index=False)
-    layouts = {
-        "0.2.0 layout": IndexLayout(),
-        f"default ({default.bucket_shards} shards)": without_z,
-        "default + multiAttributeIndex": dataclasses.replace(default, multi_attribute_index=True),
+    layouts = {  # name: (layout, the bucket's time index)
+        "0.2.0 layout": (IndexLayout(), False),
+        f"0.3.0 default ({default.bucket_shards} shards)": (without_z, False),
+        f"default ({default.bucket_shards} shards, bucket time index)": (without_z, True),
+        "default + multiAttributeIndex": (dataclasses.replace(default, multi_attribute_index=True), True),
     }
     rows: list[Row] = []
     for kind in Kind:
         progress(f"write cost: {uploads} {kind} under each layout")
-        base_units, _ = write_units_per_upload(IndexLayout(), kind, uploads=uploads)
-        for name, layout in layouts.items():
-            units, per_index = write_units_per_upload(layout, kind, uploads=uploads)
+        base_units, _ = write_units_per_upload(IndexLayout(), kind, uploads=uploads, bucket_time_index=False)
+        for name, (layout, time_index) in layouts.items():
+            units, per_index = write_units_per_upload(
+                layout, kind, uploads=uploads, bucket_time_index=time_index
+            )
             dollars = units * PRICES.dynamodb_per_million_write_units
             split = ", ".join(f"{index} {value:.2f}" for index, value in per_index.items())
             rows.append(

@@ -117,6 +117,7 @@ class SearchApi(Construct):
         log_level: LogLevel,
         removal: RemovalChoice,
         layout: IndexLayout | None = None,
+        bucket_time_index: bool = True,
         name_table: dynamodb.ITable | None = None,
         enrich: frozenset[str] = frozenset(),
         signed_in: SignedInRoutes | None = None,
@@ -151,6 +152,7 @@ class SearchApi(Construct):
                 "DEAD_LETTER_QUEUE_URL": dead_letter_queue.queue_url,
                 "INDEX_INITIAL_STATE": initial_state.value,
                 **layout.to_env(),
+                "BUCKET_TIME_INDEX": "true" if bucket_time_index else "false",
                 **({"NAME_TABLE_NAME": name_table.table_name} if name_table is not None else {}),
                 # Which filters a list may use: what the indexer stores (`file_index.enrich`).
                 **({"ENRICH": enrich_to_env(enrich)} if enrich else {}),

@@ -34,6 +34,7 @@ class FileSearchStack(Stack):
             removal=config.removal,
             existing_bucket_name=config.existing_bucket_name,
             multi_attribute_index=config.layout.multi_attribute_index,
+            bucket_time_index=config.bucket_time_index,
             name_table_name=config.name_table_name if config.name_index else None,
         )
         self.layout_guard = LayoutGuard(
@@ -106,6 +107,7 @@ class FileSearchStack(Stack):
             log_level=config.log_level,
             removal=config.removal,
             layout=config.layout,
+            bucket_time_index=config.bucket_time_index,
             name_table=self.storage.name_table,
             enrich=config.enrich,
             signed_in=signed_in,

@@ -76,15 +76,22 @@ class Storage(Construct):
         removal: RemovalChoice,
         existing_bucket_name: str | None = None,
         multi_attribute_index: bool = False,
+        bucket_time_index: bool = True,
         name_table_name: str | None = None,
     ) -> None:
         """`multi_attribute_index`: the table also gets the Z-order index (`schema.Z_ORDER_INDEX`);
+        `bucket_time_index`: the bucket's time index (`schema.BUCKET_DATE_INDEX`);
         `name_table_name`: the name index table is created under this name (None: no name index)."""
         super().__init__(scope, construct_id)
         destroy = removal is RemovalChoice.DESTROY
         removal_policy = removal.policy
 
-        self.table = self._table(table_name, removal, multi_attribute_index=multi_attribute_index)
+        self.table = self._table(
+            table_name,
+            removal,
+            multi_attribute_index=multi_attribute_index,
+            bucket_time_index=bucket_time_index,
+        )
         self.name_table = None if name_table_name is None else self._name_table(name_table_name, removal)
         # An existing bucket may hold objects that were never indexed: its index starts BUILDING.
         self.imports_bucket = existing_bucket_name is not None
@@ -153,7 +160,12 @@ class Storage(Construct):
         return table
 
     def _table(
-        self, table_name: str, removal: RemovalChoice, *, multi_attribute_index: bool
+        self,
+        table_name: str,
+        removal: RemovalChoice,
+        *,
+        multi_attribute_index: bool,
+        bucket_time_index: bool,
     ) -> dynamodb.Table:
         table = dynamodb.Table(
             self,
@@ -164,9 +176,9 @@ class Storage(Construct):
             time_to_live_attribute=schema.TTL_ATTRIBUTE,
             **_protected(removal),
         )
-        # CloudFormation adds or removes at most one GSI per update: switching the third index on or off
-        # is one such change.
-        _add_indexes(table, schema.global_indexes(multi_attribute_index))
+        # CloudFormation adds or removes at most one GSI per update: switching the bucket's time index or
+        # the Z-order index on or off is one such change, and the two need two deployments.
+        _add_indexes(table, schema.global_indexes(multi_attribute_index, bucket_time_index=bucket_time_index))
         return table
 
 

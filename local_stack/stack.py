@@ -456,7 +456,9 @@ class LocalFileSearch:
         try:
             dynamodb.create_table(
                 **schema.create_table_request(
-                    self.table_name, multi_attribute_index=layout.multi_attribute_index
+                    self.table_name,
+                    multi_attribute_index=layout.multi_attribute_index,
+                    bucket_time_index=self.config.bucket_time_index,
                 )
             )
         except dynamodb.exceptions.ResourceInUseException:
@@ -556,6 +558,7 @@ class LocalFileSearch:
             "KEY_LAYOUT": self._key_layout,
             # Where entries live in the indexes: the same variables the CDK app gives the functions.
             **self.config.layout.to_env(),
+            "BUCKET_TIME_INDEX": "true" if self.config.bucket_time_index else "false",
             **({"NAME_TABLE_NAME": self.config.name_table_name} if self.config.name_index else {}),
             **({"ENRICH": enrich.to_env(self.config.enrich)} if self.config.enrich else {}),
             **self._sign_in_env(),

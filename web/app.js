@@ -275,6 +275,8 @@ async function loadList(reset) {
     } else {
       const params = listQuery();
       params.set("order", view.order);
+      // A person's list is by upload time; the bucket's is asked for it (its time index).
+      if (params.has("bucket") && !params.has("q")) params.set("sort", "uploadDate");
       params.set("limit", String(PAGE_SIZE));
       if (view.cursor) params.set("cursor", view.cursor);
       // A filtered page may be short or even empty and still have a cursor: read on until something shows.

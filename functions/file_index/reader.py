@@ -6,12 +6,15 @@ A list reads one plan (`Plan`), which is also the order of its answer:
 |---|---|---|---|
 | `size` | `bucketName-size-index` | each bucket shard, size bounds | upload time bounds |
 | `uploadDate` | `uploadUser-uploadDate-index` | each user shard, time bounds | size bounds |
+| `uploadDate` (a bucket) | `bucketName-uploadDate-index` | each bucket shard, time bounds | size bounds |
 | `zAddress` | `bucketName-zAddress-index` | each bucket shard, each z-range of the box | the box |
 
-`FileReader.plan` chooses: a user's list is `uploadDate`; a bucket's list with upload time bounds is
-`zAddress` when the third index is on and built (the layout says it exists, the caller that every entry
-has its address), else `size`. Without the bounds a plan does not key on, a list reads exactly the items
-it returns, as before sharding.
+`FileReader.plan` chooses: a user's list is `uploadDate`. A bucket's list asked in an order
+(`BucketQuery.order_by`) is read in it (`uploadDate` needs the bucket's time index). Otherwise a bucket's
+list with upload time bounds and no size bounds is `uploadDate` when the bucket's time index exists; with
+time and size bounds it is `zAddress` when the Z-order index is on and built (the layout says it exists,
+the caller that every entry has its address), else `size`, as is a list without time bounds. Without the
+bounds a plan does not key on, a list reads exactly the items it returns, as before sharding.
 
 Each plan reads every partition value of its bucket or user (`IndexLayout.bucket_partitions`,
 `user_partitions`) and merges them (`shards.merge_page`): by (sort value, objectKey) across shards, in
@@ -114,10 +117,19 @@ class BucketQuery:
     start: str | None = None
     end: str | None = None
     ascending: bool = False
+    # The order asked for (the API's `sort`): "size" or "uploadDate"; None leaves it to the plan.
+    order_by: str | None = None
 
     @property
     def has_time_bounds(self) -> bool:
         return self.start is not None or self.end is not None
+
+    @property
+    def has_size_bounds(self) -> bool:
+        return self.min_size is not None or self.max_size is not None
+
+    def has_time(self, date: str) -> bool:
+        return (self.start is None or date >= self.start) and (self.end is None or date <= self.end)
 
     def box(self) -> zorder.Box | None:
         """The query as a Z-order box, or None if the Z-order index cannot represent it (before 1970)."""
@@ -167,6 +179,10 @@ def _and(*conditions: ConditionBase | None) -> ConditionBase | None:
         if condition is not None:
             result = condition if result is None else result & condition
     return result
+
+
+class UnavailableOrder(ValueError):
+    """The list was asked in an order no index of this deployment holds (the message says which)."""
 
 
 class InvalidStartKey(ValueError):
@@ -371,12 +387,19 @@ class FileReader:
     """
 
     def __init__(
-        self, table: Any, layout: IndexLayout | None = None, executor: Executor | None = None
+        self,
+        table: Any,
+        layout: IndexLayout | None = None,
+        executor: Executor | None = None,
+        *,
+        bucket_time_index: bool = True,
     ) -> None:
+        """`bucket_time_index`: the table has `bucketName-uploadDate-index` (`bucketTimeIndex`)."""
         self._table = table
         self._client = table.meta.client
         self._layout = layout if layout is not None else IndexLayout()
         self._executor = executor
+        self._bucket_time_index = bucket_time_index
 
     @property
     def layout(self) -> IndexLayout:
@@ -394,7 +417,18 @@ class FileReader:
         (the index state record's `zOrderPending` is not set), so the Z-order index answers exactly."""
         if isinstance(query, UserQuery):
             return Plan.UPLOAD_DATE
-        if query.has_time_bounds and self._z_order_usable(query, z_order_ready=z_order_ready):
+        if query.order_by == Plan.UPLOAD_DATE:
+            if not self._bucket_time_index:
+                raise UnavailableOrder(
+                    "a bucket's files by upload time need the bucket's time index (bucketTimeIndex), "
+                    "which this deployment does not have"
+                )
+            return Plan.UPLOAD_DATE
+        if query.order_by == Plan.SIZE or not query.has_time_bounds:
+            return Plan.SIZE
+        if self._bucket_time_index and not query.has_size_bounds:
+            return Plan.UPLOAD_DATE
+        if self._z_order_usable(query, z_order_ready=z_order_ready):
             return Plan.Z_ORDER
         return Plan.SIZE
 
@@ -454,8 +488,20 @@ class FileReader:
         )
 
     def _check_plan(self, query: FileQuery, plan: Plan, *, z_order_ready: bool) -> None:
-        if isinstance(query, UserQuery):
+        if isinstance(query, BucketQuery) and query.order_by is not None and plan != query.order_by:
+            valid = False
+        elif isinstance(query, UserQuery):
             valid = plan is Plan.UPLOAD_DATE
+        elif plan is Plan.UPLOAD_DATE:
+            # Chosen only when asked for, or for time bounds without size bounds.
+            valid = query.order_by == Plan.UPLOAD_DATE or (
+                query.has_time_bounds and not query.has_size_bounds
+            )
+            if valid and not self._bucket_time_index:
+                raise InvalidStartKey(
+                    "made with the bucket's time index, which this deployment does not have: start the "
+                    "list again"
+                )
         elif plan is Plan.Z_ORDER:
             if query.has_time_bounds and not self._z_order_usable(query, z_order_ready=z_order_ready):
                 raise InvalidStartKey(
@@ -487,7 +533,12 @@ class FileReader:
             ranges = None
         else:
             partitions = [_Partition(value, None) for value in self._layout.bucket_partitions(query.bucket)]
-            if plan is Plan.Z_ORDER:
+            if plan is Plan.UPLOAD_DATE:
+                index = schema.BUCKET_DATE_INDEX
+                ranges = None
+                sort_condition = _range(Key(schema.UPLOAD_DATE), query.start, query.end)
+                filter_condition = _range(Attr(schema.SIZE), query.min_size, query.max_size)
+            elif plan is Plan.Z_ORDER:
                 box = query.box()
                 assert box is not None  # _check_plan / plan() chose Z only for a box it can represent
                 index = schema.Z_ORDER_INDEX
@@ -551,4 +602,4 @@ def _inside(query: FileQuery, plan: Plan, position: Position) -> bool:
         return False
     if plan is Plan.SIZE:
         return isinstance(value, int) and value >= 0 and _has_size(query, value)
-    return isinstance(value, str) and isinstance(query, UserQuery) and query.has_time(value)
+    return isinstance(value, str) and query.has_time(value)

@@ -82,6 +82,15 @@ BUCKET_SIZE_INDEX = GlobalIndex(
     sort_key=KeyAttribute(SIZE, "N"),
 )
 GLOBAL_INDEXES = (USER_DATE_INDEX, BUCKET_SIZE_INDEX)
+# The bucket's time-ordered index (`bucketTimeIndex`, on by default): the same sharded bucket value, sorted
+# by upload time, so a bucket's newest files and a time range of a bucket are read as key ranges (the size
+# index could only filter them). It needs no attribute of its own: every entry has both keys, a tombstone
+# neither. One more write unit per new entry (two when an overwrite changes the upload time).
+BUCKET_DATE_INDEX = GlobalIndex(
+    name="bucketName-uploadDate-index",
+    partition_key=KeyAttribute(BUCKET_NAME, "S"),
+    sort_key=KeyAttribute(UPLOAD_DATE, "S"),
+)
 # The optional third index (`multiAttributeIndex: true`): the same sharded bucket value as the bucket index,
 # sorted by Z-order address. Sparse: an entry without `zAddress` (a tombstone, or one written before the
 # index was switched on and not yet migrated) is not in it.
@@ -92,9 +101,15 @@ Z_ORDER_INDEX = GlobalIndex(
 )
 
 
-def global_indexes(multi_attribute_index: bool = False) -> tuple[GlobalIndex, ...]:
-    """The table's GSIs: the design's two, and the Z-order index when it is switched on."""
-    return (*GLOBAL_INDEXES, Z_ORDER_INDEX) if multi_attribute_index else GLOBAL_INDEXES
+def global_indexes(
+    multi_attribute_index: bool = False, *, bucket_time_index: bool = True
+) -> tuple[GlobalIndex, ...]:
+    """The table's GSIs: the design's two, the bucket's time index and the Z-order index when on."""
+    return (
+        *GLOBAL_INDEXES,
+        *((BUCKET_DATE_INDEX,) if bucket_time_index else ()),
+        *((Z_ORDER_INDEX,) if multi_attribute_index else ()),
+    )
 
 
 # A tombstone carries none of these, so it never appears in either index.
@@ -104,10 +119,10 @@ GSI_KEY_ATTRIBUTES = frozenset(
 
 
 def create_table_request(
-    table_name: str = TABLE_NAME, *, multi_attribute_index: bool = False
+    table_name: str = TABLE_NAME, *, multi_attribute_index: bool = False, bucket_time_index: bool = True
 ) -> dict[str, Any]:
     """Keyword arguments for boto3's `create_table`, on-demand, as the CDK stack deploys it."""
-    indexes = global_indexes(multi_attribute_index)
+    indexes = global_indexes(multi_attribute_index, bucket_time_index=bucket_time_index)
     key_attributes = {PARTITION_KEY}
     for index in indexes:
         key_attributes |= {index.partition_key, index.sort_key}

@@ -38,6 +38,8 @@ class SearchConfig:
     initial_state: State = State.READY
     # Where entries live in the indexes (shards, hot users, the Z-order index): what a list must read.
     layout: IndexLayout = field(default_factory=IndexLayout)
+    # The table has the bucket's time index (`bucketTimeIndex`): a bucket's files by upload time.
+    bucket_time_index: bool = True
     # The name index table (`q`, `prefix`, `delimiter`, `ext`); None: the deployment keeps none.
     name_table_name: str | None = None
     # What the indexer reads from S3 for each entry (`file_index.enrich`): which filters a list may use.
@@ -98,6 +100,15 @@ def _initial_state(environ: Mapping[str, str]) -> State:
         raise ConfigError(f"INDEX_INITIAL_STATE must be READY or BUILDING, not {raw!r}") from None
 
 
+def _switch(env: Mapping[str, str], name: str, *, default: bool) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw not in ("true", "false"):
+        raise ConfigError(f"{name} must be true or false, not {raw!r}")
+    return raw == "true"
+
+
 def load_config(environ: Mapping[str, str] | None = None) -> SearchConfig:
     """The configuration from `environ` (default: the process environment); ConfigError names a fault."""
     env = os.environ if environ is None else environ
@@ -115,6 +126,7 @@ def load_config(environ: Mapping[str, str] | None = None) -> SearchConfig:
         dead_letter_queue_url=_queue_url(env, "DEAD_LETTER_QUEUE_URL"),
         initial_state=_initial_state(env),
         layout=IndexLayout.from_env(env),
+        bucket_time_index=_switch(env, "BUCKET_TIME_INDEX", default=True),
         name_table_name=env.get("NAME_TABLE_NAME", "").strip() or None,
         enrich=enrich.from_env(env),
         user_access=_user_access(env),

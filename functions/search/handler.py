@@ -91,6 +91,7 @@ LIST_PARAMETERS = (
     "ext",
     "contentType",
     "order",
+    "sort",
     "limit",
     "cursor",
 )
@@ -207,10 +208,15 @@ if no offset); `date` is one UTC day.
 |---|---|---|---|
 | `user`, any bounds | upload-time index; size bounds filter | `uploadDate` | ascending |
 | `bucket`, size bounds or none | size index | `size` | descending |
-| `bucket`, time bounds, Z-order index on | Z-order index of (time, size) | `zAddress` | descending |
-| `bucket`, time bounds, otherwise | size index; time bounds filter | `size` | descending |
+| `bucket`, time bounds and no size bounds | the bucket's time index | `uploadDate` | descending |
+| `bucket`, time and size bounds, Z-order index on | Z-order index of (time, size) | `zAddress` | descending |
+| `bucket`, time and size bounds, otherwise | size index; time bounds filter | `size` | descending |
+| `bucket`, `sort=uploadDate` | the bucket's time index; size bounds filter | `uploadDate` | descending |
+| `bucket`, `sort=size` | size index; time bounds filter | `size` | descending |
 
-The Z-order index answers once it is switched on (`multiAttributeIndex`) and every entry has its address.
+The bucket's time index exists unless the deployment switched it off (`bucketTimeIndex: false`; then
+time bounds without size bounds read as time and size bounds do, and `sort=uploadDate` is a 400). The
+Z-order index answers once it is switched on (`multiAttributeIndex`) and every entry has its address.
 
 Ties come in a fixed order. A `zAddress` answer is neither by size nor by time: Z-order interleaves both,
 so a box reads little outside itself. A cursor keeps the order its list started with.
@@ -324,7 +330,7 @@ def file_search() -> FileSearch:
         dead_letter_queue_url=config.dead_letter_queue_url,
     )
     executor = ThreadPoolExecutor(max_workers=threads) if threads > 1 else None
-    reader = FileReader(table, layout=layout, executor=executor)
+    reader = FileReader(table, layout=layout, executor=executor, bucket_time_index=config.bucket_time_index)
     names = None
     if config.name_table_name is not None:
         names = NameReader(
@@ -551,6 +557,16 @@ _OrderParameter = Annotated[
     Literal["asc", "desc"] | None,
     Query(description="Direction of the order the answer's `orderedBy` names"),
 ]
+_SortParameter = Annotated[
+    Literal["uploadDate", "size"] | None,
+    Query(
+        description=(
+            "The order of a bucket's list: `uploadDate` (newest first unless `order=asc`; needs the "
+            "bucket's time index, `bucketTimeIndex`) or `size` (largest first); without it the plan's "
+            "(see the table above). A user's list is always by `uploadDate`"
+        ),
+    ),
+]
 _LimitParameter = Annotated[
     int,
     Query(
@@ -616,6 +632,7 @@ def list_files(
     min_size: _MinSizeParameter = None,
     max_size: _MaxSizeParameter = None,
     order: _OrderParameter = None,
+    sort: _SortParameter = None,
     limit: _LimitParameter = DEFAULT_LIMIT,
     q: _QParameter = None,
     prefix: _PrefixParameter = None,
@@ -634,6 +651,7 @@ def list_files(
         min_size=min_size,
         max_size=max_size,
         order=order,
+        sort=sort,
         limit=limit,
         q=q,
         prefix=prefix,
@@ -787,6 +805,7 @@ def list_my_files(
     min_size: _MinSizeParameter = None,
     max_size: _MaxSizeParameter = None,
     order: _OrderParameter = None,
+    sort: _SortParameter = None,
     limit: _LimitParameter = DEFAULT_LIMIT,
     q: _QParameter = None,
     prefix: _PrefixParameter = None,
@@ -810,6 +829,7 @@ def list_my_files(
         min_size=min_size,
         max_size=max_size,
         order=order,
+        sort=sort,
         limit=limit,
         q=q,
         prefix=prefix,

@@ -45,6 +45,7 @@ class ListParameters:
     min_size: int | None = None
     max_size: int | None = None
     order: str | None = None
+    sort: str | None = None
     q: str | None = None
     prefix: str | None = None
     delimiter: str | None = None
@@ -174,8 +175,12 @@ def _bucket_query(params: ListParameters, bucket: str, ascending: bool) -> Bucke
         start=start,
         end=end,
         ascending=ascending,
+        order_by=params.sort,
     )
 
+
+# `sort`: the orders a list may be asked in (a user's list is always by uploadDate).
+SORTS = ("uploadDate", "size")
 
 # `q`: at most this many characters and words (each word is checked against every candidate's name).
 MAX_Q_LENGTH = 256
@@ -241,6 +246,15 @@ def _scope_query(params: ListParameters) -> FileQuery:
         raise BadRequest("give exactly one of user or bucket")
     if params.order not in (None, "asc", "desc"):
         raise BadRequest("order must be asc or desc")
+    if params.sort not in (None, *SORTS):
+        raise BadRequest(f"sort must be {' or '.join(SORTS)}, not {params.sort!r}")
+    if params.sort is not None and params.narrows_by_name:
+        raise BadRequest(
+            "sort applies to a list of a user or a bucket; a list by name (q, prefix, ext...) "
+            "has its own order"
+        )
+    if params.sort == "size" and params.user is not None:
+        raise BadRequest("sort=size applies to a bucket; a user's files are listed by uploadDate")
     if params.user is not None:
         user = check_key_value("user", params.user)
         return _user_query(params, user, ascending=params.order != "desc")

@@ -10,7 +10,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from file_index.enrich import CONTENT_TYPE, METADATA, TAGS
 from file_index.key_layout import KeyLayout
 from file_index.name_reader import NameQuery, NameReader
-from file_index.reader import FileQuery, FileReader, InvalidStartKey, ListCursor
+from file_index.reader import FileQuery, FileReader, InvalidStartKey, ListCursor, UnavailableOrder
 from file_index.state import State
 from search.cursor import InvalidCursor, decode_cursor, encode_cursor
 from search.errors import BadRequest, FileNotFound
@@ -131,6 +131,8 @@ class FileSearch:
             page = self._reader.list_files(query, limit=limit, start=start, z_order_ready=z_order_ready)
         except InvalidStartKey as error:
             raise BadRequest(f"cursor is not valid for this query ({error})") from None
+        except UnavailableOrder as error:
+            raise BadRequest(str(error)) from None
         items, next_position = page.items, page.next_cursor
         fitting = items_within(items, self._page_budget)
         if fitting < len(items):

@@ -236,6 +236,10 @@ def test_an_admin_chooses_a_user_or_the_whole_bucket(page: Page, ready: dict[str
     page.get_by_label("Show", exact=True).select_option("The whole bucket")
     expect(page.get_by_role("heading", name="All files of the bucket")).to_be_visible()
     expect(page.locator("#rows tr").first).to_be_visible()
+    # Newest first, as the column header says (the bucket's time index, not its size index).
+    shown = page.locator("#rows time").evaluate_all("times => times.map(t => t.dateTime)")
+    assert len(shown) > 1
+    assert shown == sorted(shown, reverse=True)
     # Others' files have no Delete button.
     expect(page.get_by_role("button", name=re.compile("^Delete "))).to_have_count(0)
     assert _axe_violations(page) == []

@@ -90,6 +90,7 @@ def test_table_keys_and_indexes_are_the_schema_ones(default_synth: Synth) -> Non
     assert {index["IndexName"] for index in props["GlobalSecondaryIndexes"]} == {
         "uploadUser-uploadDate-index",
         "bucketName-size-index",
+        "bucketName-uploadDate-index",
     }
 
 
@@ -408,6 +409,7 @@ def test_search_environment_is_the_contract(default_synth: Synth) -> None:
         "BUCKET_INDEX_SHARDS": "16",
         "HOT_USERS": "{}",
         "MULTI_ATTRIBUTE_INDEX": "false",
+        "BUCKET_TIME_INDEX": "true",
         "NAME_TABLE_NAME": {"Ref": default_synth.logical_id(storage.name_table)},
         # The routes of signed-in people (tests/infra/test_user_access.py checks their values).
         "USER_POOL_CLIENT_ID": ANY,

@@ -361,12 +361,14 @@ def test_box_model_counts_what_the_key_conditions_read() -> None:
 def test_write_cost_per_upload_by_layout() -> None:
     sharded = IndexLayout(bucket_shards=16)
     with_z = IndexLayout(bucket_shards=16, multi_attribute_index=True)
+    # (layout, the bucket's time index): 0.2.0, 0.3.0's default, today's default, with the Z-order index.
+    layouts = ((IndexLayout(), False), (sharded, False), (sharded, True), (with_z, True))
     assert [
-        write_cost.write_units_per_upload(layout, Kind.NEW, uploads=50)[0]
-        for layout in (IndexLayout(), sharded, with_z)
-    ] == [3, 3, 4]
+        write_cost.write_units_per_upload(layout, Kind.NEW, uploads=50, bucket_time_index=timed)[0]
+        for layout, timed in layouts
+    ] == [3, 3, 4, 5]
     overwrite = [
-        write_cost.write_units_per_upload(layout, Kind.OVERWRITE, uploads=50)[0]
-        for layout in (IndexLayout(), sharded, with_z)
+        write_cost.write_units_per_upload(layout, Kind.OVERWRITE, uploads=50, bucket_time_index=timed)[0]
+        for layout, timed in layouts
     ]
-    assert overwrite == [5, 5, 7]
+    assert overwrite == [5, 5, 7, 9]

@@ -105,3 +105,10 @@ def test_the_layout_comes_from_the_environment_and_defaults_to_one_shard() -> No
 def test_a_bad_layout_fails_the_cold_start_naming_its_variable(name: str, value: str) -> None:
     with pytest.raises(ConfigError, match=name):
         load_config({**COMPLETE, name: value})
+
+
+def test_the_bucket_time_index_switch_defaults_on_and_refuses_other_words() -> None:
+    assert load_config(COMPLETE).bucket_time_index is True
+    assert load_config({**COMPLETE, "BUCKET_TIME_INDEX": "false"}).bucket_time_index is False
+    with pytest.raises(ConfigError, match="BUCKET_TIME_INDEX must be true or false, not 'maybe'"):
+        load_config({**COMPLETE, "BUCKET_TIME_INDEX": "maybe"})

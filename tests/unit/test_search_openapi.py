@@ -45,6 +45,7 @@ def test_the_document_names_every_route_and_parameter() -> None:
         "minSize",
         "maxSize",
         "order",
+        "sort",
         "limit",
         "cursor",
         "q",

@@ -87,3 +87,16 @@ def test_a_box_bounds_both_attributes_of_a_user_or_a_bucket() -> None:
 def test_each_bound_keeps_its_checks_in_a_box(params: ListParameters, message: str) -> None:
     with pytest.raises(BadRequest, match=message):
         build_query(params)
+
+
+def test_sort_asks_a_bucket_for_an_order_and_is_refused_where_it_cannot_apply() -> None:
+    query = build_query(ListParameters(bucket="b", sort="uploadDate"))
+    assert query == BucketQuery(bucket="b", order_by="uploadDate")
+    assert build_query(ListParameters(user="u", sort="uploadDate")) == UserQuery(user="u")
+    for params, message in [
+        (ListParameters(bucket="b", sort="name"), "sort must be uploadDate or size, not 'name'"),
+        (ListParameters(user="u", sort="size"), "sort=size applies to a bucket"),
+        (ListParameters(bucket="b", q="x", sort="size"), "a list by name"),
+    ]:
+        with pytest.raises(BadRequest, match=message):
+            build_query(params)

@@ -246,6 +246,9 @@ def expected_order(corpus: Corpus, box: Mapping[str, Any]) -> tuple[str, bool]:
     if "user" in box:
         return "uploadDate", box.get("order") != "desc"
     has_time = any(bound in box for bound in ("from", "to", "date"))
+    has_size = any(bound in box for bound in ("minSize", "maxSize"))
+    if has_time and not has_size:  # the bucket's time index (bucketTimeIndex, on in every corpus)
+        return "uploadDate", box.get("order") == "asc"
     ordered_by = "zAddress" if corpus.z_order and has_time else "size"
     return ordered_by, box.get("order") == "asc"
 

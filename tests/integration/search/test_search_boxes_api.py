@@ -127,7 +127,7 @@ def test_while_the_z_order_index_is_filled_boxes_use_the_size_index_and_its_curs
 ) -> None:
     _fill(z_api)
     store = IndexStateStore(boto3.client("dynamodb", region_name=REGION), Z_TABLE)
-    box = f"{B}&from=2017-08-12&limit=5"
+    box = f"{B}&from=2017-08-12&minSize=0&limit=5"  # time and size: the Z-order index
     z_cursor = z_api.get(box).json["nextCursor"]
     store.mark_z_order_pending(BUCKET)
     state_clock.advance(10)
@@ -217,7 +217,7 @@ def test_a_migration_of_a_never_backfilled_bucket_keeps_its_index_state(z_api: S
     IndexStateStore(boto3.client("dynamodb", region_name=REGION), Z_TABLE).mark_z_order_pending(BUCKET)
     status = z_api.get("/status").json
     assert (status["indexState"], status["buckets"][0]["zOrderPending"]) == ("READY", True)
-    body = z_api.get(f"{B}&from=2017-08-12").json
+    body = z_api.get(f"{B}&from=2017-08-12&minSize=0").json
     assert (body["indexState"], body["orderedBy"]) == ("READY", "size")
 
 
@@ -246,3 +246,71 @@ def test_time_bounds_beyond_the_addresses_keep_the_z_order_index(z_api: SearchAp
     items, orders = _pages(z_api, f"{B}&from=1900-01-01&to=2200-01-01&minSize=20&limit=50")
     assert orders == {"zAddress"}
     assert len(items) == sum(1 for n in range(40) if 10 * (n % 8) >= 20)
+
+
+def test_a_bucket_by_upload_time_reads_the_bucket_time_index_newest_first(z_api: SearchApi) -> None:
+    _fill(z_api)
+    dates = {f"{('alice', 'bot', 'bot#3')[n % 3]}/f{n:02d}": f"2017-08-{10 + n % 15}" for n in range(40)}
+    # A time range without size bounds: the bucket's time index, newest first, each item once.
+    items, orders = _pages(z_api, f"{B}&from=2017-08-12&to=2017-08-20&limit=4")
+    assert orders == {"uploadDate"}
+    assert [item["objectKey"] for item in items] != []
+    assert {item["objectKey"] for item in items} == {
+        key for key, day in dates.items() if "2017-08-12" <= day <= "2017-08-20"
+    }
+    assert len(items) == len({item["objectKey"] for item in items})
+    shown = [item["uploadDate"] for item in items]
+    assert shown == sorted(shown, reverse=True)
+    # Asked for: the newest files of the whole bucket, oldest first with order=asc; size bounds filter.
+    newest, orders = _pages(z_api, f"{B}&sort=uploadDate&limit=6")
+    assert orders == {"uploadDate"}
+    assert len(newest) == 40
+    assert [item["uploadDate"] for item in newest] == sorted(
+        (item["uploadDate"] for item in newest), reverse=True
+    )
+    oldest, _ = _pages(z_api, f"{B}&sort=uploadDate&order=asc&minSize=30&limit=6")
+    assert [item["uploadDate"] for item in oldest] == sorted(item["uploadDate"] for item in oldest)
+    assert {item["size"] for item in oldest} <= {30, 40, 50, 60, 70}
+    assert len(oldest) == sum(1 for n in range(40) if 10 * (n % 8) >= 30)
+    # sort=size keeps the size index even with time bounds.
+    assert _pages(z_api, f"{B}&from=2017-08-12&sort=size&limit=9")[1] == {"size"}
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        (
+            "/files?bucket=fileupload.a&sort=name",
+            "query parameter sort: Input should be 'uploadDate' or 'size'",
+        ),
+        (
+            "/files?user=bot&sort=size",
+            "sort=size applies to a bucket; a user's files are listed by uploadDate",
+        ),
+        (
+            "/files?bucket=fileupload.a&q=report&sort=uploadDate",
+            "sort applies to a list of a user or a bucket",
+        ),
+    ],
+)
+def test_a_sort_the_list_cannot_take_is_a_clear_400(z_api: SearchApi, query: str, message: str) -> None:
+    response = z_api.get(query)
+    assert response.status == 400, response.body
+    assert message in response.json["message"]
+
+
+def test_without_the_bucket_time_index_a_time_range_filters_and_sort_by_time_is_a_400(
+    z_api: SearchApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bucketTimeIndex: false (0.3.0's table): as 0.3.0 read it; asking for the order it lacks says why."""
+    _fill(z_api)
+    monkeypatch.setenv("BUCKET_TIME_INDEX", "false")
+    monkeypatch.setenv("MULTI_ATTRIBUTE_INDEX", "false")
+    handler.file_search.cache_clear()
+    assert _pages(z_api, f"{B}&from=2017-08-12&limit=9")[1] == {"size"}
+    refused = z_api.get(f"{B}&sort=uploadDate")
+    assert refused.status == 400
+    assert refused.json["message"] == (
+        "a bucket's files by upload time need the bucket's time index (bucketTimeIndex), which this "
+        "deployment does not have"
+    )

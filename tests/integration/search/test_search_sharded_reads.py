@@ -33,6 +33,7 @@ from file_index.reader import (
     InvalidStartKey,
     ListCursor,
     Plan,
+    UnavailableOrder,
     UserQuery,
     page_request_budget,
 )
@@ -268,7 +269,8 @@ def test_user_lists_of_a_hot_user_and_of_a_user_named_like_its_shard_stay_apart(
 @HYPOTHESIS
 @given(
     bucket=st.sampled_from(sorted(BUCKET_SHARDS)),
-    mode=st.sampled_from(["z", "z pending", "z off"]),
+    mode=st.sampled_from(["z", "z pending", "z off", "0.3.0"]),
+    order_by=st.sampled_from([None, None, "uploadDate", "size"]),
     limit=st.integers(3, 30),
     ascending=st.booleans(),
     start=times,
@@ -280,6 +282,7 @@ def test_bucket_boxes_on_every_plan_equal_brute_force(
     table: Any,
     bucket: str,
     mode: str,
+    order_by: str | None,
     limit: int,
     ascending: bool,
     start: str | None,
@@ -287,18 +290,59 @@ def test_bucket_boxes_on_every_plan_equal_brute_force(
     low: int | None,
     high: int | None,
 ) -> None:
+    """Every plan a bucket's box may take, chosen or asked for (`order_by`): exact, in its order, bounded.
+    Modes: the Z-order index on, being filled, off (with the bucket's time index), and 0.3.0's table (no
+    time index, Z-order off)."""
     if start is not None and start > end:
         start, end = end, start
     if low is not None and high is not None and low > high:
         low, high = high, low
-    layout = IndexLayout(BUCKET_SHARDS[bucket], HOT, multi_attribute_index=mode != "z off")
-    reader = FileReader(table, layout)
-    query = BucketQuery(bucket=bucket, min_size=low, max_size=high, start=start, end=end, ascending=ascending)
+    time_index = mode != "0.3.0"
+    layout = IndexLayout(BUCKET_SHARDS[bucket], HOT, multi_attribute_index=mode in ("z", "z pending"))
+    reader = FileReader(table, layout, bucket_time_index=time_index)
+    query = BucketQuery(
+        bucket=bucket,
+        min_size=low,
+        max_size=high,
+        start=start,
+        end=end,
+        ascending=ascending,
+        order_by=order_by,
+    )
+    if order_by == "uploadDate" and not time_index:
+        with pytest.raises(UnavailableOrder, match=r"need the bucket's time index \(bucketTimeIndex\)"):
+            reader.list_files(query, limit=limit)
+        return
     items, requests, plans = _read_all(reader, query, limit=limit, z_order_ready=mode != "z pending")
-    plan = Plan.Z_ORDER if mode == "z" else Plan.SIZE
+    sized = low is not None or high is not None
+    if order_by is not None:
+        plan = Plan(order_by)
+    elif time_index and not sized:
+        plan = Plan.UPLOAD_DATE
+    else:
+        plan = Plan.Z_ORDER if mode == "z" else Plan.SIZE
     assert plans == {plan}
     _check_answer(items, [t for t in DATA if t.bucket == bucket and _in_box(t, query)], plan, ascending)
     assert all(count <= page_request_budget(BUCKET_SHARDS[bucket], plan) for count in requests)
+
+
+def test_a_time_range_of_a_bucket_reads_what_it_returns_on_the_time_index(table: Any) -> None:
+    """No size bounds: the bucket's time index keys on the range, so a page reads its own items (plus the
+    shards' read-ahead), where 0.3.0's table filters the whole bucket by time on the size index."""
+    query = BucketQuery(bucket="sixteen", start=TIMES[1], end=TIMES[2])
+    expected = [t for t in DATA if t.bucket == "sixteen" and _in_box(t, query)]
+    assert expected
+    layout = IndexLayout(BUCKET_SHARDS["sixteen"], HOT)
+    timed = _read_all(FileReader(table, layout), query, limit=1000)
+    legacy = _read_all(FileReader(table, layout, bucket_time_index=False), query, limit=1000)
+    assert (timed[2], legacy[2]) == ({Plan.UPLOAD_DATE}, {Plan.SIZE})
+    assert {item["objectKey"] for item in timed[0]} == {item["objectKey"] for item in legacy[0]}
+    timed_read = FileReader(table, layout).list_files(query, limit=1000).scanned_count
+    legacy_read = (
+        FileReader(table, layout, bucket_time_index=False).list_files(query, limit=1000).scanned_count
+    )
+    assert timed_read == len(expected)
+    assert legacy_read == sum(1 for t in DATA if t.bucket == "sixteen")
 
 
 def test_one_shard_reads_what_it_returns_in_one_query_per_page(table: Any) -> None:
@@ -352,7 +396,8 @@ def test_a_cursor_keeps_its_plan_and_a_z_order_cursor_is_refused_while_the_index
     table: Any,
 ) -> None:
     reader = FileReader(table, IndexLayout(16, HOT, multi_attribute_index=True))
-    query = BucketQuery(bucket="sixteen", start=TIMES[0], end=TIMES[-1])
+    # Time and size bounds (no size bounds would take the bucket's time index).
+    query = BucketQuery(bucket="sixteen", start=TIMES[0], end=TIMES[-1], min_size=0)
     fallback = reader.list_files(query, limit=5, z_order_ready=False)
     assert fallback.ordered_by is Plan.SIZE
     assert fallback.next_cursor is not None
@@ -380,6 +425,27 @@ def test_a_cursor_keeps_its_plan_and_a_z_order_cursor_is_refused_while_the_index
     outside = ListCursor(Plan.SIZE, MergeCursor((ShardCursor(Position(5, "k")),)))
     with pytest.raises(InvalidStartKey, match="outside the query"):
         reader.list_files(BucketQuery(bucket="one", min_size=10), limit=5, start=outside)
+
+
+def test_a_time_index_cursor_is_refused_once_the_index_is_gone_and_an_asked_order_is_kept(table: Any) -> None:
+    layout = IndexLayout(16, HOT)
+    query = BucketQuery(bucket="sixteen", start=TIMES[0])
+    page = FileReader(table, layout).list_files(query, limit=5)
+    assert page.ordered_by is Plan.UPLOAD_DATE
+    assert page.next_cursor is not None
+    with pytest.raises(InvalidStartKey, match="bucket's time index, which this deployment does not have"):
+        FileReader(table, layout, bucket_time_index=False).list_files(query, limit=5, start=page.next_cursor)
+    # A cursor of one order is no cursor of a list asked in another.
+    by_size = BucketQuery(bucket="sixteen", start=TIMES[0], order_by="size")
+    with pytest.raises(InvalidStartKey, match="uploadDate plan"):
+        FileReader(table, layout).list_files(by_size, limit=5, start=page.next_cursor)
+    newest = FileReader(table, layout).list_files(
+        BucketQuery(bucket="sixteen", order_by="uploadDate"), limit=5
+    )
+    assert newest.ordered_by is Plan.UPLOAD_DATE
+    dates = [item["uploadDate"] for item in newest.items]
+    assert dates == sorted(dates, reverse=True)
+    assert dates[0] == max(t.date for t in DATA if t.bucket == "sixteen")
 
 
 def test_items_of_a_hot_users_shard_show_the_user_and_the_bucket(table: Any) -> None:
