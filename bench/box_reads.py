@@ -219,27 +219,22 @@ class Model:
         return PlanCost(read, requests, depth, units, depth_at_once)
 
     def size_index(self, box: zorder.Box) -> PlanCost:
-        low = box.min_size or 0
         high = zorder.MAX_SIZE if box.max_size is None else box.max_size
-        read = requests = depth = 0
-        units = 0.0
-        for shard in range(self.shard_count):
-            sizes = self._sizes.get(shard, [])
-            count = bisect_right(sizes, high) - bisect_left(sizes, low)
-            pages = _pages(count, self.entry_bytes)
-            read, requests, depth = read + count, requests + pages, max(depth, pages)
-            units += _read_units(count, self.entry_bytes)
-        return PlanCost(read, requests, depth, units)
+        return self._key_ranges(self._sizes, box.min_size or 0, high)
 
     def time_index(self, box: zorder.Box) -> PlanCost:
         """The bucket's time index: each shard's time range read in 1 MB pages, shards in parallel."""
-        low = box.from_ms or 0
         high = zorder.MAX_TIME_MS if box.to_ms is None else box.to_ms
+        return self._key_ranges(self._times, box.from_ms or 0, high)
+
+    def _key_ranges(self, sorted_keys: dict[int, list[int]], low: int, high: int) -> PlanCost:
+        """Each shard's key range `low`..`high` of an index (its sort keys per shard, sorted), read in 1 MB
+        pages, shards in parallel."""
         read = requests = depth = 0
         units = 0.0
         for shard in range(self.shard_count):
-            times = self._times.get(shard, [])
-            count = bisect_right(times, high) - bisect_left(times, low)
+            keys = sorted_keys.get(shard, [])
+            count = bisect_right(keys, high) - bisect_left(keys, low)
             pages = _pages(count, self.entry_bytes)
             read, requests, depth = read + count, requests + pages, max(depth, pages)
             units += _read_units(count, self.entry_bytes)

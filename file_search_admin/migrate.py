@@ -54,8 +54,6 @@ MAX_PLACE_ROUNDS = 3
 _PROJECTED = (
     schema.OBJECT_KEY,
     schema.BUCKET_NAME,
-    schema.UPLOAD_USER,  # the shard values, which place_entry's condition checks as read
-    schema.USER_SHARD,
     schema.SIZE,
     schema.UPLOAD_DATE,
     schema.ORDER_KEY,

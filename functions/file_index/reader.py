@@ -104,7 +104,7 @@ class UserQuery:
     def has_time(self, date: str) -> bool:
         if self.day_prefix is not None:
             return date.startswith(self.day_prefix)
-        return (self.start is None or date >= self.start) and (self.end is None or date <= self.end)
+        return _between(date, self.start, self.end)
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ class BucketQuery:
         return self.min_size is not None or self.max_size is not None
 
     def has_time(self, date: str) -> bool:
-        return (self.start is None or date >= self.start) and (self.end is None or date <= self.end)
+        return _between(date, self.start, self.end)
 
     def box(self) -> zorder.Box | None:
         """The query as a Z-order box, or None if the Z-order index cannot represent it (before 1970)."""
@@ -157,9 +157,12 @@ def _holds_no_time(query: FileQuery) -> bool:
 
 
 def _has_size(query: FileQuery, size: int) -> bool:
-    return (query.min_size is None or size >= query.min_size) and (
-        query.max_size is None or size <= query.max_size
-    )
+    return _between(size, query.min_size, query.max_size)
+
+
+def _between[V: (int, str)](value: V, low: V | None, high: V | None) -> bool:
+    """`low` <= `value` <= `high`, a bound of None being open."""
+    return (low is None or value >= low) and (high is None or value <= high)
 
 
 def _range(attribute: Any, low: Any, high: Any) -> ConditionBase | None:

@@ -53,7 +53,7 @@ Folder placeholders (keys ending in `/`) are objects like any other: listed, ind
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -539,7 +539,8 @@ def place_entry(
     the entry that was read.
 
     One UpdateItem (none when the entry is already in place). The condition: still live, the same
-    `orderKey` (or still none), the same size, upload date and shard values. Any event that changed the
+    `orderKey` (or still none), the same size and upload date, and when it moves the entry between shards
+    the same shard values. Any event that changed the
     entry since the read fails it (its own write placed the entry), so the update never undoes a newer
     write.
     """
@@ -564,14 +565,14 @@ def place_entry(
             values[f":p{position}"] = value
             sets.append(f"#p{position} = :p{position}")
     clauses = ["#size = :size", "#date = :date", "attribute_not_exists(#deleted)"]
-    # The shard values as read: a writer that moved the entry since placed it itself.
-    for position, name in enumerate((schema.BUCKET_NAME, schema.UPLOAD_USER, schema.USER_SHARD)):
-        names[f"#s{position}"] = name
-        if name in item:
-            values[f":s{position}"] = item[name]
-            clauses.append(f"#s{position} = :s{position}")
-        else:
-            clauses.append(f"attribute_not_exists(#s{position})")
+    if schema.BUCKET_NAME in placed:
+        # Moved between shards only from the shard values as read: a writer that moved it since placed it.
+        shard_clauses, shard_names, shard_values = _as_read(
+            item, (schema.BUCKET_NAME, schema.UPLOAD_USER, schema.USER_SHARD), "s"
+        )
+        clauses += shard_clauses
+        names |= shard_names
+        values |= shard_values
     update = " ".join(
         part
         for part in (
@@ -605,17 +606,26 @@ def unchanged_condition(item: Mapping[str, Any] | None) -> tuple[str, dict[str, 
     """A condition true only while the item is exactly `item` (None: while there is no item)."""
     if item is None:
         return "attribute_not_exists(#key)", {"#key": schema.OBJECT_KEY}, {}
+    clauses, names, values = _as_read(item, sorted(set(item) | WATCHED_ATTRIBUTES), "a")
+    return " AND ".join(clauses), names, values
+
+
+def _as_read(
+    item: Mapping[str, Any], attributes: Iterable[str], prefix: str
+) -> tuple[list[str], dict[str, str], dict[str, Any]]:
+    """Condition clauses (with their names and values, placeholders `#{prefix}n`/`:{prefix}n`) true only
+    while each of `attributes` holds the value it has in `item`, or is still absent where it is."""
     names: dict[str, str] = {}
     values: dict[str, Any] = {}
     clauses: list[str] = []
-    for position, name in enumerate(sorted(set(item) | WATCHED_ATTRIBUTES)):
-        names[f"#a{position}"] = name
+    for position, name in enumerate(attributes):
+        names[f"#{prefix}{position}"] = name
         if name in item:
-            values[f":a{position}"] = item[name]
-            clauses.append(f"#a{position} = :a{position}")
+            values[f":{prefix}{position}"] = item[name]
+            clauses.append(f"#{prefix}{position} = :{prefix}{position}")
         else:
-            clauses.append(f"attribute_not_exists(#a{position})")
-    return " AND ".join(clauses), names, values
+            clauses.append(f"attribute_not_exists(#{prefix}{position})")
+    return clauses, names, values
 
 
 def _code(error: ClientError) -> str:
