@@ -42,19 +42,19 @@ from datetime import UTC, datetime
 
 from bench import aws, deployment, reading
 from bench.entries import YEAR_2017, create_event, entry, item_bytes, log_uniform_size
+from bench.memory_table import MemoryTable
 from bench.report import Row, progress
-from file_index import schema, shards, zorder
+from file_index import cost, schema, shards, zorder
 from file_index.layout import IndexLayout
 from file_index.objects import iso_utc_millis
-from file_index.reader import BucketQuery, UserQuery
+from file_index.reader import LEGACY_Z_WALK, BucketQuery, FileReader, ListCursor, Plan, UserQuery
 
 USERS = 10  # 10,000 files each at 100k objects, so narrow user boxes still match something
 USER = "USER007"
 MAX_RANGES = zorder.DEFAULT_MAX_RANGES
-PAGE_BYTES = 1024 * 1024  # DynamoDB stops a Query response at 1 MB read
 KB, MB, GB = 10**3, 10**6, 10**9
 GIB = 1024**3
-READ_UNIT_BYTES = 4096  # an eventually consistent read: half a read unit per started 4 KB
+PAGE = 100  # items a page of the API answers by default
 
 
 def _ms(text: str) -> int:
@@ -144,29 +144,12 @@ def dataset(objects: int, layout: IndexLayout, *, seed: int = 2017) -> list[Entr
     return result
 
 
-def _pages(items: int, entry_bytes: float) -> int:
-    """Requests to read `items` consecutive items of one key range: at least one, one per 1 MB."""
-    return max(1, math.ceil(items * entry_bytes / PAGE_BYTES))
-
-
-def _read_units(items: int, entry_bytes: float) -> float:
-    """Read units of reading `items` of one key range (every request is billed, even an empty one)."""
-    pages = _pages(items, entry_bytes)
-    return max(pages * 0.5, math.ceil(items * entry_bytes / READ_UNIT_BYTES) * 0.5)
-
-
 @dataclass(frozen=True)
-class PlanCost:
-    """What a plan reads for a whole answer."""
+class PlanCost(cost.PlanCost):
+    """What a plan reads for a whole answer; for the Z-order index's 0.3.0 walk, also its depth with
+    every range of every shard issued at once."""
 
-    read: int
-    requests: int
-    depth: int  # round trips in sequence (shards run in parallel)
-    read_units: float  # eventually consistent: 0.5 per started 4 KB of each response, at least 0.5
-    depth_all_at_once: int | None = None  # Z-order: every range of every shard issued at once
-
-    def amplification(self, matched: int) -> float | None:
-        return self.read / matched if matched else None
+    depth_all_at_once: int | None = None
 
 
 class Model:
@@ -209,9 +192,9 @@ class Model:
             shard_requests = 0
             for lo, hi in ranges:
                 count = bisect_right(addresses, hi) - bisect_left(addresses, lo)
-                pages = _pages(count, self.entry_bytes)
+                pages = cost.range_pages(count, self.entry_bytes)
                 read += count
-                units += _read_units(count, self.entry_bytes)
+                units += cost.range_read_units(count, self.entry_bytes)
                 shard_requests += pages
                 depth_at_once = max(depth_at_once, pages)
             requests += shard_requests
@@ -235,16 +218,16 @@ class Model:
         for shard in range(self.shard_count):
             keys = sorted_keys.get(shard, [])
             count = bisect_right(keys, high) - bisect_left(keys, low)
-            pages = _pages(count, self.entry_bytes)
+            pages = cost.range_pages(count, self.entry_bytes)
             read, requests, depth = read + count, requests + pages, max(depth, pages)
-            units += _read_units(count, self.entry_bytes)
+            units += cost.range_read_units(count, self.entry_bytes)
         return PlanCost(read, requests, depth, units)
 
     def newest_page(self, limit: int) -> PlanCost:
         """One newest-first page of the bucket on the time index: each shard's fair share, in parallel."""
         share = min(limit, shards.fair_share(limit, self.shard_count))
         per_shard = [min(share, len(self._times.get(shard, []))) for shard in range(self.shard_count)]
-        units = sum(_read_units(count, self.entry_bytes) for count in per_shard)
+        units = sum(cost.range_read_units(count, self.entry_bytes) for count in per_shard)
         return PlanCost(sum(per_shard), self.shard_count, 1, units)
 
     def user_index(self, box: zorder.Box, user: str, user_shards: int = 1) -> PlanCost:
@@ -254,8 +237,8 @@ class Model:
         count = bisect_right(dates, high) - bisect_left(dates, low)
         # A hot user's entries split evenly over its shards, each read in parallel.
         per_shard = math.ceil(count / user_shards)
-        pages = _pages(per_shard, self.entry_bytes)
-        units = _read_units(per_shard, self.entry_bytes) * user_shards
+        pages = cost.range_pages(per_shard, self.entry_bytes)
+        units = cost.range_read_units(per_shard, self.entry_bytes) * user_shards
         return PlanCost(count, pages * user_shards, pages, units)
 
 
@@ -268,32 +251,135 @@ def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:,.2f}"
 
 
-def run(*, objects: int, check_objects: int, check_shapes: int) -> list[Row]:
-    layout = model_layout(objects)
-    progress(f"box reads: {objects:,} entries, {layout.bucket_shards} shards, Z-order index on")
-    model = Model(dataset(objects, layout), layout.bucket_shards)
+@dataclass(frozen=True)
+class Reading:
+    """The real reader's whole answer to one query on one plan, billed by the memory table."""
+
+    plan: Plan
+    read_units: float
+    queries: int
+    depth: int  # the deepest page, in round trips
+    pages: int
+    read: int
+    returned: int
+
+
+def read_whole(
+    reader: FileReader, table: MemoryTable, query: BucketQuery, *, page: int, plan: Plan | None
+) -> Reading:
+    """Follow `query`'s cursors to the end on `plan` (None: the reader's choice, without statistics)."""
+    table.reset()
+    start: ListCursor | None = None
+    depth = pages = read = returned = 0
+    chosen: Plan | None = None
+    while True:
+        answer = reader.list_files(query, limit=page, start=start, plan=None if start else plan)
+        chosen = answer.ordered_by
+        pages, depth = pages + 1, max(depth, answer.round_trips)
+        read, returned = read + answer.scanned_count, returned + len(answer.items)
+        start = answer.next_cursor
+        if start is None:
+            assert chosen is not None
+            return Reading(chosen, table.consumed_read_units, table.queries, depth, pages, read, returned)
+
+
+def statistics_of(data: Sequence[Entry]) -> cost.IndexStatistics:
+    """The statistics a backfill of `data` leaves on the index state record."""
+    counts: dict[str, int] = {}
+    for e in data:
+        cost.add_counts(counts, cost.entry_counts(e.size, e.upload_ms, cost.item_bytes(e.item)))
+    statistics = cost.statistics_from_counts(counts)
+    assert statistics is not None
+    return statistics
+
+
+# The deployments a box is read in: (name, the Z-order index on, 0.3.0's reader of that deployment).
+CONFIGURATIONS = (("default", False), ("Z-order on", True))
+
+
+@dataclass
+class PlanSummary:
+    """Over every shape of one deployment: the worst chosen ÷ cheapest, the deepest page, the totals."""
+
+    worst: tuple[float, str] = (0.0, "")
+    deepest: tuple[int, str] = (0, "")
+    chosen_units: float = 0.0
+    legacy_units: float = 0.0
+    cheapest_units: float = 0.0
+
+
+def plan_rows(data: list[Entry], layout: IndexLayout, *, page: int) -> list[Row]:
+    """Every bucket box shape in both deployments: the chosen plan's read units, Queries and round
+    trips, every plan's read units (the cheapest in hindsight), and 0.3.0's reader, side by side."""
+    table = MemoryTable("FileMetaData", (e.item for e in data), schema.global_indexes(True))
+    statistics = statistics_of(data)
     rows: list[Row] = []
-    for shape in SHAPES:
-        matched = model.matches(shape.box)
-        if not matched:
-            progress(f"box reads: nothing in {shape.name}: no row")
-            continue
-        z = model.z_order(shape.box)
-        single = model.size_index(shape.box)
+    for configuration, z_order in CONFIGURATIONS:
+        summary = PlanSummary()
+        deployed = replace(layout, multi_attribute_index=z_order)
+        reader = FileReader(table, deployed)
+        legacy = FileReader(table, deployed, bucket_time_index=False, z_walk=LEGACY_Z_WALK)
+        for shape in SHAPES:
+            query = bucket_query(shape.box)
+            readings = {
+                plan: read_whole(reader, table, query, page=page, plan=plan) for plan in reader.plans(query)
+            }
+            chosen = readings[reader.plan(query, statistics=statistics)]
+            before = read_whole(legacy, table, query, page=page, plan=None)
+            cheapest = min(readings.values(), key=lambda r: r.read_units)
+            if not chosen.returned:
+                progress(f"box reads: nothing in {shape.name}: no row")
+                continue
+            name = f"{shape.name}, {configuration}"
+            ratio = chosen.read_units / cheapest.read_units
+            if ratio > summary.worst[0]:
+                summary.worst = (ratio, name)
+            if chosen.depth > summary.deepest[0]:
+                summary.deepest = (chosen.depth, name)
+            summary.chosen_units += chosen.read_units
+            summary.legacy_units += before.read_units
+            summary.cheapest_units += cheapest.read_units
+            every = ", ".join(f"{plan.value} {r.read_units:,.1f}" for plan, r in readings.items())
+            rows.append(
+                Row.versus(
+                    f"13. bucket box, {name}, {len(data):,} objects",
+                    "read units, whole answer",
+                    chosen.read_units,
+                    before.read_units,
+                    "0.3.0",
+                    note=(
+                        f"0.3.0 ÷ now; {chosen.returned:,} matches in {chosen.pages} pages of {page}; "
+                        f"chosen {chosen.plan.value}: {chosen.read_units / chosen.pages:,.1f} RCU a page, "
+                        f"{chosen.queries:,} Queries, deepest page {chosen.depth} round trips; cheapest "
+                        f"in hindsight {cheapest.plan.value} (chosen ÷ cheapest {ratio:.2f}); every plan: "
+                        f"{every}; 0.3.0 ({before.plan.value}): {before.queries:,} Queries, deepest page "
+                        f"{before.depth} round trips"
+                    ),
+                )
+            )
         rows.append(
-            Row.versus(
-                f"13. bucket box, {shape.name}, {objects:,} objects",
-                "items read/returned",
-                z.read / matched,
-                single.read / matched,
-                "bucket index by size + time filter",
-                note=f"single ÷ Z; {matched:,} matches; Z-order: read {z.read:,} in {z.requests} Queries "
-                f"({MAX_RANGES} ranges x {layout.bucket_shards} shards), {z.depth} round trips deep walking "
-                f"each shard's ranges in turn, {z.depth_all_at_once} all at once, {z.read_units:,.1f} RCU; "
-                f"size index: read {single.read:,} in {single.requests} Queries, {single.depth} deep, "
-                f"{single.read_units:,.1f} RCU",
+            Row(
+                f"13. bucket boxes, {configuration}: the chosen plan against the cheapest in hindsight",
+                "chosen ÷ cheapest, worst",
+                summary.worst[0],
+                None,
+                "",
+                None,
+                f"worst: {summary.worst[1]}; over every shape the chosen plans read "
+                f"{summary.chosen_units:,.1f} RCU, the cheapest {summary.cheapest_units:,.1f}, 0.3.0's "
+                f"reader {summary.legacy_units:,.1f}; deepest page: {summary.deepest[0]} round trips "
+                f"({summary.deepest[1]})",
             )
         )
+    return rows
+
+
+def run(*, objects: int, check_objects: int, check_shapes: int, page: int = PAGE) -> list[Row]:
+    layout = model_layout(objects)
+    progress(f"box reads: {objects:,} entries, {layout.bucket_shards} shards, Z-order index on")
+    data = dataset(objects, layout)
+    model = Model(data, layout.bucket_shards)
+    rows: list[Row] = list(plan_rows(data, layout, page=page))
     for shape in SHAPES:
         if shape.box.min_size is not None or shape.box.max_size is not None:
             continue  # time and size: the Z-order index's or the size index's, above
@@ -312,16 +398,16 @@ def run(*, objects: int, check_objects: int, check_shapes: int) -> list[Row]:
                 f"{legacy.read_units:,.1f} RCU",
             )
         )
-    page = model.newest_page(100)
+    newest = model.newest_page(100)
     rows.append(
         Row.versus(
             f"13. bucket newest first, page of 100, {objects:,} objects",
             "items read/returned",
-            page.read / 100,
+            newest.read / 100,
             objects / 100,
             "0.3.0 default: the whole bucket read and sorted",
-            note=f"0.3.0 ÷ time index; {page.requests} Queries in parallel (one round trip), "
-            f"{page.read_units:,.1f} RCU; 0.3.0 had no index by time of a bucket: newest first meant "
+            note=f"0.3.0 ÷ time index; {newest.requests} Queries in parallel (one round trip), "
+            f"{newest.read_units:,.1f} RCU; 0.3.0 had no index by time of a bucket: newest first meant "
             f"reading all {objects:,} entries",
         )
     )
@@ -387,80 +473,91 @@ def user_query(box: zorder.Box, user: str) -> UserQuery:
 
 @dataclass
 class Check:
-    """The reader against the model, over the boxes of one plan."""
+    """The memory table against moto, for one way of reading, over every box."""
 
     plan: str
     boxes: int = 0
-    read: int = 0  # the reader's scanned_count, over every page of every box
-    modelled: int = 0  # the model's count
-    requests: int = 0
-    pages: int = 0
+    read: int = 0  # items read over every page of every box, on the memory table
+    moto_read: int = 0
+    queries: int = 0
+    moto_queries: int = 0
     differences: list[str] = field(default_factory=list)
 
-    def add(self, name: str, answer: reading.WholeAnswer, modelled: int, truth: set[str]) -> None:
-        self.boxes += 1
-        self.read += answer.scanned
-        self.modelled += modelled
-        self.requests += answer.requests
-        self.pages += answer.pages
-        keys = [str(item[schema.OBJECT_KEY]) for item in answer.returned]
-        if len(keys) != len(set(keys)) or set(keys) != truth:
-            self.differences.append(f"{name}: answered {len(keys)} items, {len(truth)} match")
-        if answer.scanned != modelled:
-            self.differences.append(f"{name}: read {answer.scanned}, model {modelled}")
 
+def cross_check(objects: int, shapes: Sequence[BoxShape] = SHAPES, *, limit: int = 25) -> list[Row]:
+    # moto answers a GSI Query by going over the table, and a box is many Queries: a few thousand
+    # entries keep this to a minute or two.
+    """The real reader over the memory table and over moto, page by page: the same items, the same
+    items read, the same Queries, for every box on every plan (Z-order: the walk and 0.3.0's).
 
-def cross_check(objects: int, shapes: Sequence[BoxShape] = SHAPES, *, limit: int = 1000) -> list[Row]:
-    # moto answers a GSI Query by going over the table, and a box is hundreds of Queries: a few thousand
-    # entries keep this to a minute or two, and the counts it checks do not depend on the table's size.
-    """The real reader on moto, each box read to its end: its `scanned_count` against the model's count.
-
-    A page that ends on its request bound resumes after what it read, and a page never fills (`limit`
-    above any box's matches here), so a whole answer reads each item of its key ranges once: exactly
-    the model's count. The answer itself is checked against the brute-force truth.
+    The memory table sets `LastEvaluatedKey` as moto does here (only when more items follow), so the two
+    engines answer each Query alike; the bench's figures use DynamoDB's own rule.
     """
     from moto import mock_aws
 
     layout = model_layout(objects)
     data = dataset(objects, layout, seed=5)
-    model = Model(data, layout.bucket_shards)
-    checks = [Check("Z-order index"), Check("bucket index by size + filter"), Check("user index + filter")]
+    memory = MemoryTable(
+        "FileMetaData", (e.item for e in data), schema.global_indexes(True), key_only_when_more=True
+    )
+    ways = (
+        ("size", Plan.SIZE, None),
+        ("uploadDate", Plan.UPLOAD_DATE, None),
+        ("zAddress walk", Plan.Z_ORDER, None),
+        ("zAddress 0.3.0", Plan.Z_ORDER, LEGACY_Z_WALK),
+    )
+    checks = {name: Check(name) for name, _, _ in ways}
     with aws.fake_credentials(), mock_aws():
-        progress(f"box reads: cross-check through the reader, {objects:,} entries on moto")
+        progress(f"box reads: cross-check of the memory table against moto, {objects:,} entries")
         table = reading.load("FileMetaDataBoxes", (e.item for e in data), multi_attribute_index=True)
-        with reading.reader(table, layout) as files:
-            for shape in shapes:
-                truth = {e.key for e in data if shape.box.contains(e.upload_ms, e.size)}
-                user_truth = {
-                    e.key for e in data if e.user == USER and shape.box.contains(e.upload_ms, e.size)
-                }
-                for check, query, ready, modelled, expected in (
-                    (checks[0], bucket_query(shape.box), True, model.z_order(shape.box).read, truth),
-                    (checks[1], bucket_query(shape.box), False, model.size_index(shape.box).read, truth),
-                    (
-                        checks[2],
-                        user_query(shape.box, USER),
-                        True,
-                        model.user_index(shape.box, USER).read,
-                        user_truth,
-                    ),
-                ):
-                    answer = reading.read_all(files, query, limit=limit, z_order_ready=ready)
-                    check.add(shape.name, answer, modelled, expected)
+        for shape in shapes:
+            query = bucket_query(shape.box)
+            for name, plan, walk in ways:
+                on_moto = _paged(FileReader(table, layout, z_walk=walk), query, plan, limit)
+                memory.reset()
+                on_memory = _paged(FileReader(memory, layout, z_walk=walk), query, plan, limit)
+                check = checks[name]
+                check.boxes += 1
+                check.read += sum(p[1] for p in on_memory)
+                check.moto_read += sum(p[1] for p in on_moto)
+                check.queries += sum(p[2] for p in on_memory)
+                check.moto_queries += sum(p[2] for p in on_moto)
+                if on_memory != on_moto:
+                    check.differences.append(f"{shape.name}: the pages differ")
     return [
         Row.versus(
-            f"13. cross-check at {objects:,} objects: the reader's items read, {check.plan}",
+            f"13. cross-check at {objects:,} objects: the memory table against moto, {check.plan}",
             "items read",
             check.read,
-            check.modelled,
-            "model",
+            check.moto_read,
+            "moto",
             note=(
                 "equal for every box"
                 if not check.differences
                 else "DIFFERS: " + "; ".join(check.differences[:4])
             )
-            + f"; {check.boxes} boxes read to the end in {check.pages} pages, {check.requests} Queries; "
-            "every page's counts equal DynamoDB's own ScannedCount and Query calls",
+            + f"; {check.boxes} boxes read to the end in pages of {limit}: {check.queries:,} Queries on the "
+            f"memory table, {check.moto_queries:,} on moto",
         )
-        for check in checks
+        for check in checks.values()
     ]
+
+
+def _paged(
+    reader: FileReader, query: BucketQuery, plan: Plan, limit: int
+) -> list[tuple[list[str], int, int]]:
+    """Each page's keys, items read and Queries, following the cursors to the end."""
+    pages: list[tuple[list[str], int, int]] = []
+    start: ListCursor | None = None
+    while True:
+        answer = reader.list_files(query, limit=limit, start=start, plan=None if start else plan)
+        pages.append(
+            (
+                [str(item[schema.OBJECT_KEY]) for item in answer.items],
+                answer.scanned_count,
+                answer.request_count,
+            )
+        )
+        start = answer.next_cursor
+        if start is None:
+            return pages

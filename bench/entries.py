@@ -10,8 +10,7 @@ replaces `old` with `new`:
   leaves the index, or stays under the same key (an update in place, projection ALL); two (old entry
   out, new entry in) if its key changed, each at its own partition key value.
 
-Item sizes follow DynamoDB's rules: per attribute, the UTF-8 length of its name plus its value (strings
-by UTF-8 length, numbers at about one byte per two significant digits plus one, booleans one byte).
+Item sizes follow DynamoDB's rules (`file_index.cost.item_bytes`, which this module re-exports).
 """
 
 from __future__ import annotations
@@ -21,10 +20,10 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from decimal import Decimal
 from typing import Any
 
 from file_index import schema, writer
+from file_index.cost import item_bytes
 from file_index.layout import IndexLayout
 from file_index.objects import ObjectEvent
 
@@ -66,26 +65,6 @@ def epoch_ms(moment: datetime) -> int:
 
 
 YEAR_2017 = (epoch_ms(datetime(2017, 1, 1, tzinfo=UTC)), epoch_ms(datetime(2018, 1, 1, tzinfo=UTC)) - 1)
-
-
-def _value_bytes(value: Any) -> int:
-    if isinstance(value, bool):
-        return 1
-    if isinstance(value, str):
-        return len(value.encode("utf-8"))
-    if isinstance(value, int | Decimal):
-        digits = len(str(abs(value)).strip("0").replace(".", "")) or 1
-        return math.ceil(digits / 2) + 1
-    if isinstance(value, set | frozenset | list | tuple):
-        return sum(_value_bytes(member) for member in value)
-    if value is None:
-        return 1
-    raise TypeError(f"no DynamoDB size rule for {type(value).__name__}")
-
-
-def item_bytes(item: Mapping[str, Any]) -> int:
-    """The size DynamoDB bills an item at: attribute names plus values."""
-    return sum(len(name.encode("utf-8")) + _value_bytes(value) for name, value in item.items())
 
 
 def write_units(size_bytes: int) -> int:

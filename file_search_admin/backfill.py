@@ -18,6 +18,7 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
+from file_index import cost
 from file_index.key_layout import KeyLayout
 from file_index.layout import IndexLayout
 from file_index.names import NameIndex
@@ -82,6 +83,7 @@ class _Page:
     last_key: str | None
     futures: list[Future[BackfillOutcome]]
     listed: int
+    statistics: dict[str, int] = field(default_factory=dict)  # `cost.listing_counts` of the page
 
 
 def run_backfill(
@@ -144,7 +146,9 @@ def run_backfill(
                 done.written += 1
             else:
                 done.skipped += 1
-        store.add_progress(bucket, run_id, done.as_dict(), resume_after=page.last_key)
+        store.add_progress(
+            bucket, run_id, done.as_dict(), resume_after=page.last_key, statistics=page.statistics
+        )
         counts.add(done)
         notify(counts)
 
@@ -157,6 +161,7 @@ def run_backfill(
                     listing.last_key,
                     [executor.submit(write, obj) for obj in listing.objects],
                     len(listing.objects),
+                    cost.listing_counts(listing.objects, bucket),
                 )
             )
             while pending and (len(pending) > PAGES_IN_FLIGHT or all(f.done() for f in pending[0].futures)):

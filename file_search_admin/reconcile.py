@@ -20,7 +20,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from file_index import schema
+from file_index import cost, schema
 from file_index.key_layout import KeyLayout
 from file_index.layout import IndexLayout
 from file_index.names import NameIndex
@@ -137,6 +137,7 @@ def run_reconcile(
     )
     executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="reconcile")
     checks: list[Future[Finding | None]] = []
+    statistics: dict[str, int] = {}  # of the listing, for the planner (`cost.listing_counts`)
     try:
         index: dict[str, dict[str, Any]] = {}
         for item in scan_index(dynamodb, table):
@@ -148,6 +149,7 @@ def run_reconcile(
         versioned = is_versioned(s3, bucket)
         for page in list_current_objects(s3, bucket, versioned=versioned):
             summary.listed += len(page.objects)
+            cost.add_counts(statistics, cost.listing_counts(page.objects, bucket))
             for obj in page.objects:
                 held = index.pop(obj.key, None)
                 if repairer.differs(held, obj, compare_versions=versioned) is not None:
@@ -166,7 +168,7 @@ def run_reconcile(
         raise
     executor.shutdown(wait=True)
     if summary.run_id is not None:
-        store.add_progress(bucket, summary.run_id, summary.state_counts())
+        store.add_progress(bucket, summary.run_id, summary.state_counts(), statistics=statistics)
         summary.state = store.finish(bucket, summary.run_id).state.value
     summary.seconds = time.monotonic() - started
     return summary

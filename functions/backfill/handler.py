@@ -44,6 +44,7 @@ from backfill.batches import (
     write_backfill,
 )
 from backfill.config import BackfillConfig
+from file_index import cost
 from file_index.names import NameIndex
 from file_index.repair import Repairer
 from file_index.state import IndexStateStore, Operation
@@ -124,7 +125,8 @@ def write_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, int]
         counts = write_backfill(runtime.repairer, batch.objects, runtime.executor)
     else:
         counts = reconcile_listed(runtime.repairer, batch.objects, runtime.executor)
-    runtime.store.add_progress(batch.bucket, batch.run_id, counts)
+    statistics = cost.listing_counts(batch.objects, batch.bucket)
+    runtime.store.add_progress(batch.bucket, batch.run_id, counts, statistics=statistics)
     logger.info("Batch written", extra={"operation": batch.operation.value, "runId": batch.run_id, **counts})
     return counts
 

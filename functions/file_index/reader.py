@@ -7,14 +7,21 @@ A list reads one plan (`Plan`), which is also the order of its answer:
 | `size` | `bucketName-size-index` | each bucket shard, size bounds | upload time bounds |
 | `uploadDate` | `uploadUser-uploadDate-index` | each user shard, time bounds | size bounds |
 | `uploadDate` (a bucket) | `bucketName-uploadDate-index` | each bucket shard, time bounds | size bounds |
-| `zAddress` | `bucketName-zAddress-index` | each bucket shard, each z-range of the box | the box |
+| `zAddress` | `bucketName-zAddress-index` | each bucket shard, the box's z-range, walked | the box |
 
-`FileReader.plan` chooses: a user's list is `uploadDate`. A bucket's list asked in an order
-(`BucketQuery.order_by`) is read in it (`uploadDate` needs the bucket's time index). Otherwise a bucket's
-list with upload time bounds and no size bounds is `uploadDate` when the bucket's time index exists; with
-time and size bounds it is `zAddress` when the Z-order index is on and built (the layout says it exists,
-the caller that every entry has its address), else `size`, as is a list without time bounds. Without the
-bounds a plan does not key on, a list reads exactly the items it returns, as before sharding.
+`FileReader.plans` says which plans can answer a query, `FileReader.plan` chooses: a user's list is
+`uploadDate`. A bucket's list asked in an order (`BucketQuery.order_by`) is read in it (`uploadDate` needs
+the bucket's time index). A bucket's list without time bounds is `size`. With time bounds, every plan the
+deployment has may answer (the time index, the size index, the Z-order index when it is on and built: the
+layout says it exists, the caller that every entry has its address); with the bucket's statistics
+(`cost.IndexStatistics`) the planner takes the one whose estimated read units are least
+(`cost.estimate_plan`), without them 0.3.0's rule (time bounds alone: the time index; else the Z-order
+index if it can answer, else `size`). Without the bounds a plan does not key on, a list reads exactly the
+items it returns, as before sharding.
+
+The Z-order walk (`ZWalk`): a shard reads the box's address range in order; when a Query stops on an entry
+outside the box (its `LastEvaluatedKey`), the next one starts at the next address inside the box
+(BIGMIN/LITMAX), so a stretch outside the box is skipped, read by no Query.
 
 Each plan reads every partition value of its bucket or user (`IndexLayout.bucket_partitions`,
 `user_partitions`) and merges them (`shards.merge_page`): by (sort value, objectKey) across shards, in
@@ -43,7 +50,7 @@ from typing import Any
 
 from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 
-from file_index import schema, shards, zorder
+from file_index import cost, schema, shards, zorder
 from file_index.layout import IndexLayout
 from file_index.objects import MAX_KEY_BYTES
 from file_index.shards import InvalidMergeCursorError, MergeCursor, Position, ShardBatch
@@ -58,10 +65,34 @@ READ_AHEAD_FACTOR = 8
 # Queries per page: at least this many, or two per shard when there are more shards (the first round
 # asks every shard once).
 PAGE_REQUESTS = 32
+# The page size the planner assumes when it is not told (the API's default `limit`).
+DEFAULT_PAGE = 100
+# The Z-order walk asks at least this many items of a Query: about one read unit (4 KB) of entries, the
+# least a Query is billed, so a short read costs no more than a jump and may save one.
+Z_WALK_MIN_LIMIT = 10
 # A Z-order page may walk each shard's ranges once, plus two top-ups: the shards run in parallel, so the
 # page is still at most ~32 requests deep (docs/scaling.md), and a box whose matches fit in one page is
 # read once, never again by a page that stopped on its bound.
 Z_ORDER_PAGE_REQUESTS_PER_SHARD = zorder.DEFAULT_MAX_RANGES + 2
+
+
+@dataclass(frozen=True)
+class ZWalk:
+    """How the Z-order plan walks each shard.
+
+    The walk reads the box's `max_ranges` z-ranges in order. With `jumps`, a Query whose read stops on an
+    entry outside the box goes on from the next address inside it (BIGMIN, or LITMAX reading downwards):
+    whatever lies between is skipped, read by no Query. `min_limit` is the least a Query asks for (the
+    page's need otherwise); `min_limit=None`: the read-ahead of the filtered plans.
+    `LEGACY_Z_WALK` is 0.3.0's walk (32 ranges, each at least one Query, no jumps), kept to compare.
+    """
+
+    max_ranges: int = zorder.WALK_MAX_RANGES
+    jumps: bool = True
+    min_limit: int | None = Z_WALK_MIN_LIMIT
+
+
+LEGACY_Z_WALK = ZWalk(max_ranges=zorder.DEFAULT_MAX_RANGES, jumps=False, min_limit=None)
 
 
 class Plan(StrEnum):
@@ -218,7 +249,9 @@ class Page:
     """One page of a list: the items, the cursor of the next page (None: no more) and the read cost.
 
     `scanned_count` is what DynamoDB read (its ScannedCount, filtered items included), `request_count`
-    the Queries made. `stopped_early`: the page reached its read bound before it was full.
+    the Queries made, `round_trips` how many of them ran one after the other (a round's shards run in
+    parallel when the reader has an executor). `stopped_early`: the page reached its read bound before it
+    was full.
     """
 
     items: list[dict[str, Any]]
@@ -227,6 +260,7 @@ class Page:
     request_count: int
     ordered_by: Plan
     stopped_early: bool = False
+    round_trips: int = 0  # Queries in sequence: rounds of the shards' Queries, each round in parallel
     _positions: tuple[Position, ...] = field(default=(), repr=False)
     _sources: tuple[int, ...] = field(default=(), repr=False)
     _start: MergeCursor | None = field(default=None, repr=False)
@@ -284,6 +318,8 @@ class _ShardReader:
         filter_condition: ConditionBase | None,
         ranges: Sequence[zorder.ZRange] | None,
         ascending: bool,
+        box: zorder.Box | None = None,
+        walk: ZWalk | None = None,
         keep: Callable[[Mapping[str, Any]], bool] | None = None,
     ) -> None:
         self._client = client
@@ -295,6 +331,8 @@ class _ShardReader:
         self._filter = _and(filter_condition, partition.shard_filter)
         self._ranges = None if ranges is None else (list(ranges) if ascending else list(reversed(ranges)))
         self._ascending = ascending
+        self._box = box if walk is not None and walk.jumps else None
+        self._walk_limit = None if walk is None else walk.min_limit
         self.requests = 0
         self.scanned = 0
         self._kept = 0
@@ -318,6 +356,7 @@ class _ShardReader:
         start_key = None if after is None else self._start_key(after)
         current: zorder.ZRange | None = None
         last_range = True
+        limit = self._limit(count)
         if self._ranges is not None:
             remaining = [
                 r for r in self._ranges if after is None or not self._passed(r, str(after.sort_value))
@@ -325,9 +364,18 @@ class _ShardReader:
             if not remaining:
                 return ShardBatch([], exhausted=True)
             current, last_range = remaining[0], len(remaining) == 1
-            sort_condition = sort_key.between(current.lo, current.hi)
-            if after is None or not after.object_key or not current.lo <= str(after.sort_value) <= current.hi:
+            lo, hi = current
+            if after is not None and not after.object_key:
+                # A jump's landing (or a range's end): the walk goes on from that address, inclusive.
+                start_at = str(after.sort_value)
+                lo, hi = (max(lo, start_at), hi) if self._ascending else (lo, min(hi, start_at))
+            sort_condition = sort_key.between(lo, hi)
+            if after is None or not after.object_key or not lo <= str(after.sort_value) <= hi:
                 start_key = None
+            if self._walk_limit is not None:
+                # What the page needs, at least one read unit's worth: the walk jumps where the data
+                # leaves the box rather than reading ahead through it.
+                limit = min(MAX_QUERY_ITEMS, max(self._walk_limit, count))
         request: dict[str, Any] = {
             "TableName": self._table_name,
             "IndexName": self._index.name,
@@ -335,7 +383,7 @@ class _ShardReader:
                 Key(self._index.partition_key.name).eq(self._partition.value), sort_condition
             ),
             "ScanIndexForward": self._ascending,
-            "Limit": self._limit(count),
+            "Limit": limit,
         }
         if self._filter is not None:
             request["FilterExpression"] = self._filter
@@ -351,10 +399,26 @@ class _ShardReader:
         self._kept += len(items)
         evaluated = response.get("LastEvaluatedKey")
         if evaluated is not None:
-            return ShardBatch(items, exhausted=False, resume=self._position(evaluated))
+            resume = self._position(evaluated)
+            if self._box is not None:
+                landing = self._jump(str(resume.sort_value))
+                if landing is None:
+                    return ShardBatch(items, exhausted=True)  # nothing of the box lies further on
+                if landing != resume.sort_value:
+                    resume = Position(landing, "")
+            return ShardBatch(items, exhausted=False, resume=resume)
         if current is None or last_range:
             return ShardBatch(items, exhausted=True)
         return ShardBatch(items, exhausted=False, resume=self._past(current))
+
+    def _jump(self, address: str) -> str | None:
+        """Where the walk goes on after reading `address`: the address itself if its codes are in the box
+        (its neighbours may be too), else the next in-box address in the read's order (BIGMIN, LITMAX),
+        skipping whatever lies between: None if there is none."""
+        assert self._box is not None
+        if self._ascending:
+            return zorder.next_address_in_box(address, self._box)
+        return zorder.prev_address_in_box(address, self._box)
 
     def _position(self, key: Mapping[str, Any]) -> Position:
         value = key[self._index.sort_key.name]
@@ -396,13 +460,16 @@ class FileReader:
         executor: Executor | None = None,
         *,
         bucket_time_index: bool = True,
+        z_walk: ZWalk | None = None,
     ) -> None:
-        """`bucket_time_index`: the table has `bucketName-uploadDate-index` (`bucketTimeIndex`)."""
+        """`bucket_time_index`: the table has `bucketName-uploadDate-index` (`bucketTimeIndex`); `z_walk`:
+        how the Z-order plan walks a shard (`ZWalk()`, the adaptive walk, unless told)."""
         self._table = table
         self._client = table.meta.client
         self._layout = layout if layout is not None else IndexLayout()
         self._executor = executor
         self._bucket_time_index = bucket_time_index
+        self._z_walk = z_walk if z_walk is not None else ZWalk()
 
     @property
     def layout(self) -> IndexLayout:
@@ -415,25 +482,68 @@ class FileReader:
             return None
         return public_item(item)
 
-    def plan(self, query: FileQuery, *, z_order_ready: bool = True) -> Plan:
-        """The plan a new list of `query` reads. `z_order_ready`: every entry has its Z-order address
-        (the index state record's `zOrderPending` is not set), so the Z-order index answers exactly."""
+    def plans(self, query: FileQuery, *, z_order_ready: bool = True) -> list[Plan]:
+        """The plans that can answer `query` here (each reads it exactly, in its own order).
+
+        A user's list: `uploadDate`. A bucket's list asked in an order: that order's plan (UnavailableOrder
+        if no index holds it). Otherwise `size`, and with time bounds also the bucket's time index and the
+        Z-order index where they exist and can answer. Without time bounds the size index reads exactly
+        what it returns, so it is the only plan.
+        """
         if isinstance(query, UserQuery):
-            return Plan.UPLOAD_DATE
+            return [Plan.UPLOAD_DATE]
         if query.order_by == Plan.UPLOAD_DATE:
             if not self._bucket_time_index:
                 raise UnavailableOrder(
                     "a bucket's files by upload time need the bucket's time index (bucketTimeIndex), "
                     "which this deployment does not have"
                 )
-            return Plan.UPLOAD_DATE
+            return [Plan.UPLOAD_DATE]
         if query.order_by == Plan.SIZE or not query.has_time_bounds:
-            return Plan.SIZE
-        if self._bucket_time_index and not query.has_size_bounds:
-            return Plan.UPLOAD_DATE
+            return [Plan.SIZE]
+        found = [Plan.SIZE]
+        if self._bucket_time_index:
+            found.append(Plan.UPLOAD_DATE)
         if self._z_order_usable(query, z_order_ready=z_order_ready):
-            return Plan.Z_ORDER
-        return Plan.SIZE
+            found.append(Plan.Z_ORDER)
+        return found
+
+    def plan(
+        self,
+        query: FileQuery,
+        *,
+        z_order_ready: bool = True,
+        statistics: cost.IndexStatistics | None = None,
+        page: int = DEFAULT_PAGE,
+    ) -> Plan:
+        """The plan a new list of `query` reads: the cheapest in read units of `plans(query)`.
+
+        With `statistics` (the index state record's, `cost.IndexStatistics`) each plan's read units for
+        the whole answer, in pages of `page` items, are estimated (`cost.estimate_plan`). Without them:
+        the time index for time bounds without size bounds (it reads what it returns), else the Z-order
+        index if it can answer, else the size index (0.3.0's choice).
+        `z_order_ready`: every entry has its Z-order address (the index state record's `zOrderPending`
+        is not set), so the Z-order index answers exactly.
+        """
+        candidates = self.plans(query, z_order_ready=z_order_ready)
+        if len(candidates) == 1:
+            return candidates[0]
+        assert isinstance(query, BucketQuery)
+        if statistics is not None:
+            # Equal read units (small boxes: a Query a shard either way): the plan that reads fewer items.
+            estimates = {plan: self.estimate(query, plan, statistics, page) for plan in candidates}
+            return min(candidates, key=lambda plan: (estimates[plan].read_units, estimates[plan].read))
+        if Plan.UPLOAD_DATE in candidates and not query.has_size_bounds:
+            return Plan.UPLOAD_DATE
+        return Plan.Z_ORDER if Plan.Z_ORDER in candidates else Plan.SIZE
+
+    def estimate(
+        self, query: BucketQuery, plan: Plan, statistics: cost.IndexStatistics, page: int = DEFAULT_PAGE
+    ) -> cost.PlanCost:
+        """The estimated cost of all of `query` on `plan`, in pages of `page` (`cost.estimate_plan`)."""
+        box = query.box() or zorder.Box(min_size=query.min_size, max_size=query.max_size)
+        shard_count = len(self._layout.bucket_partitions(query.bucket))
+        return cost.estimate_plan(plan.value, statistics, box, shards=shard_count, page=page)
 
     def _z_order_usable(self, query: BucketQuery, *, z_order_ready: bool) -> bool:
         return self._layout.multi_attribute_index and z_order_ready and query.box() is not None
@@ -446,6 +556,8 @@ class FileReader:
         start: ListCursor | None = None,
         z_order_ready: bool = True,
         keep: Callable[[Mapping[str, Any]], bool] | None = None,
+        statistics: cost.IndexStatistics | None = None,
+        plan: Plan | None = None,
     ) -> Page:
         """Up to `limit` items of `query` in its plan's order, from `start` on (a new list: the plan of
         `plan(query, z_order_ready=...)`; a continued one: the cursor's plan, if it can still be read).
@@ -455,7 +567,10 @@ class FileReader:
         cannot express): items it refuses are read, counted and skipped as a FilterExpression's are.
         """
         if start is None:
-            plan = self.plan(query, z_order_ready=z_order_ready)
+            if plan is None:
+                plan = self.plan(query, z_order_ready=z_order_ready, statistics=statistics, page=limit)
+            elif plan not in self.plans(query, z_order_ready=z_order_ready):
+                raise ValueError(f"the {plan.value} plan cannot read this query here")
             if _holds_no_time(query):
                 # A box between two stored milliseconds: nothing to read (DynamoDB refuses lo > hi).
                 return Page(items=[], next_cursor=None, scanned_count=0, request_count=0, ordered_by=plan)
@@ -476,6 +591,7 @@ class FileReader:
             batch_size=shards.fair_share(limit, len(fetchers)),
             executor=self._executor if len(fetchers) > 1 else None,
             max_fetches=page_request_budget(len(fetchers), plan),
+            top_up=plan is Plan.Z_ORDER and self._z_walk.jumps,
         )
         position_of = _position_of(sort_attribute)
         return Page(
@@ -485,41 +601,40 @@ class FileReader:
             request_count=sum(fetcher.requests for fetcher in fetchers),
             ordered_by=plan,
             stopped_early=merged.stopped_early,
+            round_trips=merged.rounds,
             _positions=tuple(position_of(item) for item in merged.items),
             _sources=tuple(merged.sources),
             _start=merged.start,
         )
 
     def _check_plan(self, query: FileQuery, plan: Plan, *, z_order_ready: bool) -> None:
-        if isinstance(query, BucketQuery) and query.order_by is not None and plan != query.order_by:
-            valid = False
-        elif isinstance(query, UserQuery):
-            valid = plan is Plan.UPLOAD_DATE
-        elif plan is Plan.UPLOAD_DATE:
-            # Chosen only when asked for, or for time bounds without size bounds.
-            valid = query.order_by == Plan.UPLOAD_DATE or (
-                query.has_time_bounds and not query.has_size_bounds
+        """InvalidStartKey unless a cursor made on `plan` can go on reading `query` here."""
+        if plan is Plan.UPLOAD_DATE and isinstance(query, BucketQuery) and not self._bucket_time_index:
+            raise InvalidStartKey(
+                "made with the bucket's time index, which this deployment does not have: start the list again"
             )
-            if valid and not self._bucket_time_index:
-                raise InvalidStartKey(
-                    "made with the bucket's time index, which this deployment does not have: start the "
-                    "list again"
-                )
-        elif plan is Plan.Z_ORDER:
-            if query.has_time_bounds and not self._z_order_usable(query, z_order_ready=z_order_ready):
-                raise InvalidStartKey(
-                    "made with the Z-order index, which cannot answer now (switched off or being "
-                    "migrated): start the list again"
-                )
-            valid = query.has_time_bounds
-        else:
-            valid = plan is Plan.SIZE
+        if (
+            plan is Plan.Z_ORDER
+            and isinstance(query, BucketQuery)
+            and query.has_time_bounds
+            and query.order_by is None
+            and not self._z_order_usable(query, z_order_ready=z_order_ready)
+        ):
+            raise InvalidStartKey(
+                "made with the Z-order index, which cannot answer now (switched off or being "
+                "migrated): start the list again"
+            )
+        try:
+            valid = plan in self.plans(query, z_order_ready=z_order_ready)
+        except UnavailableOrder:
+            valid = False
         if not valid:
             raise InvalidStartKey(f"made with the {plan.value} plan, which does not read this query")
 
     def _fetchers(
         self, query: FileQuery, plan: Plan, keep: Callable[[Mapping[str, Any]], bool] | None = None
     ) -> tuple[list[_ShardReader], str]:
+        box: zorder.Box | None = None
         if isinstance(query, UserQuery):
             index = schema.USER_DATE_INDEX
             user_shards = self._layout.user_shards(query.user)
@@ -545,7 +660,7 @@ class FileReader:
                 box = query.box()
                 assert box is not None  # _check_plan / plan() chose Z only for a box it can represent
                 index = schema.Z_ORDER_INDEX
-                ranges = zorder.z_ranges(box, zorder.DEFAULT_MAX_RANGES)
+                ranges = zorder.z_ranges(box, self._z_walk.max_ranges)
                 sort_condition = None
                 filter_condition = _and(
                     _range(Attr(schema.SIZE), query.min_size, query.max_size),
@@ -566,6 +681,8 @@ class FileReader:
                 filter_condition=filter_condition,
                 ranges=ranges,
                 ascending=query.ascending,
+                box=box,
+                walk=self._z_walk if ranges is not None else None,
                 keep=keep,
             )
             for partition in partitions

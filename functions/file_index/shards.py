@@ -247,6 +247,9 @@ class MergedPage[T]:
     start: MergeCursor | None = None
     # True when the page stopped at `max_fetches` before it was full: it has a cursor, maybe no items.
     stopped_early: bool = False
+    # Rounds of fetches made one after the other (the fetches of one round run together): the page's
+    # round trips in sequence when each fetch is one query and the shards are read in parallel.
+    rounds: int = 0
 
 
 class _Descending:
@@ -283,6 +286,7 @@ def merge_page[T](
     batch_size: int | None = None,
     executor: Executor | None = None,
     max_fetches: int | None = None,
+    top_up: bool = False,
 ) -> MergedPage[T]:
     """The next `limit` items of a sharded read, in global order, and where the page after starts.
 
@@ -299,6 +303,9 @@ def merge_page[T](
     `cursor` resumes a previous page; a cursor from fewer shards is widened (`MergeCursor.widened`).
     An item ranked before the previous page's last sort value can only have been written since that
     page; it is skipped, as a single index's cursor skips writes behind it, so pages never go back.
+    `top_up`: a round of fetches also fetches the shards down to their last buffered item, so a sparse
+    read (a fetch returning an item or none) does not make a round of its own for each shard in turn: fewer
+    rounds, for a little read ahead.
     Raises `ShardContractError` if a fetcher returns an empty batch that is not the end and does not
     move on, or items whose sort values go against the read's order.
     """
@@ -314,6 +321,7 @@ def merge_page[T](
     items: list[T] = []
     sources: list[int] = []
     fetches = 0
+    rounds = 0
     items_read = 0
     stopped_early = False
 
@@ -335,6 +343,14 @@ def merge_page[T](
             wanted = limit - len(items)
             if batch_size is not None:
                 wanted = min(wanted, batch_size)
+            # Shards about to run dry (one item left) are topped up in the same round: a sparse read would
+            # otherwise make a round of its own for each of them, one after the other.
+            if top_up:
+                needing += [
+                    index
+                    for index, shard in enumerate(shards)
+                    if len(shard.buffer) == 1 and not shard.exhausted and index not in needing
+                ][: _room(max_fetches, fetches + len(needing))]
             requests = [(fetchers[index], shards[index].read_to) for index in needing]
             if executor is not None and len(requests) > 1:
                 futures = [executor.submit(fetch, after, wanted) for fetch, after in requests]
@@ -342,10 +358,12 @@ def merge_page[T](
             else:
                 batches = [fetch(after, wanted) for fetch, after in requests]
             fetches += len(batches)
+            rounds += 1
             for index, batch in zip(needing, batches, strict=True):
                 items_read += len(batch.items)
+                queued = bool(shards[index].buffer)  # its head is in the heap already
                 _take(shards[index], index, batch, position_of, ascending, start.last)
-                if shards[index].buffer:
+                if shards[index].buffer and not queued:
                     heapq.heappush(heap, (rank(shards[index].buffer[0][0]), index))
             continue
         if not heap:
@@ -378,7 +396,13 @@ def merge_page[T](
         sources=sources,
         start=start,
         stopped_early=stopped_early,
+        rounds=rounds,
     )
+
+
+def _room(max_fetches: int | None, planned: int) -> int | None:
+    """How many more fetches a round may add to `planned` under `max_fetches` (None: no bound)."""
+    return None if max_fetches is None else max(0, max_fetches - planned)
 
 
 def cursor_after(start: MergeCursor, sources: Sequence[int], positions: Sequence[Position]) -> MergeCursor:
@@ -413,9 +437,9 @@ def _take[T](
     floor: Position | None,
 ) -> None:
     previous = shard.read_to
-    # A shard is fetched only with nothing buffered: all it read so far was returned or filtered out,
+    # A shard fetched with nothing buffered has handed over all it read so far (returned or filtered out),
     # so a cursor may resume it after that even if this batch's items are left unreturned.
-    if previous is not None:
+    if previous is not None and not shard.buffer:
         shard.returned = previous
     # Inside one shard, equal sort values come in the shard's own order (DynamoDB's), not by object key,
     # so a resume position that differs from the last one is progress, wherever its key sorts.

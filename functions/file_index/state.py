@@ -37,7 +37,7 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
-from file_index import schema
+from file_index import cost, schema
 from file_index.objects import MAX_KEY_BYTES, iso_utc_millis
 
 # boto3 ships no type information for its generated clients.
@@ -54,6 +54,7 @@ RESUME_AFTER = "resumeAfter"  # the last listed key whose writes all finished: w
 LAST_ERROR = "lastError"
 Z_ORDER_PENDING = "zOrderPending"  # see the module docstring; owned by no run
 COUNT_PREFIX = "count_"  # counters: count_listed, count_written, count_skipped, ...
+STATISTICS_PREFIX = "stat_"  # the listed objects' statistics (`cost.entry_counts`), added like counters
 
 _MARKER = "~index-state~"
 # Bucket names are at most 63 characters of [a-z0-9.-]: "~" never occurs in one, so padding with it
@@ -112,6 +113,7 @@ class IndexState:
     last_error: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
     z_order_pending: bool = False
+    statistics: dict[str, int] = field(default_factory=dict)
 
     @property
     def has_run(self) -> bool:
@@ -131,6 +133,23 @@ class IndexState:
             "progress": dict(sorted(self.counts.items())),
             "lastError": self.last_error,
             "zOrderPending": self.z_order_pending,
+            "statistics": self._statistics_summary(),
+        }
+
+    def index_statistics(self) -> cost.IndexStatistics | None:
+        """What the planner may rely on: the statistics of the last complete run (READY), else None."""
+        if self.state is not State.READY:
+            return None
+        return cost.statistics_from_counts(self.statistics)
+
+    def _statistics_summary(self) -> dict[str, Any] | None:
+        known = cost.statistics_from_counts(self.statistics)
+        if known is None:
+            return None
+        return {
+            "entries": known.count,
+            "meanEntryBytes": round(known.entry_bytes),
+            "months": len(known.months),
         }
 
     @classmethod
@@ -143,11 +162,7 @@ class IndexState:
         """
         values = {name: _deserializer.deserialize(value) for name, value in item.items()}
         state = _member(State, values.get(STATE)) or State.BUILDING
-        counts = {
-            name.removeprefix(COUNT_PREFIX): int(value)
-            for name, value in values.items()
-            if name.startswith(COUNT_PREFIX) and isinstance(value, Decimal) and value == value.to_integral()
-        }
+        counts = _counters(values, COUNT_PREFIX)
         return cls(
             bucket=str(values.get(STATE_OF, "")),
             state=state,
@@ -162,6 +177,7 @@ class IndexState:
             # Anything but a stored true is "not pending": a damaged flag must not hide a complete index,
             # and an incomplete one is only ever flagged by `mark_z_order_pending`, which writes true.
             z_order_pending=values.get(Z_ORDER_PENDING) is True,
+            statistics=_counters(values, STATISTICS_PREFIX),
         )
 
 
@@ -213,9 +229,16 @@ class IndexStateStore:
         return state
 
     def add_progress(
-        self, bucket: str, run_id: str, counts: Mapping[str, int], *, resume_after: str | None = None
+        self,
+        bucket: str,
+        run_id: str,
+        counts: Mapping[str, int],
+        *,
+        resume_after: str | None = None,
+        statistics: Mapping[str, int] | None = None,
     ) -> None:
-        """Add `counts` to the run's counters (and move its checkpoint); RunSupersededError if replaced."""
+        """Add `counts` to the run's counters, and `statistics` (`cost.listing_counts` of the objects
+        listed) to its statistics; move its checkpoint. RunSupersededError if the run was replaced."""
         names = {"#updatedAt": UPDATED_AT}
         values: dict[str, Any] = {":now": now_iso()}
         sets = ["#updatedAt = :now"]
@@ -224,9 +247,11 @@ class IndexStateStore:
             values[":resumeAfter"] = resume_after
             sets.append("#resumeAfter = :resumeAfter")
         adds = []
-        for position, (name, value) in enumerate(sorted(counts.items())):
+        added = [(COUNT_PREFIX + name, value) for name, value in sorted(counts.items())]
+        added += [(STATISTICS_PREFIX + name, value) for name, value in sorted((statistics or {}).items())]
+        for position, (name, value) in enumerate(added):
             if value:
-                names[f"#c{position}"] = COUNT_PREFIX + name
+                names[f"#c{position}"] = name
                 values[f":c{position}"] = value
                 adds.append(f"#c{position} :c{position}")
         expression = "SET " + ", ".join(sets) + (" ADD " + ", ".join(adds) if adds else "")
@@ -354,6 +379,14 @@ class IndexStateStore:
                     f"the index state of bucket {bucket!r} no longer belongs to run {run_id!r}"
                 ) from None
             raise
+
+
+def _counters(values: Mapping[str, Any], prefix: str) -> dict[str, int]:
+    return {
+        name.removeprefix(prefix): int(value)
+        for name, value in values.items()
+        if name.startswith(prefix) and isinstance(value, Decimal) and value == value.to_integral()
+    }
 
 
 def _member[E: StrEnum](kind: type[E], value: Any) -> E | None:

@@ -39,9 +39,10 @@ Box decomposition
 cells that lie outside the box while the number of ranges stays within `max_ranges`, then trims each
 range's ends to the first and last in-box address (BIGMIN/LITMAX: `next_in_box`, `prev_in_box`). The
 result covers every in-box address, starts and ends on in-box addresses, and, when `max_ranges` is large
-enough, holds only in-box addresses. `DEFAULT_MAX_RANGES` is the bound the readers use: each range is
-at least one Query per shard, so the bound trades read amplification (fewer, looser ranges) against
-requests per search (more, tighter ranges); docs/scaling.md gives the measurements behind it.
+enough, holds only in-box addresses. Each range is at least one Query per shard: 0.3.0's reader walked
+`DEFAULT_MAX_RANGES` of them (docs/scaling.md gives the measurements behind that bound). The reader now
+walks `WALK_MAX_RANGES` and jumps where it meets data outside the box (`next_address_in_box`,
+`prev_address_in_box`), so the ranges it does not need cost nothing.
 """
 
 from __future__ import annotations
@@ -65,6 +66,9 @@ ADDRESS_WIDTH = (ADDRESS_BITS + 3) // 4  # hex digits
 
 # Ranges per box: see the module docstring and docs/scaling.md.
 DEFAULT_MAX_RANGES = 32
+# Ranges per box for the reader's adaptive walk, which jumps over what lies outside the box where it meets
+# data (BIGMIN/LITMAX): every range costs at least one Query per shard, so the walk starts from few.
+WALK_MAX_RANGES = 1
 # Work bound for one decomposition (cells split); the measured bucket boxes stop well before it.
 DEFAULT_MAX_SPLITS = 4096
 
@@ -84,6 +88,10 @@ class CodeBox:
 
     def contains(self, x: int, y: int) -> bool:
         return self.x_lo <= x <= self.x_hi and self.y_lo <= y <= self.y_hi
+
+
+# An aligned cell of z-space: (its first address, x_lo, x_hi, y_lo, y_hi).
+Cell = tuple[int, int, int, int, int]
 
 
 class ZCurve:
@@ -251,12 +259,7 @@ class ZCurve:
             level, lo, x_lo, x_hi, y_lo, y_hi = heapq.heappop(partial)
             splits += 1
             half = 1 << (bits - level - 1)
-            if self.layout[level] == "x":
-                middle = (x_lo + x_hi + 1) // 2
-                children = ((lo, x_lo, middle - 1, y_lo, y_hi), (lo + half, middle, x_hi, y_lo, y_hi))
-            else:
-                middle = (y_lo + y_hi + 1) // 2
-                children = ((lo, x_lo, x_hi, y_lo, middle - 1), (lo + half, x_lo, x_hi, middle, y_hi))
+            children = self.halves(level, lo, x_lo, x_hi, y_lo, y_hi)
             refused = False
             for child_lo, cx_lo, cx_hi, cy_lo, cy_hi in children:
                 if cx_hi < box.x_lo or cx_lo > box.x_hi or cy_hi < box.y_lo or cy_lo > box.y_hi:
@@ -284,6 +287,17 @@ class ZCurve:
             if refused:
                 break
         return self._trimmed_runs(gap_end_at_start, box)
+
+    def halves(self, level: int, lo: int, x_lo: int, x_hi: int, y_lo: int, y_hi: int) -> tuple[Cell, Cell]:
+        """The two halves of the aligned cell starting at address `lo` with `level` bits fixed (the codes
+        `x_lo..x_hi` by `y_lo..y_hi`): split along the axis of address bit `level`, each as (its first
+        address, x_lo, x_hi, y_lo, y_hi)."""
+        half = 1 << (len(self.layout) - level - 1)
+        if self.layout[level] == "x":
+            middle = (x_lo + x_hi + 1) // 2
+            return (lo, x_lo, middle - 1, y_lo, y_hi), (lo + half, middle, x_hi, y_lo, y_hi)
+        middle = (y_lo + y_hi + 1) // 2
+        return (lo, x_lo, x_hi, y_lo, middle - 1), (lo + half, x_lo, x_hi, middle, y_hi)
 
     def _trimmed_runs(self, gaps: dict[int, int], box: CodeBox) -> list[tuple[int, int]]:
         result: list[tuple[int, int]] = []
@@ -435,6 +449,12 @@ def z_ranges(box: Box, max_ranges: int = DEFAULT_MAX_RANGES) -> list[ZRange]:
 def next_address_in_box(address: str, box: Box) -> str | None:
     """BIGMIN: the first address at or after `address` whose codes are inside `box`, or None."""
     z = UPLOAD_SIZE_CURVE.next_in_box(address_value(address), box.codes())
+    return None if z is None else _address_text(z)
+
+
+def prev_address_in_box(address: str, box: Box) -> str | None:
+    """LITMAX: the last address at or before `address` whose codes are inside `box`, or None."""
+    z = UPLOAD_SIZE_CURVE.prev_in_box(address_value(address), box.codes())
     return None if z is None else _address_text(z)
 
 

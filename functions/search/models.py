@@ -66,6 +66,14 @@ class FileListPage(BaseModel):
     )
 
 
+class IndexStatisticsSummary(BaseModel):
+    """The statistics of a bucket's entries a backfill or reconcile leaves (shown summed up)."""
+
+    entries: int = Field(description="Objects the run listed")
+    meanEntryBytes: int = Field(description="Their index entries' mean size in bytes (estimated)")
+    months: int = Field(description="How many distinct months they were uploaded in")
+
+
 class BucketIndexState(BaseModel):
     """The index state of one bucket, from its state record (a bucket never built has only `state`)."""
 
@@ -87,6 +95,13 @@ class BucketIndexState(BaseModel):
         description=(
             "True while the Z-order index is being filled for entries written before it was switched on: "
             "bucket searches with time bounds then read the size index (their `orderedBy` is `size`)"
+        ),
+    )
+    statistics: IndexStatisticsSummary | None = Field(
+        default=None,
+        description=(
+            "What the run's listing counted for the planner (entries, their mean size in bytes, the months "
+            "they were uploaded in); null before a run counted any. The planner uses it once the run is READY"
         ),
     )
 

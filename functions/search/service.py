@@ -128,7 +128,13 @@ class FileSearch:
         index_state = self._index_state.state()
         z_order_ready = not self._index_state.z_order_pending()
         try:
-            page = self._reader.list_files(query, limit=limit, start=start, z_order_ready=z_order_ready)
+            page = self._reader.list_files(
+                query,
+                limit=limit,
+                start=start,
+                z_order_ready=z_order_ready,
+                statistics=self._index_state.statistics(),
+            )
         except InvalidStartKey as error:
             raise BadRequest(f"cursor is not valid for this query ({error})") from None
         except UnavailableOrder as error:

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
 
+from file_index.cost import IndexStatistics
 from file_index.state import IndexState, IndexStateStore, State, effective_state
 
 STATE_MAX_AGE_SECONDS = 2.0
@@ -82,6 +83,11 @@ class IndexStateView:
     def state(self) -> State:
         """READY or BUILDING, at most `max_age_seconds` old."""
         return self.current().state
+
+    def statistics(self) -> IndexStatistics | None:
+        """The bucket's statistics from its last complete backfill or reconcile (None: none yet), at
+        most `max_age_seconds` old: what the planner weighs its plans with."""
+        return self.current().index_statistics()
 
     def z_order_pending(self) -> bool:
         """True while entries may lack their Z-order address (the third index was switched on for an

@@ -175,6 +175,7 @@ def read_all(
     cursor: MergeCursor | None = None,
     batch_size: int | None = None,
     executor: Executor | None = None,
+    top_up: bool = False,
 ) -> tuple[list[Entry], list[MergedPage[Entry]]]:
     items: list[Entry] = []
     pages: list[MergedPage[Entry]] = []
@@ -187,6 +188,7 @@ def read_all(
             cursor=cursor,
             batch_size=batch_size,
             executor=executor,
+            top_up=top_up,
         )
         pages.append(page)
         items.extend(page.items)
@@ -235,16 +237,21 @@ def test_resuming_from_any_cursor_gives_the_rest(
             assert rest == items[done:]
 
 
+# entries, shard count, page limit, ascending, seed: what every merge property draws.
+MERGE_CASES = (entries_strategy, st.integers(1, 9), st.integers(1, 12), st.booleans(), st.integers(0, 2**16))
+
+
 @settings(max_examples=100, deadline=None)
-@given(entries_strategy, st.integers(1, 9), st.integers(1, 12), st.booleans(), st.integers(0, 2**16))
+@given(*MERGE_CASES, st.booleans())
 def test_any_tie_order_inside_a_shard_still_gives_every_item_once_in_size_order(
-    entries: list[Entry], shard_count: int, limit: int, ascending: bool, seed: int
+    entries: list[Entry], shard_count: int, limit: int, ascending: bool, seed: int, top_up: bool
 ) -> None:
+    """Also with `top_up` (shards fetched again before they run dry): the same answer."""
     fetchers = [
         s.fetch
         for s in shards_of(entries, shard_count, ascending=ascending, ties=dynamodb_tiebreak, seed=seed)
     ]
-    items, _ = read_all(fetchers, limit=limit, ascending=ascending)
+    items, _ = read_all(fetchers, limit=limit, ascending=ascending, top_up=top_up)
     assert sorted(items, key=position_of) == sorted(entries, key=position_of)
     sizes = [item.size for item in items]
     assert sizes == sorted(sizes, reverse=not ascending)
@@ -422,15 +429,7 @@ class FilteredShard(FakeShard):
 
 
 @settings(max_examples=100, deadline=None)
-@given(
-    entries_strategy,
-    st.integers(1, 9),
-    st.integers(1, 12),
-    st.booleans(),
-    st.integers(0, 2**16),
-    st.integers(1, 6),
-    st.integers(1, 4),
-)
+@given(*MERGE_CASES, st.integers(1, 6), st.integers(1, 4), st.booleans())
 def test_bounded_filtered_pages_give_every_kept_item_once_in_order(
     entries: list[Entry],
     shard_count: int,
@@ -439,6 +438,7 @@ def test_bounded_filtered_pages_give_every_kept_item_once_in_order(
     seed: int,
     modulus: int,
     max_fetches: int,
+    top_up: bool,
 ) -> None:
     def keep(entry: Entry) -> bool:
         return sum(map(ord, entry.key)) % modulus == 0
@@ -463,6 +463,7 @@ def test_bounded_filtered_pages_give_every_kept_item_once_in_order(
             ascending=ascending,
             cursor=cursor,
             max_fetches=max_fetches,
+            top_up=top_up,
         )
         assert page.fetches <= max(max_fetches, shard_count)
         assert len(page.items) <= limit

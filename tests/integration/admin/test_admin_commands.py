@@ -14,7 +14,7 @@ from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from file_index.objects import ObjectEvent
-from file_index.state import state_key
+from file_index.state import IndexStateStore, state_key
 from file_index.writer import apply_event
 from tests.integration.admin.conftest import BUCKET, TABLE, Account
 
@@ -73,6 +73,13 @@ def test_backfill_indexes_the_bucket_and_leaves_live_events_alone(account: Accou
     assert status["state"] == "READY"
     assert status["operation"] == "backfill"
     assert status["progress"] == {"listed": 30, "written": 28, "skipped": 2}
+    # What the planner weighs its plans with: the 30 objects the listing showed.
+    assert status["statistics"]["entries"] == 30
+    record = IndexStateStore(account.dynamodb, TABLE).read(BUCKET)
+    assert record is not None
+    statistics = record.index_statistics()
+    assert statistics is not None
+    assert sum(statistics.sizes.values()) == sum(statistics.months.values()) == 30
 
 
 def test_backfill_prints_a_summary_line_without_json(account: Account) -> None:
@@ -199,6 +206,8 @@ def test_reconcile_finds_and_repairs_both_directions_then_finds_nothing(account:
     status = account.admin("status", "--bucket", BUCKET, "--json").json()
     assert status["operation"] == "reconcile"
     assert status["state"] == "READY"
+    # A reconcile refreshes the statistics from its listing.
+    assert status["statistics"]["entries"] == len(account.bucket())
 
 
 def test_reconcile_report_is_readable_and_bounded(account: Account) -> None:

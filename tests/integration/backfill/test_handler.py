@@ -114,6 +114,10 @@ def test_a_backfill_batch_writes_where_nothing_is_indexed(env: Env, lambda_conte
     # A retried child (Step Functions may re-run one) changes nothing and counts every item as skipped.
     assert handler.write_batch(batch, lambda_context) == {"listed": 4, "written": 0, "skipped": 4}
     assert env.state().counts == {"listed": 8, "written": 3, "skipped": 5}
+    # Each batch adds its listing's statistics, as it adds `listed` (a retried child counts again: the
+    # planner's statistics are estimates).
+    assert env.state().statistics["entries"] == 8
+    assert sum(v for k, v in env.state().statistics.items() if k.startswith("size")) == 8
     finished = handler.finish_run({"bucket": BUCKET, "runId": started["runId"]}, lambda_context)
     assert finished["state"] == "READY"
 

@@ -54,6 +54,39 @@ def test_a_run_goes_from_building_to_ready_with_its_counts(store: IndexStateStor
     assert done.to_json()["progress"] == {"listed": 4, "skipped": 1, "written": 2}
 
 
+def test_statistics_add_up_like_counters_and_count_only_once_the_run_is_complete(
+    store: IndexStateStore,
+) -> None:
+    store.start("b", Operation.BACKFILL, "run-1")
+    first = {"entries": 2, "bytes": 600, "size3": 1, "size21": 1, "month2017-08": 2}
+    store.add_progress("b", "run-1", {"listed": 2}, statistics=first)
+    store.add_progress(
+        "b", "run-1", {"listed": 1}, statistics={"entries": 1, "bytes": 300, "size3": 1, "month2017-09": 1}
+    )
+    building = store.read("b")
+    assert building is not None
+    assert building.statistics == {
+        "entries": 3,
+        "bytes": 900,
+        "size3": 2,
+        "size21": 1,
+        "month2017-08": 2,
+        "month2017-09": 1,
+    }
+    assert building.counts == {"listed": 3}  # the statistics are no progress counters
+    # A run still going has counted part of the bucket: nothing the planner may rely on yet.
+    assert building.index_statistics() is None
+    done = store.finish("b", "run-1")
+    statistics = done.index_statistics()
+    assert statistics is not None
+    assert (statistics.count, statistics.entry_bytes) == (3, 300)
+    assert statistics.sizes == {3: 2, 21: 1}
+    assert statistics.months == {"2017-08": 2, "2017-09": 1}
+    assert done.to_json()["statistics"] == {"entries": 3, "meanEntryBytes": 300, "months": 2}
+    # A new run starts them afresh.
+    assert store.start("b", Operation.RECONCILE, "run-2").statistics == {}
+
+
 def test_a_newer_run_takes_the_record_and_the_older_one_can_no_longer_write(store: IndexStateStore) -> None:
     store.start("b", Operation.BACKFILL, "old")
     store.add_progress("b", "old", {"written": 5})

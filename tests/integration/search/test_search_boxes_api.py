@@ -15,12 +15,12 @@ from urllib.parse import quote
 import boto3
 import pytest
 
-from file_index import schema
+from file_index import cost, schema
 from file_index.layout import IndexLayout
 from file_index.name_reader import NameQuery
 from file_index.objects import ObjectEvent
 from file_index.reader import FileReader
-from file_index.state import IndexStateStore, State
+from file_index.state import IndexStateStore, Operation, State
 from file_index.writer import entry_item
 from search import handler
 from search.queries import ListParameters, build_query
@@ -314,3 +314,32 @@ def test_without_the_bucket_time_index_a_time_range_filters_and_sort_by_time_is_
         "a bucket's files by upload time need the bucket's time index (bucketTimeIndex), which this "
         "deployment does not have"
     )
+
+
+def test_with_the_statistics_of_a_complete_run_a_box_reads_the_cheapest_plan(
+    z_api: SearchApi, state_clock: Any
+) -> None:
+    """One day and a size bound: 0.3.0's rule (and this one without statistics) reads the Z-order index;
+    the statistics a backfill leaves show the day holds few entries, so the bucket's time index is
+    cheaper (a Query a shard, reading about what it returns)."""
+    _fill(z_api)
+    day = f"{B}&from=2017-08-12&to=2017-08-12T23:59:59.999Z&minSize=0&limit=50"
+    assert z_api.get(day).json["orderedBy"] == "zAddress"
+    store = IndexStateStore(boto3.client("dynamodb", region_name=REGION), Z_TABLE)
+    store.start(BUCKET, Operation.BACKFILL, "run-1")
+    counts: dict[str, int] = {}
+    for n in range(40):
+        moment = datetime.fromisoformat(f"2017-08-{10 + n % 15}T09:00:00+00:00")
+        cost.add_counts(counts, cost.entry_counts(10 * (n % 8), int(moment.timestamp() * 1000), 300))
+    store.add_progress(BUCKET, "run-1", {"listed": 40}, statistics=counts)
+    state_clock.advance(10)
+    # A run still going: its statistics are partial, the rule holds.
+    assert z_api.get(day).json["orderedBy"] == "zAddress"
+    store.finish(BUCKET, "run-1")
+    state_clock.advance(10)
+    body = z_api.get(day).json
+    assert body["orderedBy"] == "uploadDate"
+    assert sorted(item["objectKey"] for item in body["items"]) == sorted(
+        f"{('alice', 'bot', 'bot#3')[n % 3]}/f{n:02d}" for n in range(40) if 10 + n % 15 == 12
+    )
+    assert z_api.get("/status").json["buckets"][0]["statistics"]["entries"] == 40

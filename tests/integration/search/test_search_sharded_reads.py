@@ -27,6 +27,7 @@ from file_index import schema, zorder
 from file_index.layout import IndexLayout
 from file_index.objects import ObjectEvent, iso_utc_millis
 from file_index.reader import (
+    LEGACY_Z_WALK,
     BucketQuery,
     FileQuery,
     FileReader,
@@ -35,6 +36,7 @@ from file_index.reader import (
     Plan,
     UnavailableOrder,
     UserQuery,
+    ZWalk,
     page_request_budget,
 )
 from file_index.shards import MergeCursor, Position, ShardCursor
@@ -96,12 +98,33 @@ def _dataset() -> list[Truth]:
 
 
 DATA = _dataset()
+WALK_SHARDS = 4
+
+
+def _walk_dataset() -> list[Truth]:
+    """Bucket `walk`: 400 entries spread over 2017 and over sizes from 1 B to 10 GB, so a box's z-range
+    holds many entries outside it, in stretches the Z-order walk must jump over."""
+    rng = Random(11)
+    return [
+        Truth(
+            f"walker/walk-{n:03d}",
+            "walk",
+            "walker",
+            int(10 ** rng.uniform(0, 10)),
+            iso_utc_millis(_EPOCH + timedelta(milliseconds=rng.randrange(365 * 86_400_000))),
+        )
+        for n in range(400)
+    ]
+
+
+WALK_DATA = _walk_dataset()
 
 
 def _write(table: Any, truth: list[Truth]) -> None:
     with table.batch_writer() as batch:
         for entry in truth:
-            layout = IndexLayout(BUCKET_SHARDS.get(entry.bucket, 1), HOT, multi_attribute_index=True)
+            shard_count = WALK_SHARDS if entry.bucket == "walk" else BUCKET_SHARDS.get(entry.bucket, 1)
+            layout = IndexLayout(shard_count, HOT, multi_attribute_index=True)
             event = _event(entry.bucket, entry.key, entry.size, entry.date)
             batch.put_item(Item=entry_item(event, event.order_key, layout))
 
@@ -117,7 +140,7 @@ def table(request: pytest.FixtureRequest) -> Iterator[Any]:
             dynamodb = boto3.resource("dynamodb", region_name=REGION)
             dynamodb.create_table(**schema.create_table_request(name, multi_attribute_index=True))
             table = dynamodb.Table(name)
-            _write(table, DATA)
+            _write(table, DATA + WALK_DATA)
             yield table
         return
     local: DynamoDBLocal = request.getfixturevalue("dynamodb_local")
@@ -131,20 +154,22 @@ def table(request: pytest.FixtureRequest) -> Iterator[Any]:
     dynamodb.meta.client.create_table(**schema.create_table_request(name, multi_attribute_index=True))
     dynamodb.meta.client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 0.1})
     table = dynamodb.Table(name)
-    _write(table, DATA)
+    _write(table, DATA + WALK_DATA)
     yield table
     dynamodb.meta.client.delete_table(TableName=name)
 
 
 def _read_all(
-    reader: FileReader, query: FileQuery, *, limit: int, z_order_ready: bool = True
+    reader: FileReader, query: FileQuery, *, limit: int, z_order_ready: bool = True, plan: Plan | None = None
 ) -> tuple[list[dict[str, Any]], list[int], set[Plan]]:
     items: list[dict[str, Any]] = []
     requests: list[int] = []
     plans: set[Plan] = set()
     start: ListCursor | None = None
-    for _ in range(len(DATA) + 5):
-        page = reader.list_files(query, limit=limit, start=start, z_order_ready=z_order_ready)
+    for _ in range(len(DATA) + len(WALK_DATA) + 5):
+        page = reader.list_files(
+            query, limit=limit, start=start, z_order_ready=z_order_ready, plan=None if start else plan
+        )
         assert len(page.items) <= limit
         items.extend(page.items)
         requests.append(page.request_count)
@@ -271,12 +296,13 @@ def test_user_lists_of_a_hot_user_and_of_a_user_named_like_its_shard_stay_apart(
     bucket=st.sampled_from(sorted(BUCKET_SHARDS)),
     mode=st.sampled_from(["z", "z pending", "z off", "0.3.0"]),
     order_by=st.sampled_from([None, None, "uploadDate", "size"]),
-    limit=st.integers(3, 30),
+    limit=st.sampled_from([1, 2, 3, 7, 30]),
     ascending=st.booleans(),
     start=times,
     end=st.sampled_from(TIMES),
     low=sizes,
     high=sizes,
+    walk=st.sampled_from([ZWalk(), ZWalk(min_limit=1), ZWalk(max_ranges=4, min_limit=2), LEGACY_Z_WALK]),
 )
 def test_bucket_boxes_on_every_plan_equal_brute_force(
     table: Any,
@@ -289,17 +315,19 @@ def test_bucket_boxes_on_every_plan_equal_brute_force(
     end: str,
     low: int | None,
     high: int | None,
+    walk: ZWalk,
 ) -> None:
     """Every plan a bucket's box may take, chosen or asked for (`order_by`): exact, in its order, bounded.
     Modes: the Z-order index on, being filled, off (with the bucket's time index), and 0.3.0's table (no
-    time index, Z-order off)."""
+    time index, Z-order off). Every other plan that can read the box gives the same entries in its order;
+    the Z-order walk jumps (small Query limits make it jump at almost every Query), or not (0.3.0's)."""
     if start is not None and start > end:
         start, end = end, start
     if low is not None and high is not None and low > high:
         low, high = high, low
     time_index = mode != "0.3.0"
     layout = IndexLayout(BUCKET_SHARDS[bucket], HOT, multi_attribute_index=mode in ("z", "z pending"))
-    reader = FileReader(table, layout, bucket_time_index=time_index)
+    reader = FileReader(table, layout, bucket_time_index=time_index, z_walk=walk)
     query = BucketQuery(
         bucket=bucket,
         min_size=low,
@@ -322,8 +350,84 @@ def test_bucket_boxes_on_every_plan_equal_brute_force(
     else:
         plan = Plan.Z_ORDER if mode == "z" else Plan.SIZE
     assert plans == {plan}
-    _check_answer(items, [t for t in DATA if t.bucket == bucket and _in_box(t, query)], plan, ascending)
+    expected = [t for t in DATA if t.bucket == bucket and _in_box(t, query)]
+    _check_answer(items, expected, plan, ascending)
     assert all(count <= page_request_budget(BUCKET_SHARDS[bucket], plan) for count in requests)
+    ready = mode != "z pending"
+    for other in reader.plans(query, z_order_ready=ready):
+        if other is not plan:
+            items, requests, plans = _read_all(reader, query, limit=limit, z_order_ready=ready, plan=other)
+            assert plans == {other}
+            _check_answer(items, expected, other, ascending)
+            assert all(count <= page_request_budget(BUCKET_SHARDS[bucket], other) for count in requests)
+
+
+@HYPOTHESIS
+@given(
+    days=st.tuples(st.integers(0, 364), st.integers(1, 120)),
+    octaves=st.tuples(st.integers(0, 33), st.integers(1, 12)),
+    limit=st.sampled_from([1, 4, 25, 400]),
+    ascending=st.booleans(),
+    walk=st.sampled_from([ZWalk(), ZWalk(min_limit=1)]),
+)
+def test_the_z_order_walk_jumps_over_what_lies_outside_the_box_and_misses_nothing(
+    table: Any,
+    days: tuple[int, int],
+    octaves: tuple[int, int],
+    limit: int,
+    ascending: bool,
+    walk: ZWalk,
+) -> None:
+    """Many entries in every box's z-range lie outside the box: the walk jumps over them (it reads fewer
+    than 0.3.0's 32 ranges do, or no more than the box holds plus a read unit per Query) and still gives
+    every entry of the box once, in z-order."""
+    start = _EPOCH + timedelta(days=days[0])
+    query = BucketQuery(
+        bucket="walk",
+        start=iso_utc_millis(start),
+        end=iso_utc_millis(start + timedelta(days=days[1])),
+        min_size=2 ** octaves[0],
+        max_size=2 ** (octaves[0] + octaves[1]),
+        ascending=ascending,
+    )
+    layout = IndexLayout(WALK_SHARDS, HOT, multi_attribute_index=True)
+    expected = [t for t in WALK_DATA if _in_box(t, query)]
+    items, requests, plans = _read_all(FileReader(table, layout, z_walk=walk), query, limit=limit)
+    assert plans == {Plan.Z_ORDER}
+    _check_answer(items, expected, Plan.Z_ORDER, ascending)
+    assert all(count <= page_request_budget(WALK_SHARDS, Plan.Z_ORDER) for count in requests)
+
+
+def test_the_z_order_walk_reads_less_than_0_3_0_and_an_empty_region_costs_one_query_a_shard(
+    table: Any,
+) -> None:
+    layout = IndexLayout(WALK_SHARDS, HOT, multi_attribute_index=True)
+    adaptive, legacy = FileReader(table, layout), FileReader(table, layout, z_walk=LEGACY_Z_WALK)
+    # One week of 2017 and 1-2 MB: few entries inside, many around it in the box's z-range.
+    week = BucketQuery(
+        bucket="walk",
+        start="2017-08-20T00:00:00.000Z",
+        end="2017-08-27T00:00:00.000Z",
+        min_size=1 << 20,
+        max_size=2 << 20,
+    )
+    new, old = adaptive.list_files(week, limit=1000), legacy.list_files(week, limit=1000)
+    assert new.items == old.items
+    assert new.next_cursor is None
+    assert old.next_cursor is None
+    assert new.request_count < old.request_count / 4
+    # No entry was uploaded in 2030: the walk's one Query a shard finds its z-range empty.
+    empty = BucketQuery(
+        bucket="walk", start="2030-01-01T00:00:00.000Z", end="2030-01-02T00:00:00.000Z", min_size=1
+    )
+    page = adaptive.list_files(empty, limit=10)
+    assert (page.items, page.next_cursor, page.request_count, page.scanned_count) == (
+        [],
+        None,
+        WALK_SHARDS,
+        0,
+    )
+    assert legacy.list_files(empty, limit=10).request_count == WALK_SHARDS * zorder.DEFAULT_MAX_RANGES
 
 
 def test_a_time_range_of_a_bucket_reads_what_it_returns_on_the_time_index(table: Any) -> None:

@@ -34,6 +34,7 @@ NO_RUN: dict[str, Any] = {
     "progress": {},
     "lastError": None,
     "zOrderPending": False,
+    "statistics": None,
 }
 
 
