@@ -209,21 +209,24 @@ if no offset); `date` is one UTC day.
 | `user`, any bounds | upload-time index; size bounds filter | `uploadDate` | ascending |
 | `bucket`, size bounds or none | size index | `size` | descending |
 | `bucket`, time bounds and no size bounds | the bucket's time index | `uploadDate` | descending |
-| `bucket`, time and size bounds, Z-order index on | Z-order index of (time, size) | `zAddress` | descending |
-| `bucket`, time and size bounds, otherwise | size index; time bounds filter | `size` | descending |
+| `bucket`, time and size bounds | the cheapest plan (below) | `uploadDate`, `size`, `zAddress` | descending |
 | `bucket`, `sort=uploadDate` | the bucket's time index; size bounds filter | `uploadDate` | descending |
 | `bucket`, `sort=size` | size index; time bounds filter | `size` | descending |
 
 The bucket's time index exists unless the deployment switched it off (`bucketTimeIndex: false`; then
 time bounds without size bounds read as time and size bounds do, and `sort=uploadDate` is a 400). The
 Z-order index answers once it is switched on (`multiAttributeIndex`) and every entry has its address.
+With time and size bounds the plans (the bucket's time index filtering size, the size index filtering
+time, the Z-order index of (time, size) when on) are weighed with the statistics of the last backfill or
+reconcile (`statistics` in `GET /status`); without them the Z-order index is taken when it can answer,
+else the size index.
 
 Ties come in a fixed order. A `zAddress` answer is neither by size nor by time: Z-order interleaves both,
 so a box reads little outside itself. A cursor keeps the order its list started with.
 
 **Cost.** Without a filter a page reads the items it returns (one query per shard of the bucket, or
-of a hot user). A filtered page reads what its key range holds and keeps what matches; a box on the
-Z-order index reads about 1-2 items per item returned for boxes bounded in both attributes. A page
+of a hot user). A filtered page reads what its key range holds and keeps what matches; the Z-order
+index's walk jumps over the stretches of its range outside the box. A page
 makes at most {PAGE_REQUESTS} DynamoDB queries (two per shard with more shards; on the Z-order index
 {Z_ORDER_PAGE_REQUESTS_PER_SHARD} per shard, which run in parallel), each reading at most {MAX_QUERY_ITEMS}
 items, then ends with what it found and a `nextCursor`: **a page may hold fewer than `limit` items,
