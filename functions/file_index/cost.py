@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -92,6 +93,7 @@ class PlanCost:
 
 # Statistics --------------------------------------------------------------------------------------------
 
+_RATE_WINDOW_MS = 30 * 86_400_000
 SIZE_BINS = 64  # by bit length: bin b holds sizes 2**(b-1) .. 2**b - 1 (bin 0 holds size 0)
 
 
@@ -161,14 +163,15 @@ class IndexStatistics:
     lie in each size octave (`sizes`, by `size_bin`) and upload month (`months`, by `month_of`).
 
     Shares of a box assume size and time independent, and values spread evenly inside a bin. Uploads
-    since the last refresh are not counted (a backfill or reconcile refreshes them); a month after the
-    last counted one is taken to hold as many uploads as that one did.
+    since the listing (`as_of_ms`, the run's start) are not counted: the time from then up to now is
+    taken to hold uploads at the rate of the 30 days before it.
     """
 
     count: int
     entry_bytes: float = DEFAULT_ENTRY_BYTES
     sizes: Mapping[int, int] = field(default_factory=dict)
     months: Mapping[str, int] = field(default_factory=dict)
+    as_of_ms: int | None = None  # when the listing began (the run's start): later uploads are projected
 
     @cached_property
     def _size_bins(self) -> _Bins:
@@ -182,17 +185,13 @@ class IndexStatistics:
     @cached_property
     def _month_bins(self) -> _Bins:
         bins = [(*_month_bounds(month), count) for month, count in self.months.items()]
-        if bins:
-            # Uploads go on after the last refresh: the months up to 2109 continue its last month's rate.
-            _, last_end, last_count = max(bins)
-            month_ms = last_end - max(bins)[0] + 1
-            bins.append(
-                (
-                    last_end + 1,
-                    zorder.MAX_TIME_MS,
-                    round(last_count * (zorder.MAX_TIME_MS - last_end) / month_ms),
-                )
-            )
+        now_ms = int(time.time() * 1000)
+        if self.as_of_ms is not None and now_ms > self.as_of_ms:
+            # Uploads go on after the listing: from then up to now (nothing is uploaded in the future) at
+            # the rate of the 30 days before it.
+            recent = _Bins.of(bins).mass(self.as_of_ms - _RATE_WINDOW_MS, self.as_of_ms)
+            projected = round(recent * (now_ms - self.as_of_ms) / _RATE_WINDOW_MS)
+            bins.append((self.as_of_ms + 1, now_ms, projected))
         return _Bins.of(bins)
 
     def size_share(self, low: int | None, high: int | None) -> float:
@@ -332,21 +331,31 @@ def add_counts(total: dict[str, int], counts: Mapping[str, int]) -> None:
         total[name] = total.get(name, 0) + value
 
 
-def statistics_from_counts(counts: Mapping[str, int]) -> IndexStatistics | None:
-    """The statistics that `entry_counts` counters add up to; None without entries (nothing known)."""
+def statistics_from_counts(
+    counts: Mapping[str, int], *, as_of_ms: int | None = None
+) -> IndexStatistics | None:
+    """The statistics that `entry_counts` counters add up to, of a listing begun at `as_of_ms`; None
+    without entries (nothing known)."""
     entries = counts.get(STATISTICS_ENTRIES, 0)
     if entries <= 0:
         return None
     sizes: dict[int, int] = {}
     months: dict[str, int] = {}
     for name, value in counts.items():
+        if value <= 0:
+            continue  # a counter damaged by hand: what it would say is not known
         if name.startswith(_SIZE_PREFIX) and name[len(_SIZE_PREFIX) :].isdigit():
-            sizes[int(name[len(_SIZE_PREFIX) :])] = value
+            if int(name[len(_SIZE_PREFIX) :]) < SIZE_BINS:
+                sizes[int(name[len(_SIZE_PREFIX) :])] = value
         elif name.startswith(_MONTH_PREFIX) and _is_month(name[len(_MONTH_PREFIX) :]):
             months[name[len(_MONTH_PREFIX) :]] = value
     mean = counts.get(STATISTICS_BYTES, 0) / entries
     return IndexStatistics(
-        count=entries, entry_bytes=mean if mean > 0 else DEFAULT_ENTRY_BYTES, sizes=sizes, months=months
+        count=entries,
+        entry_bytes=mean if mean > 0 else DEFAULT_ENTRY_BYTES,
+        sizes=sizes,
+        months=months,
+        as_of_ms=as_of_ms,
     )
 
 
@@ -356,6 +365,7 @@ def _is_month(text: str) -> bool:
         and text[4] == "-"
         and text[:4].isdigit()
         and text[5:].isdigit()
+        and 1970 <= int(text[:4]) <= 2109
         and 1 <= int(text[5:]) <= 12
     )
 

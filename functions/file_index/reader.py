@@ -518,10 +518,10 @@ class FileReader:
     ) -> Plan:
         """The plan a new list of `query` reads: the cheapest in read units of `plans(query)`.
 
-        With `statistics` (the index state record's, `cost.IndexStatistics`) each plan's read units for
-        the whole answer, in pages of `page` items, are estimated (`cost.estimate_plan`). Without them:
-        the time index for time bounds without size bounds (it reads what it returns), else the Z-order
-        index if it can answer, else the size index (0.3.0's choice).
+        Time bounds without size bounds: the bucket's time index, which reads what it returns. Otherwise,
+        with `statistics` (the index state record's, `cost.IndexStatistics`) each plan's read units for
+        the whole answer, in pages of `page` items, are estimated (`cost.estimate_plan`); without them,
+        the Z-order index if it can answer, else the size index (0.3.0's choice).
         `z_order_ready`: every entry has its Z-order address (the index state record's `zOrderPending`
         is not set), so the Z-order index answers exactly.
         """
@@ -529,12 +529,12 @@ class FileReader:
         if len(candidates) == 1:
             return candidates[0]
         assert isinstance(query, BucketQuery)
+        if Plan.UPLOAD_DATE in candidates and not query.has_size_bounds:
+            return Plan.UPLOAD_DATE  # the time range is the answer: it reads what it returns
         if statistics is not None:
             # Equal read units (small boxes: a Query a shard either way): the plan that reads fewer items.
             estimates = {plan: self.estimate(query, plan, statistics, page) for plan in candidates}
             return min(candidates, key=lambda plan: (estimates[plan].read_units, estimates[plan].read))
-        if Plan.UPLOAD_DATE in candidates and not query.has_size_bounds:
-            return Plan.UPLOAD_DATE
         return Plan.Z_ORDER if Plan.Z_ORDER in candidates else Plan.SIZE
 
     def estimate(

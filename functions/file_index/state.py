@@ -60,6 +60,8 @@ _MARKER = "~index-state~"
 # Bucket names are at most 63 characters of [a-z0-9.-]: "~" never occurs in one, so padding with it
 # keeps the key unambiguous.
 _PAD = "~"
+# Counters added by one UpdateItem (see `IndexStateStore.add_progress`).
+_ADDS_PER_UPDATE = 50
 # `start` replaces the record while keeping the flag; a mark or clear in between makes it try again.
 _MAX_START_ROUNDS = 5
 
@@ -140,7 +142,15 @@ class IndexState:
         """What the planner may rely on: the statistics of the last complete run (READY), else None."""
         if self.state is not State.READY:
             return None
-        return cost.statistics_from_counts(self.statistics)
+        started = None
+        if self.started_at is not None:
+            try:
+                started = int(
+                    datetime.fromisoformat(self.started_at.replace("Z", "+00:00")).timestamp() * 1000
+                )
+            except ValueError:
+                started = None  # a date damaged by hand: no projection of the uploads since
+        return cost.statistics_from_counts(self.statistics, as_of_ms=started)
 
     def _statistics_summary(self) -> dict[str, Any] | None:
         known = cost.statistics_from_counts(self.statistics)
@@ -239,23 +249,29 @@ class IndexStateStore:
     ) -> None:
         """Add `counts` to the run's counters, and `statistics` (`cost.listing_counts` of the objects
         listed) to its statistics; move its checkpoint. RunSupersededError if the run was replaced."""
-        names = {"#updatedAt": UPDATED_AT}
-        values: dict[str, Any] = {":now": now_iso()}
-        sets = ["#updatedAt = :now"]
-        if resume_after is not None:
-            names["#resumeAfter"] = RESUME_AFTER
-            values[":resumeAfter"] = resume_after
-            sets.append("#resumeAfter = :resumeAfter")
-        adds = []
-        added = [(COUNT_PREFIX + name, value) for name, value in sorted(counts.items())]
-        added += [(STATISTICS_PREFIX + name, value) for name, value in sorted((statistics or {}).items())]
-        for position, (name, value) in enumerate(added):
-            if value:
+        added = [(COUNT_PREFIX + name, value) for name, value in sorted(counts.items()) if value]
+        added += [
+            (STATISTICS_PREFIX + name, value) for name, value in sorted((statistics or {}).items()) if value
+        ]
+        # A reconcile's statistics span every month of the bucket's life: at most `_ADDS_PER_UPDATE` counters
+        # an UpdateItem keeps each expression far below DynamoDB's limits (4 KB, 300 operators). The
+        # checkpoint moves with the last one, once every counter is added.
+        chunks = [added[start : start + _ADDS_PER_UPDATE] for start in range(0, len(added), _ADDS_PER_UPDATE)]
+        for number, chunk in enumerate(chunks or [[]], start=1):
+            names = {"#updatedAt": UPDATED_AT}
+            values: dict[str, Any] = {":now": now_iso()}
+            sets = ["#updatedAt = :now"]
+            if resume_after is not None and number == max(1, len(chunks)):
+                names["#resumeAfter"] = RESUME_AFTER
+                values[":resumeAfter"] = resume_after
+                sets.append("#resumeAfter = :resumeAfter")
+            adds = []
+            for position, (name, value) in enumerate(chunk):
                 names[f"#c{position}"] = name
                 values[f":c{position}"] = value
                 adds.append(f"#c{position} :c{position}")
-        expression = "SET " + ", ".join(sets) + (" ADD " + ", ".join(adds) if adds else "")
-        self._update(bucket, run_id, expression, names, values)
+            expression = "SET " + ", ".join(sets) + (" ADD " + ", ".join(adds) if adds else "")
+            self._update(bucket, run_id, expression, names, values)
 
     def finish(self, bucket: str, run_id: str) -> IndexState:
         """Mark the run complete: READY, with its finish time and the counts it added."""

@@ -62,12 +62,29 @@ def test_statistics_count_octaves_and_months_and_shares_spread_evenly_inside_a_b
     assert statistics.time_share(JAN, JAN + (FEB - JAN) // 2 - 1) == pytest.approx(0.25, rel=1e-6)
 
 
-def test_months_after_the_last_counted_one_hold_its_rate_so_a_recent_range_is_not_empty() -> None:
-    statistics = _statistics([(10, JAN + n) for n in range(31)])
-    hour = 3_600_000
-    share = statistics.time_share(FEB + 10 * hour, FEB + 11 * hour - 1)
-    assert share == pytest.approx(hour / (FEB - JAN), rel=0.01)
-    assert statistics.time_share(JAN, None) == 1.0
+def test_uploads_since_the_listing_are_projected_at_its_recent_rate_up_to_now() -> None:
+    day, hour = 86_400_000, 3_600_000
+    counts: dict[str, int] = {}
+    for n in range(31):  # one upload a day in January 2017
+        cost.add_counts(counts, cost.entry_counts(10, JAN + n * day, 300))
+    listed_then = cost.statistics_from_counts(counts, as_of_ms=FEB)
+    assert listed_then is not None
+    # An hour after the listing began: about one upload a day, so 1/24 of one, of 31 counted.
+    share = listed_then.time_share(FEB + 10 * hour, FEB + 11 * hour - 1)
+    assert share == pytest.approx(1 / 24 / 31, rel=0.05)
+    # A range open to the future: the projection ends now, so it is never thought to hold everything
+    # because of time to come.
+    assert listed_then.time_share(JAN + 30 * day, None) == 1.0  # the projection since 2017 is long
+    future = int(datetime(2200, 1, 1, tzinfo=UTC).timestamp() * 1000)
+    assert listed_then.time_share(future, None) == 0.0
+    # Without the listing's time: nothing projected.
+    unknown = cost.statistics_from_counts(counts)
+    assert unknown is not None
+    assert unknown.time_share(FEB, None) == 0.0
+    # A listing whose last 30 days saw no upload projects none.
+    quiet = cost.statistics_from_counts(counts, as_of_ms=MAR + 60 * day)
+    assert quiet is not None
+    assert quiet.time_share(MAR + 61 * day, None) == 0.0
 
 
 def test_no_entries_no_statistics_and_unknown_counters_are_ignored() -> None:

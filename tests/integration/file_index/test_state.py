@@ -87,6 +87,22 @@ def test_statistics_add_up_like_counters_and_count_only_once_the_run_is_complete
     assert store.start("b", Operation.RECONCILE, "run-2").statistics == {}
 
 
+def test_statistics_of_a_long_lived_bucket_are_added_in_several_updates(store: IndexStateStore) -> None:
+    """A reconcile of a bucket uploaded to for 25 years reports 300 months and 64 octaves at once: more
+    than one UpdateItem may hold (DynamoDB allows 300 operators, 4 KB an expression); all of it adds up."""
+    store.start("b", Operation.RECONCILE, "run-1")
+    months = {f"month{2000 + n // 12}-{n % 12 + 1:02d}": n + 1 for n in range(300)}
+    sizes = {f"size{n}": 2 for n in range(64)}
+    statistics = {"entries": 128, "bytes": 38_400} | sizes | months
+    store.add_progress("b", "run-1", {"listed": 128}, resume_after="last-key", statistics=statistics)
+    store.add_progress("b", "run-1", {"listed": 1}, statistics={"entries": 1, "month2000-01": 1})
+    state = store.read("b")
+    assert state is not None
+    assert state.counts == {"listed": 129}
+    assert state.resume_after == "last-key"
+    assert state.statistics == statistics | {"entries": 129, "month2000-01": 2}
+
+
 def test_a_newer_run_takes_the_record_and_the_older_one_can_no_longer_write(store: IndexStateStore) -> None:
     store.start("b", Operation.BACKFILL, "old")
     store.add_progress("b", "old", {"written": 5})

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from file_index import schema, zorder
+from file_index import cost, schema, zorder
 from file_index.layout import IndexLayout
 from file_index.objects import ObjectEvent, iso_utc_millis
 from file_index.reader import (
@@ -570,3 +570,45 @@ def test_items_of_a_hot_users_shard_show_the_user_and_the_bucket(table: Any) -> 
             "sequencer": "0055AED6DCD90281E5",
             "eTag": "d41d8cd98f00b204e9800998ecf8427e",
         }
+
+
+def _walk_statistics() -> cost.IndexStatistics:
+    counts: dict[str, int] = {}
+    for t in WALK_DATA:
+        cost.add_counts(counts, cost.entry_counts(t.size, zorder.epoch_millis(t.date), 300))
+    statistics = cost.statistics_from_counts(counts, as_of_ms=zorder.epoch_millis("2018-01-01T00:00:00.000Z"))
+    assert statistics is not None
+    return statistics
+
+
+def test_with_statistics_the_planner_takes_the_plan_that_keys_on_the_narrow_bound(table: Any) -> None:
+    """0.3.0's rule (and the planner without statistics) reads every box with time and size bounds on the
+    size index (the Z-order index when on); with the bucket's statistics a box narrow in time reads the
+    time index and one narrow in size the size index. Time bounds alone always read the time index."""
+    statistics = _walk_statistics()
+    reader = FileReader(table, IndexLayout(WALK_SHARDS, HOT))
+    day = BucketQuery(
+        bucket="walk", start="2017-08-20T00:00:00.000Z", end="2017-08-20T23:59:59.999Z", min_size=1
+    )
+    year = BucketQuery(
+        bucket="walk",
+        start="2017-01-01T00:00:00.000Z",
+        end="2017-12-31T23:59:59.999Z",
+        min_size=10**6,
+        max_size=2 * 10**6,
+    )
+    assert reader.plan(day) is Plan.SIZE
+    assert reader.plan(day, statistics=statistics) is Plan.UPLOAD_DATE
+    assert reader.plan(year, statistics=statistics) is Plan.SIZE
+    since = BucketQuery(bucket="walk", start="2017-12-20T00:00:00.000Z")
+    assert reader.plan(since, statistics=statistics) is Plan.UPLOAD_DATE
+    assert (
+        FileReader(table, IndexLayout(WALK_SHARDS, HOT, multi_attribute_index=True)).plan(
+            since, statistics=statistics
+        )
+        is Plan.UPLOAD_DATE
+    )
+    for query in (day, year, since):
+        page = reader.list_files(query, limit=500, statistics=statistics)
+        assert page.next_cursor is None
+        _check_answer(page.items, [t for t in WALK_DATA if _in_box(t, query)], page.ordered_by, False)
