@@ -125,12 +125,12 @@ class UserQuery:
     max_size: int | None = None
     ascending: bool = True
 
-    def sort_condition(self) -> ConditionBase | None:
-        """The condition on `uploadDate` (the user index's sort key), or None."""
-        sort = Key(schema.UPLOAD_DATE)
+    def key_bounds(self) -> tuple[str | None, str | None]:
+        """The range of `uploadDate` (the user index's sort key) to read, inclusive, None for an open side.
+        A day is the range of its timestamps: every `uploadDate` of it starts with the day and a "T"."""
         if self.day_prefix is not None:
-            return sort.begins_with(self.day_prefix)
-        return _range(sort, self.start, self.end)
+            return self.day_prefix, self.day_prefix + "~"
+        return self.start, self.end
 
     def has_time(self, date: str) -> bool:
         if self.day_prefix is not None:
@@ -314,7 +314,7 @@ class _ShardReader:
         *,
         index: schema.GlobalIndex,
         partition: _Partition,
-        sort_condition: ConditionBase | None,
+        bounds: tuple[Any, Any],
         filter_condition: ConditionBase | None,
         ranges: Sequence[zorder.ZRange] | None,
         ascending: bool,
@@ -327,7 +327,7 @@ class _ShardReader:
         self._table_name = table_name
         self._index = index
         self._partition = partition
-        self._sort_condition = sort_condition
+        self._bounds = bounds  # the key range of the sort key, inclusive, None for an open side
         self._filter = _and(filter_condition, partition.shard_filter)
         self._ranges = None if ranges is None else (list(ranges) if ascending else list(reversed(ranges)))
         self._ascending = ascending
@@ -352,8 +352,16 @@ class _ShardReader:
 
     def __call__(self, after: Position | None, count: int) -> ShardBatch[dict[str, Any]]:
         sort_key = Key(self._index.sort_key.name)
-        sort_condition = self._sort_condition
+        low, high = self._bounds
         start_key = None if after is None else self._start_key(after)
+        if after is not None and not after.object_key and self._ranges is None:
+            # A cursor's compact position: the shard goes on from that sort value, inclusive.
+            if self._ascending:
+                low = after.sort_value if low is None else max(low, after.sort_value)
+            else:
+                high = after.sort_value if high is None else min(high, after.sort_value)
+            start_key = None
+        sort_condition = _range(sort_key, low, high)
         current: zorder.ZRange | None = None
         last_range = True
         limit = self._limit(count)
@@ -646,7 +654,7 @@ class FileReader:
                 for shard, value in enumerate(self._layout.user_partitions(query.user))
             ]
             assert len(partitions) == user_shards
-            sort_condition = query.sort_condition()
+            bounds: tuple[Any, Any] = query.key_bounds()
             filter_condition = _range(Attr(schema.SIZE), query.min_size, query.max_size)
             ranges = None
         else:
@@ -654,14 +662,14 @@ class FileReader:
             if plan is Plan.UPLOAD_DATE:
                 index = schema.BUCKET_DATE_INDEX
                 ranges = None
-                sort_condition = _range(Key(schema.UPLOAD_DATE), query.start, query.end)
+                bounds = (query.start, query.end)
                 filter_condition = _range(Attr(schema.SIZE), query.min_size, query.max_size)
             elif plan is Plan.Z_ORDER:
                 box = query.box()
                 assert box is not None  # _check_plan / plan() chose Z only for a box it can represent
                 index = schema.Z_ORDER_INDEX
                 ranges = zorder.z_ranges(box, self._z_walk.max_ranges)
-                sort_condition = None
+                bounds = (None, None)
                 filter_condition = _and(
                     _range(Attr(schema.SIZE), query.min_size, query.max_size),
                     _range(Attr(schema.UPLOAD_DATE), query.start, query.end),
@@ -669,7 +677,7 @@ class FileReader:
             else:
                 index = schema.BUCKET_SIZE_INDEX
                 ranges = None
-                sort_condition = _range(Key(schema.SIZE), query.min_size, query.max_size)
+                bounds = (query.min_size, query.max_size)
                 filter_condition = _range(Attr(schema.UPLOAD_DATE), query.start, query.end)
         fetchers = [
             _ShardReader(
@@ -677,7 +685,7 @@ class FileReader:
                 self._table.name,
                 index=index,
                 partition=partition,
-                sort_condition=sort_condition,
+                bounds=bounds,
                 filter_condition=filter_condition,
                 ranges=ranges,
                 ascending=query.ascending,
@@ -718,8 +726,7 @@ def _inside(query: FileQuery, plan: Plan, position: Position) -> bool:
         except zorder.ZOrderError:
             return False
         return True
-    if not key:
-        return False
+    # An empty key is a compact position (from that sort value on); the value must lie inside the query.
     if plan is Plan.SIZE:
         return isinstance(value, int) and value >= 0 and _has_size(query, value)
     return isinstance(value, str) and query.has_time(value)

@@ -24,10 +24,11 @@ Merge
 the next batch of its items after a position, in the index's order (by sort value; how equal sort
 values are ordered inside one shard is the shard's business, e.g. DynamoDB's own order). The merge
 returns the first `limit` items in order of (sort value, objectKey), reversed for a descending read,
-each item exactly once, and a `MergeCursor` holding, for each shard, the position of its last
-*returned* item (not of the last item read ahead), or that it is exhausted. Resuming from the cursor
-continues exactly where the page ended: paging through all pages gives the same sequence as one long
-page.
+each item exactly once, and a `MergeCursor` holding, for each shard, where it resumes: the sort value
+of its next item, inclusive (a `compact` position, no object key), or the position of its last *returned*
+item when the next one ties with it (never the last item read ahead), or that it is exhausted.
+Resuming from the cursor continues exactly where the page ended: paging through all pages gives the same
+sequence as one long page.
 """
 
 from __future__ import annotations
@@ -187,10 +188,17 @@ class MergeCursor:
         return MergeCursor(self.shards + extra, self.last)
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON, to be signed and sealed by the caller like any other cursor."""
+        """Plain JSON, to be signed and sealed by the caller like any other cursor. A compact position is
+        `[sort value]`, a full one `{"v": sort value, "k": objectKey}`."""
         return {
             "shards": [
-                "exhausted" if shard.exhausted else None if shard.after is None else shard.after.to_json()
+                "exhausted"
+                if shard.exhausted
+                else None
+                if shard.after is None
+                else [shard.after.sort_value]
+                if not shard.after.object_key
+                else shard.after.to_json()
                 for shard in self.shards
             ],
             "last": None if self.last is None else self.last.to_json(),
@@ -206,11 +214,19 @@ class MergeCursor:
         shards = tuple(
             ShardCursor(exhausted=True)
             if entry == "exhausted"
-            else ShardCursor(None if entry is None else Position.from_json(entry))
+            else ShardCursor(None if entry is None else _position_from_json(entry))
             for entry in entries
         )
         last = None if data["last"] is None else Position.from_json(data["last"])
         return cls(shards, last)
+
+
+def _position_from_json(entry: Any) -> Position:
+    if isinstance(entry, list):
+        if len(entry) != 1:
+            raise InvalidMergeCursorError("a compact position is [sort value]")
+        return Position.from_json({"v": entry[0], "k": ""})
+    return Position.from_json(entry)
 
 
 @dataclass(frozen=True)
@@ -227,9 +243,10 @@ class ShardBatch[T]:
     resume: Position | None = None
 
 
-# fetch(after, count): up to `count` items of the shard strictly after `after` (None: from its start),
-# in the read's order. At least one item unless `exhausted` or `resume` moved past `after`; more than
-# `count` is allowed (read ahead).
+# fetch(after, count): up to `count` items of the shard strictly after `after` (None: from its start), in
+# the read's order; `after` with an empty objectKey (`compact`) means from its sort value on, inclusive.
+# At least one item unless `exhausted` or `resume` moved past `after`; more than `count` is allowed (read
+# ahead).
 ShardFetch = Callable[[Position | None, int], ShardBatch[T]]
 
 
@@ -377,17 +394,7 @@ def merge_page[T](
         if shard.buffer:
             heapq.heappush(heap, (rank(shard.buffer[0][0]), index))
 
-    next_cursor = MergeCursor(
-        tuple(
-            # A shard without buffered items has handed over everything it read: it resumes after
-            # that (past items a filter dropped); one with buffered items resumes after its last taken.
-            ShardCursor(
-                shard.returned if shard.buffer else shard.read_to, shard.exhausted and not shard.buffer
-            )
-            for shard in shards
-        ),
-        last,
-    )
+    next_cursor = MergeCursor(tuple(_resume(shard) for shard in shards), last)
     return MergedPage(
         items=items,
         cursor=None if next_cursor.finished else next_cursor,
@@ -398,6 +405,28 @@ def merge_page[T](
         stopped_early=stopped_early,
         rounds=rounds,
     )
+
+
+def _resume[T](shard: _Shard[T]) -> ShardCursor:
+    """Where a shard's next page starts.
+
+    A shard without buffered items has handed over everything it read: it resumes after that (past items
+    a filter dropped). One with buffered items resumes at its next item's sort value, inclusive, when that
+    is not the sort value of its last returned item (`compact`: no object key to carry, so a cursor stays
+    small whatever the keys); on a tie, after its last returned item.
+    """
+    if not shard.buffer:
+        return ShardCursor(shard.read_to, shard.exhausted)
+    head = shard.buffer[0][0]
+    if shard.returned is None or shard.returned.sort_value == head.sort_value:
+        return ShardCursor(shard.returned)
+    return ShardCursor(compact(head.sort_value))
+
+
+def compact(sort_value: SortValue) -> Position:
+    """The position "from `sort_value` on, inclusive" (an empty object key): every item of the shard at
+    that sort value and after it in the read's order is still to come."""
+    return Position(sort_value, "")
 
 
 def _room(max_fetches: int | None, planned: int) -> int | None:

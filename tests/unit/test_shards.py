@@ -25,6 +25,7 @@ from file_index.shards import (
     ShardCursor,
     ShardFetch,
     UnshardableValueError,
+    compact,
     cursor_after,
     fair_share,
     merge_page,
@@ -141,14 +142,19 @@ class FakeShard:
             return int(entry.sort_value), self.ties(entry.object_key)
         return entry.size, self.ties(entry.key)
 
+    def after(self, after: Position | None) -> list[Entry]:
+        """The shard's entries after `after` in its order; a compact position (no key) keeps its value."""
+        if after is None:
+            return self.order
+        if not after.object_key:
+            value = int(after.sort_value)
+            return [e for e in self.order if (e.size >= value if self.ascending else e.size <= value)]
+        bound = self.rank(after)
+        return [e for e in self.order if (self.rank(e) > bound if self.ascending else self.rank(e) < bound)]
+
     def fetch(self, after: Position | None, count: int) -> ShardBatch[Entry]:
         self.asked.append(count)
-        rest = self.order
-        if after is not None:
-            bound = self.rank(after)
-            rest = [
-                e for e in self.order if (self.rank(e) > bound if self.ascending else self.rank(e) < bound)
-            ]
+        rest = self.after(after)
         taken = rest[: self.random.randint(1, max(count, 1))]
         return ShardBatch(taken, exhausted=len(taken) == len(rest))
 
@@ -287,7 +293,28 @@ def test_the_cursor_holds_the_last_returned_item_not_the_read_ahead() -> None:
     assert [e.size for e in page.items] == [0, 1, 2]
     assert page.items_read == 10
     assert page.fetches == 1
-    assert page.cursor == MergeCursor((ShardCursor(Position(2, "k2")),), last=Position(2, "k2"))
+    # The shard resumes at its next item's size, 3, not after what it read ahead; without an object key.
+    assert page.cursor == MergeCursor((ShardCursor(compact(3)),), last=Position(2, "k2"))
+    assert page.cursor.to_json() == {"shards": [[3]], "last": {"v": 2, "k": "k2"}}
+    # On a tie with its last returned item, it keeps that item's place.
+    tied = [Entry(1, "a"), Entry(1, "b"), Entry(1, "c")]
+    tie_shard = FakeShard(tied, ascending=True, ties=lambda key: key, seed=0)
+    page = merge_page(
+        [lambda after, count: ShardBatch(tie_shard.order, exhausted=True)],
+        position_of=position_of,
+        limit=2,
+        ascending=True,
+    )
+    assert page.cursor == MergeCursor((ShardCursor(Position(1, "b")),), last=Position(1, "b"))
+
+
+def test_a_compact_position_travels_as_its_sort_value_and_a_malformed_one_is_refused() -> None:
+    cursor = MergeCursor(
+        (ShardCursor(compact("2017-08-20")), ShardCursor(Position(5, "k"))), last=Position(5, "k")
+    )
+    assert MergeCursor.from_json(cursor.to_json()) == cursor
+    with pytest.raises(InvalidMergeCursorError, match="compact position"):
+        MergeCursor.from_json({"shards": [[1, 2]], "last": None})
 
 
 def test_exhausted_shards_are_not_asked_again() -> None:
@@ -416,12 +443,7 @@ class FilteredShard(FakeShard):
 
     def fetch(self, after: Position | None, count: int) -> ShardBatch[Entry]:
         self.asked.append(count)
-        rest = self.order
-        if after is not None:
-            bound = self.rank(after)
-            rest = [
-                e for e in self.order if (self.rank(e) > bound if self.ascending else self.rank(e) < bound)
-            ]
+        rest = self.after(after)
         read = rest[: self.random.randint(1, max(count, 1))]
         if len(read) == len(rest):
             return ShardBatch([e for e in read if self.keep(e)], exhausted=True)

@@ -218,7 +218,8 @@ def _list_cursor(*shards: object, plan: str = "size", last: object = None) -> di
         _list_cursor(_position(3), last=_position(-1)),
         _list_cursor(_position("3")),
         _list_cursor(_position(True)),
-        _list_cursor(_position(3, "")),
+        _list_cursor([1000]),  # a compact position (a sort value, no key) outside the query
+        _list_cursor([3, 4]),  # a compact position holds one value
         _list_cursor(_position(3, "k" * 1025)),
         # The plan of another index, or of the Z-order index, which this query never reads.
         _list_cursor(_position("2017-08-20T09:15:00.000Z"), plan="uploadDate"),

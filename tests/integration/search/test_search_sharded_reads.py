@@ -41,6 +41,7 @@ from file_index.reader import (
 )
 from file_index.shards import MergeCursor, Position, ShardCursor
 from file_index.writer import entry_item
+from search.cursor import MAX_CURSOR_LENGTH, decode_cursor, encode_cursor
 from tests.integration.conftest import DynamoDBLocal
 
 REGION = "us-east-1"
@@ -612,3 +613,52 @@ def test_with_statistics_the_planner_takes_the_plan_that_keys_on_the_narrow_boun
         page = reader.list_files(query, limit=500, statistics=statistics)
         assert page.next_cursor is None
         _check_answer(page.items, [t for t in WALK_DATA if _in_box(t, query)], page.ordered_by, False)
+
+
+def _long_key(n: int) -> str:
+    """A 1,024-byte key unlike every other (S3's longest), its user first."""
+    body = Random(n).choices("abcdefghijklmnopqrstuvwxyz0123456789", k=1024 - len("wide/") - 6)
+    return f"wide/{n:05d}-" + "".join(body)
+
+
+@pytest.mark.parametrize("plan", [Plan.SIZE, Plan.UPLOAD_DATE, Plan.Z_ORDER])
+def test_a_cursor_of_256_shards_with_1024_byte_keys_stays_within_the_apis_limit(
+    table: Any, plan: Plan
+) -> None:
+    """Each shard resumes at its next item's sort value (no key) unless that ties with its last returned
+    item, so a cursor carries about one key (the last item's), not one per shard: 0.3.0's cursors of
+    256 such keys took about 350,000 characters, far past the API's 8,192."""
+    layout = IndexLayout(256, HOT, multi_attribute_index=True)
+    rng = Random(256)
+    sizes = rng.sample(range(1, 10**9), 600)
+    truth = [
+        Truth(
+            _long_key(n),
+            "wide",
+            "wide",
+            sizes[n],
+            iso_utc_millis(_EPOCH + timedelta(milliseconds=rng.randrange(365 * 86_400_000))),
+        )
+        for n in range(600)
+    ]
+    with table.batch_writer() as batch:
+        for t in truth:
+            event = _event(t.bucket, t.key, t.size, t.date)
+            batch.put_item(Item=entry_item(event, event.order_key, layout))
+    query = BucketQuery(bucket="wide", start="2017-01-01T00:00:00.000Z", min_size=0)
+    reader = FileReader(table, layout)
+    items: list[dict[str, Any]] = []
+    start: ListCursor | None = None
+    longest = 0
+    for _ in range(50):
+        page = reader.list_files(query, limit=100, start=start, plan=None if start else plan)
+        items.extend(page.items)
+        if page.next_cursor is None:
+            break
+        encoded = encode_cursor(b"k" * 32, query, page.next_cursor.to_json())
+        longest = max(longest, len(encoded))
+        start = ListCursor.from_json(decode_cursor(b"k" * 32, query, encoded))
+    else:
+        pytest.fail("paging does not end")
+    _check_answer(items, truth, plan, False)
+    assert 0 < longest <= MAX_CURSOR_LENGTH
