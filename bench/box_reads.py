@@ -318,7 +318,9 @@ def plan_rows(data: list[Entry], layout: IndexLayout, *, page: int) -> list[Row]
         summary = PlanSummary()
         deployed = replace(layout, multi_attribute_index=z_order)
         reader = FileReader(table, deployed)
-        legacy = FileReader(table, deployed, bucket_time_index=False, z_walk=LEGACY_Z_WALK)
+        legacy = FileReader(
+            table, deployed, bucket_time_index=False, z_walk=LEGACY_Z_WALK, compact_cursors=False
+        )
         for shape in SHAPES:
             query = bucket_query(shape.box)
             readings = {
@@ -513,9 +515,14 @@ def cross_check(objects: int, shapes: Sequence[BoxShape] = SHAPES, *, limit: int
         for shape in shapes:
             query = bucket_query(shape.box)
             for name, plan, walk in ways:
-                on_moto = _paged(FileReader(table, layout, z_walk=walk), query, plan, limit)
+                compact = walk is None  # 0.3.0's walk with 0.3.0's cursors
+                on_moto = _paged(
+                    FileReader(table, layout, z_walk=walk, compact_cursors=compact), query, plan, limit
+                )
                 memory.reset()
-                on_memory = _paged(FileReader(memory, layout, z_walk=walk), query, plan, limit)
+                on_memory = _paged(
+                    FileReader(memory, layout, z_walk=walk, compact_cursors=compact), query, plan, limit
+                )
                 check = checks[name]
                 check.boxes += 1
                 check.read += sum(p[1] for p in on_memory)

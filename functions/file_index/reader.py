@@ -469,15 +469,19 @@ class FileReader:
         *,
         bucket_time_index: bool = True,
         z_walk: ZWalk | None = None,
+        compact_cursors: bool = True,
     ) -> None:
         """`bucket_time_index`: the table has `bucketName-uploadDate-index` (`bucketTimeIndex`); `z_walk`:
-        how the Z-order plan walks a shard (`ZWalk()`, the adaptive walk, unless told)."""
+        how the Z-order plan walks a shard (`ZWalk()`, the adaptive walk, unless told); `compact_cursors`:
+        shards resume from their next item's sort value where they can (`shards.merge_page`), False for
+        0.3.0's cursors (every shard's last returned item), kept to compare."""
         self._table = table
         self._client = table.meta.client
         self._layout = layout if layout is not None else IndexLayout()
         self._executor = executor
         self._bucket_time_index = bucket_time_index
         self._z_walk = z_walk if z_walk is not None else ZWalk()
+        self._compact_cursors = compact_cursors
 
     @property
     def layout(self) -> IndexLayout:
@@ -600,6 +604,7 @@ class FileReader:
             executor=self._executor if len(fetchers) > 1 else None,
             max_fetches=page_request_budget(len(fetchers), plan),
             top_up=plan is Plan.Z_ORDER and self._z_walk.jumps,
+            compact_cursor=self._compact_cursors,
         )
         position_of = _position_of(sort_attribute)
         return Page(

@@ -304,6 +304,7 @@ def merge_page[T](
     executor: Executor | None = None,
     max_fetches: int | None = None,
     top_up: bool = False,
+    compact_cursor: bool = True,
 ) -> MergedPage[T]:
     """The next `limit` items of a sharded read, in global order, and where the page after starts.
 
@@ -322,7 +323,8 @@ def merge_page[T](
     page; it is skipped, as a single index's cursor skips writes behind it, so pages never go back.
     `top_up`: a round of fetches also fetches the shards down to their last buffered item, so a sparse
     read (a fetch returning an item or none) does not make a round of its own for each shard in turn: fewer
-    rounds, for a little read ahead.
+    rounds, for a little read ahead. `compact_cursor=False` keeps every shard's last returned item in the
+    cursor (0.3.0's cursors, kept to compare).
     Raises `ShardContractError` if a fetcher returns an empty batch that is not the end and does not
     move on, or items whose sort values go against the read's order.
     """
@@ -394,7 +396,7 @@ def merge_page[T](
         if shard.buffer:
             heapq.heappush(heap, (rank(shard.buffer[0][0]), index))
 
-    next_cursor = MergeCursor(tuple(_resume(shard) for shard in shards), last)
+    next_cursor = MergeCursor(tuple(_resume(shard, compact_cursor) for shard in shards), last)
     return MergedPage(
         items=items,
         cursor=None if next_cursor.finished else next_cursor,
@@ -407,7 +409,7 @@ def merge_page[T](
     )
 
 
-def _resume[T](shard: _Shard[T]) -> ShardCursor:
+def _resume[T](shard: _Shard[T], compact_cursor: bool) -> ShardCursor:
     """Where a shard's next page starts.
 
     A shard without buffered items has handed over everything it read: it resumes after that (past items
@@ -418,7 +420,7 @@ def _resume[T](shard: _Shard[T]) -> ShardCursor:
     if not shard.buffer:
         return ShardCursor(shard.read_to, shard.exhausted)
     head = shard.buffer[0][0]
-    if shard.returned is None or shard.returned.sort_value == head.sort_value:
+    if not compact_cursor or shard.returned is None or shard.returned.sort_value == head.sort_value:
         return ShardCursor(shard.returned)
     return ShardCursor(compact(head.sort_value))
 

@@ -296,6 +296,11 @@ def test_the_cursor_holds_the_last_returned_item_not_the_read_ahead() -> None:
     # The shard resumes at its next item's size, 3, not after what it read ahead; without an object key.
     assert page.cursor == MergeCursor((ShardCursor(compact(3)),), last=Position(2, "k2"))
     assert page.cursor.to_json() == {"shards": [[3]], "last": {"v": 2, "k": "k2"}}
+    # 0.3.0's cursors (kept to compare) hold the last returned item.
+    legacy = merge_page(
+        [read_everything], position_of=position_of, limit=3, ascending=True, compact_cursor=False
+    )
+    assert legacy.cursor == MergeCursor((ShardCursor(Position(2, "k2")),), last=Position(2, "k2"))
     # On a tie with its last returned item, it keeps that item's place.
     tied = [Entry(1, "a"), Entry(1, "b"), Entry(1, "c")]
     tie_shard = FakeShard(tied, ascending=True, ties=lambda key: key, seed=0)
