@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import random
 from bisect import bisect_left, bisect_right
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -285,9 +285,9 @@ def read_whole(
 
 def statistics_of(data: Sequence[Entry]) -> cost.IndexStatistics:
     """The statistics a backfill of `data` leaves on the index state record."""
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
     for e in data:
-        cost.add_counts(counts, cost.entry_counts(e.size, e.upload_ms, cost.item_bytes(e.item)))
+        counts.update(cost.entry_counts(e.size, e.upload_ms, cost.item_bytes(e.item)))
     statistics = cost.statistics_from_counts(counts)
     assert statistics is not None
     return statistics

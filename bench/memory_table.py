@@ -183,6 +183,7 @@ class MemoryTable:
         read_bytes = scanned = 0
         kept: list[Mapping[str, Any]] = []
         last: int | None = None
+        stopped = False  # on `Limit` or 1 MB, not at the end of the key range
         for position in order:
             item = rows[position]
             scanned += 1
@@ -191,9 +192,9 @@ class MemoryTable:
             if condition is None or _holds(condition, item):
                 kept.append(dict(item))
             if scanned >= limit or read_bytes >= cost.QUERY_RESPONSE_BYTES:
+                stopped = True
                 break
         response: dict[str, Any] = {"Items": kept, "Count": len(kept), "ScannedCount": scanned}
-        stopped = last is not None and (scanned >= limit or read_bytes >= cost.QUERY_RESPONSE_BYTES)
         if self._key_only_when_more and last is not None:
             # moto looks one item further in the partition, inside the key condition or not.
             stopped = stopped and (last + 1 < len(keys) if forward else last > 0)

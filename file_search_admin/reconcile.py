@@ -137,7 +137,7 @@ def run_reconcile(
     )
     executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="reconcile")
     checks: list[Future[Finding | None]] = []
-    statistics: dict[str, int] = {}  # of the listing, for the planner (`cost.listing_counts`)
+    statistics: Counter[str] = Counter()  # of the listing, for the planner (`cost.listing_counts`)
     try:
         index: dict[str, dict[str, Any]] = {}
         for item in scan_index(dynamodb, table):
@@ -149,7 +149,7 @@ def run_reconcile(
         versioned = is_versioned(s3, bucket)
         for page in list_current_objects(s3, bucket, versioned=versioned):
             summary.listed += len(page.objects)
-            cost.add_counts(statistics, cost.listing_counts(page.objects, bucket))
+            statistics.update(cost.listing_counts(page.objects, bucket))
             for obj in page.objects:
                 held = index.pop(obj.key, None)
                 if repairer.differs(held, obj, compare_versions=versioned) is not None:

@@ -11,7 +11,7 @@ which is `query_read_units` per Query. Reading `n` items of one key range in one
 `range_read_units(n, entry_bytes)`; a plan spread over `s` shards pays that per shard, and its round
 trips in sequence are the shards' pages (shards run in parallel).
 
-`Plan costs` (`estimate_*`) predict a plan's read units for a whole answer from what the planner can
+`estimate_plan` predicts a plan's read units for a whole answer from what the planner can
 know cheaply: the box, the shard count and `IndexStatistics` (a bucket's entry count, mean entry size,
 and histograms of sizes by octave and upload times by month, refreshed by backfill and reconcile).
 """
@@ -22,6 +22,7 @@ import heapq
 import math
 import time
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -30,6 +31,7 @@ from functools import cached_property
 from typing import Any
 
 from file_index import zorder
+from file_index.shards import fair_share
 
 READ_UNIT_BYTES = 4096  # an eventually consistent read unit covers 2 x 4 KB; half a unit per 4 KB
 QUERY_RESPONSE_BYTES = 1024 * 1024  # DynamoDB stops a Query response at 1 MB read
@@ -183,6 +185,10 @@ class IndexStatistics:
         )
 
     @cached_property
+    def _months_counted(self) -> int:
+        return sum(self.months.values())
+
+    @cached_property
     def _month_bins(self) -> _Bins:
         bins = [(*_month_bounds(month), count) for month, count in self.months.items()]
         now_ms = int(time.time() * 1000)
@@ -207,17 +213,9 @@ class IndexStatistics:
         bins = self._month_bins
         if (from_ms is None and to_ms is None) or bins.total == 0:
             return 1.0
-        counted = sum(self.months.values())
         low = -1 if from_ms is None else from_ms
         high = zorder.MAX_TIME_MS if to_ms is None else to_ms
-        return min(1.0, bins.mass(low, high) / counted)
-
-
-def fair_share(limit: int, shard_count: int) -> int:
-    """The items each shard is asked for on a page (`shards.fair_share`, repeated to keep this module
-    free of the reader's imports): a shard's expected part plus two standard deviations."""
-    expected = limit / shard_count
-    return min(limit, math.ceil(expected) + math.ceil(2 * math.sqrt(expected)) + 1)
+        return min(1.0, bins.mass(low, high) / self._months_counted)
 
 
 def estimate_plan(
@@ -326,11 +324,6 @@ def entry_counts(size: int, upload_ms: int, entry_bytes: int) -> dict[str, int]:
     }
 
 
-def add_counts(total: dict[str, int], counts: Mapping[str, int]) -> None:
-    for name, value in counts.items():
-        total[name] = total.get(name, 0) + value
-
-
 def statistics_from_counts(
     counts: Mapping[str, int], *, as_of_ms: int | None = None
 ) -> IndexStatistics | None:
@@ -344,11 +337,11 @@ def statistics_from_counts(
     for name, value in counts.items():
         if value <= 0:
             continue  # a counter damaged by hand: what it would say is not known
-        if name.startswith(_SIZE_PREFIX) and name[len(_SIZE_PREFIX) :].isdigit():
-            if int(name[len(_SIZE_PREFIX) :]) < SIZE_BINS:
-                sizes[int(name[len(_SIZE_PREFIX) :])] = value
-        elif name.startswith(_MONTH_PREFIX) and _is_month(name[len(_MONTH_PREFIX) :]):
-            months[name[len(_MONTH_PREFIX) :]] = value
+        size, month = name.removeprefix(_SIZE_PREFIX), name.removeprefix(_MONTH_PREFIX)
+        if size != name and size.isdigit() and int(size) < SIZE_BINS:
+            sizes[int(size)] = value
+        elif month != name and _is_month(month):
+            months[month] = value
     mean = counts.get(STATISTICS_BYTES, 0) / entries
     return IndexStatistics(
         count=entries,
@@ -375,16 +368,15 @@ def _is_month(text: str) -> bool:
 ENTRY_OVERHEAD_BYTES = 242
 
 
-def listing_counts(objects: Iterable[Any], bucket: str) -> dict[str, int]:
+def listing_counts(objects: Iterable[Any], bucket: str) -> Counter[str]:
     """The statistics counters of listed objects (each with `key`, `size` and `last_modified`), their
     entries' bytes estimated from the key and bucket lengths."""
-    total: dict[str, int] = {}
+    total: Counter[str] = Counter()
     bucket_bytes = len(bucket.encode("utf-8"))
     for listed in objects:
         key_bytes = len(str(listed.key).encode("utf-8", "surrogatepass"))
         upload_ms = int(listed.last_modified.timestamp() * 1000)
-        add_counts(
-            total,
-            entry_counts(int(listed.size), upload_ms, ENTRY_OVERHEAD_BYTES + 2 * key_bytes + bucket_bytes),
+        total.update(
+            entry_counts(int(listed.size), upload_ms, ENTRY_OVERHEAD_BYTES + 2 * key_bytes + bucket_bytes)
         )
     return total

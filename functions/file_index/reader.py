@@ -70,9 +70,9 @@ DEFAULT_PAGE = 100
 # The Z-order walk asks at least this many items of a Query: about one read unit (4 KB) of entries, the
 # least a Query is billed, so a short read costs no more than a jump and may save one.
 Z_WALK_MIN_LIMIT = 10
-# A Z-order page may walk each shard's ranges once, plus two top-ups: the shards run in parallel, so the
-# page is still at most ~32 requests deep (docs/scaling.md), and a box whose matches fit in one page is
-# read once, never again by a page that stopped on its bound.
+# Queries a Z-order page may make per shard (the shards in parallel): 0.3.0's walk of 32 ranges plus two
+# top-ups, so a box whose matches fit in one page is read once, never again by a page that stopped on its
+# bound; the adaptive walk's jumps stay within it too.
 Z_ORDER_PAGE_REQUESTS_PER_SHARD = zorder.DEFAULT_MAX_RANGES + 2
 
 
@@ -356,10 +356,7 @@ class _ShardReader:
         start_key = None if after is None else self._start_key(after)
         if after is not None and not after.object_key and self._ranges is None:
             # A cursor's compact position: the shard goes on from that sort value, inclusive.
-            if self._ascending:
-                low = after.sort_value if low is None else max(low, after.sort_value)
-            else:
-                high = after.sort_value if high is None else min(high, after.sort_value)
+            low, high = self._from(after.sort_value, low, high)
             start_key = None
         sort_condition = _range(sort_key, low, high)
         current: zorder.ZRange | None = None
@@ -375,8 +372,7 @@ class _ShardReader:
             lo, hi = current
             if after is not None and not after.object_key:
                 # A jump's landing (or a range's end): the walk goes on from that address, inclusive.
-                start_at = str(after.sort_value)
-                lo, hi = (max(lo, start_at), hi) if self._ascending else (lo, min(hi, start_at))
+                lo, hi = self._from(str(after.sort_value), lo, hi)
             sort_condition = sort_key.between(lo, hi)
             if after is None or not after.object_key or not lo <= str(after.sort_value) <= hi:
                 start_key = None
@@ -413,11 +409,18 @@ class _ShardReader:
                 if landing is None:
                     return ShardBatch(items, exhausted=True)  # nothing of the box lies further on
                 if landing != resume.sort_value:
-                    resume = Position(landing, "")
+                    resume = shards.compact(landing)
             return ShardBatch(items, exhausted=False, resume=resume)
         if current is None or last_range:
             return ShardBatch(items, exhausted=True)
         return ShardBatch(items, exhausted=False, resume=self._past(current))
+
+    def _from(self, value: Any, low: Any, high: Any) -> tuple[Any, Any]:
+        """The key range `low`..`high` (None: open) narrowed to start at `value`, inclusive, in the read's
+        order: a compact position's."""
+        if self._ascending:
+            return (value if low is None else max(low, value)), high
+        return low, (value if high is None else min(high, value))
 
     def _jump(self, address: str) -> str | None:
         """Where the walk goes on after reading `address`: the address itself if its codes are in the box
@@ -440,7 +443,7 @@ class _ShardReader:
         # it lies in no range, and the next fetch starts the next range from its beginning.
         step = 1 if self._ascending else -1
         value = zorder.address_value(done.hi if self._ascending else done.lo) + step
-        return Position(format(value, f"0{zorder.ADDRESS_WIDTH}x"), "")
+        return shards.compact(format(value, f"0{zorder.ADDRESS_WIDTH}x"))
 
 
 def _position_of(sort_attribute: str) -> Any:

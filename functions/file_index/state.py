@@ -37,7 +37,7 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
-from file_index import cost, schema
+from file_index import cost, schema, zorder
 from file_index.objects import MAX_KEY_BYTES, iso_utc_millis
 
 # boto3 ships no type information for its generated clients.
@@ -145,10 +145,8 @@ class IndexState:
         started = None
         if self.started_at is not None:
             try:
-                started = int(
-                    datetime.fromisoformat(self.started_at.replace("Z", "+00:00")).timestamp() * 1000
-                )
-            except ValueError:
+                started = zorder.epoch_millis(self.started_at)
+            except zorder.ZOrderError:
                 started = None  # a date damaged by hand: no projection of the uploads since
         return cost.statistics_from_counts(self.statistics, as_of_ms=started)
 
@@ -256,12 +254,14 @@ class IndexStateStore:
         # A reconcile's statistics span every month of the bucket's life: at most `_ADDS_PER_UPDATE` counters
         # an UpdateItem keeps each expression far below DynamoDB's limits (4 KB, 300 operators). The
         # checkpoint moves with the last one, once every counter is added.
-        chunks = [added[start : start + _ADDS_PER_UPDATE] for start in range(0, len(added), _ADDS_PER_UPDATE)]
-        for number, chunk in enumerate(chunks or [[]], start=1):
+        chunks = [
+            added[start : start + _ADDS_PER_UPDATE] for start in range(0, len(added), _ADDS_PER_UPDATE)
+        ] or [[]]
+        for number, chunk in enumerate(chunks, start=1):
             names = {"#updatedAt": UPDATED_AT}
             values: dict[str, Any] = {":now": now_iso()}
             sets = ["#updatedAt = :now"]
-            if resume_after is not None and number == max(1, len(chunks)):
+            if resume_after is not None and number == len(chunks):
                 names["#resumeAfter"] = RESUME_AFTER
                 values[":resumeAfter"] = resume_after
                 sets.append("#resumeAfter = :resumeAfter")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from random import Random
@@ -32,9 +33,9 @@ def test_item_bytes_follow_dynamodbs_rules() -> None:
 
 
 def _statistics(entries: list[tuple[int, int]]) -> cost.IndexStatistics:
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
     for size, upload_ms in entries:
-        cost.add_counts(counts, cost.entry_counts(size, upload_ms, 300))
+        counts.update(cost.entry_counts(size, upload_ms, 300))
     statistics = cost.statistics_from_counts(counts)
     assert statistics is not None
     return statistics
@@ -64,9 +65,9 @@ def test_statistics_count_octaves_and_months_and_shares_spread_evenly_inside_a_b
 
 def test_uploads_since_the_listing_are_projected_at_its_recent_rate_up_to_now() -> None:
     day, hour = 86_400_000, 3_600_000
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
     for n in range(31):  # one upload a day in January 2017
-        cost.add_counts(counts, cost.entry_counts(10, JAN + n * day, 300))
+        counts.update(cost.entry_counts(10, JAN + n * day, 300))
     listed_then = cost.statistics_from_counts(counts, as_of_ms=FEB)
     assert listed_then is not None
     # An hour after the listing began: about one upload a day, so 1/24 of one, of 31 counted.
@@ -156,14 +157,6 @@ def test_the_walk_meets_more_stretches_where_the_data_is_denser_and_the_box_thin
     # Before the first upload: nothing to meet, one Query a shard.
     past = zorder.Box(from_ms=JAN - 10**11, to_ms=JAN - 10**11 + 86_400_000, min_size=1, max_size=2)
     assert cost.z_walk_stretches(past, dense, 16) == 1
-
-
-def test_fair_share_matches_the_merges() -> None:
-    from file_index import shards
-
-    for limit in (1, 7, 100, 1000):
-        for count in (1, 3, 16, 256):
-            assert cost.fair_share(limit, count) == shards.fair_share(limit, count)
 
 
 def test_shares_are_fractions() -> None:

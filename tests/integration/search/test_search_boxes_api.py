@@ -7,6 +7,7 @@ table that has the third index; entries are written by the real writer under tha
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -327,10 +328,10 @@ def test_with_the_statistics_of_a_complete_run_a_box_reads_the_cheapest_plan(
     assert z_api.get(day).json["orderedBy"] == "zAddress"
     store = IndexStateStore(boto3.client("dynamodb", region_name=REGION), Z_TABLE)
     store.start(BUCKET, Operation.BACKFILL, "run-1")
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
     for n in range(40):
         moment = datetime.fromisoformat(f"2017-08-{10 + n % 15}T09:00:00+00:00")
-        cost.add_counts(counts, cost.entry_counts(10 * (n % 8), int(moment.timestamp() * 1000), 300))
+        counts.update(cost.entry_counts(10 * (n % 8), int(moment.timestamp() * 1000), 300))
     store.add_progress(BUCKET, "run-1", {"listed": 40}, statistics=counts)
     state_clock.advance(10)
     # A run still going: its statistics are partial, the rule holds.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -574,9 +575,9 @@ def test_items_of_a_hot_users_shard_show_the_user_and_the_bucket(table: Any) -> 
 
 
 def _walk_statistics() -> cost.IndexStatistics:
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
     for t in WALK_DATA:
-        cost.add_counts(counts, cost.entry_counts(t.size, zorder.epoch_millis(t.date), 300))
+        counts.update(cost.entry_counts(t.size, zorder.epoch_millis(t.date), 300))
     statistics = cost.statistics_from_counts(counts, as_of_ms=zorder.epoch_millis("2018-01-01T00:00:00.000Z"))
     assert statistics is not None
     return statistics
