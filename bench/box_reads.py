@@ -39,6 +39,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import partial
 
 from bench import aws, deployment, reading
 from bench.entries import YEAR_2017, create_event, entry, item_bytes, log_uniform_size
@@ -47,7 +48,7 @@ from bench.report import Row, progress
 from file_index import cost, schema, shards, zorder
 from file_index.layout import IndexLayout
 from file_index.objects import iso_utc_millis
-from file_index.reader import LEGACY_Z_WALK, BucketQuery, FileReader, ListCursor, Plan, UserQuery
+from file_index.reader import LEGACY_Z_WALK, PAGE_ROUNDS, BucketQuery, FileReader, ListCursor, Plan, UserQuery
 
 USERS = 10  # 10,000 files each at 100k objects, so narrow user boxes still match something
 USER = "USER007"
@@ -319,7 +320,12 @@ def plan_rows(data: list[Entry], layout: IndexLayout, *, page: int) -> list[Row]
         deployed = replace(layout, multi_attribute_index=z_order)
         reader = FileReader(table, deployed)
         legacy = FileReader(
-            table, deployed, bucket_time_index=False, z_walk=LEGACY_Z_WALK, compact_cursors=False
+            table,
+            deployed,
+            bucket_time_index=False,
+            z_walk=LEGACY_Z_WALK,
+            compact_cursors=False,
+            page_rounds=None,
         )
         for shape in SHAPES:
             query = bucket_query(shape.box)
@@ -515,14 +521,13 @@ def cross_check(objects: int, shapes: Sequence[BoxShape] = SHAPES, *, limit: int
         for shape in shapes:
             query = bucket_query(shape.box)
             for name, plan, walk in ways:
-                compact = walk is None  # 0.3.0's walk with 0.3.0's cursors
-                on_moto = _paged(
-                    FileReader(table, layout, z_walk=walk, compact_cursors=compact), query, plan, limit
+                now = walk is None  # else 0.3.0's walk with 0.3.0's cursors and bound
+                reader = partial(
+                    FileReader, z_walk=walk, compact_cursors=now, page_rounds=PAGE_ROUNDS if now else None
                 )
+                on_moto = _paged(reader(table, layout), query, plan, limit)
                 memory.reset()
-                on_memory = _paged(
-                    FileReader(memory, layout, z_walk=walk, compact_cursors=compact), query, plan, limit
-                )
+                on_memory = _paged(reader(memory, layout), query, plan, limit)
                 check = checks[name]
                 check.boxes += 1
                 check.read += sum(p[1] for p in on_memory)

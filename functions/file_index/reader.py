@@ -29,9 +29,11 @@ DynamoDB's order inside one. A user partition `u#k` holds a hot user's shard k o
 `userShard` is k, and the partition `u` only entries without `userShard` (a user whose own name is
 `u#k` writes none), so a filter on `userShard` keeps them apart.
 
-A filtered read may read far more than it keeps, so every page is bounded: at most
-`page_request_budget(shards, plan)` Queries of at most `MAX_QUERY_ITEMS` items each. A page that reaches the
-bound ends with what it has (possibly nothing) and a cursor past what it read.
+A filtered read may read far more than it keeps, so every page is bounded: at most `PAGE_ROUNDS` rounds
+of Queries (the shards of a round in parallel, so a page waits for at most that many Query latencies), each
+Query reading at most `MAX_QUERY_ITEMS` items. A round also tops up the shards running low, so a shard
+does not wait for a round of its own. A page that reaches the bound ends with what it has, every item no
+shard can precede (possibly nothing), and a cursor past what it read.
 
 Paging: `ListCursor` is the plan and the merge's `MergeCursor` (each shard's last returned item, or how
 far a filtered read got) as plain JSON, for the caller to sign. A cursor is checked against its query
@@ -62,17 +64,18 @@ PUBLIC_ATTRIBUTES = (schema.OBJECT_KEY, *schema.OBJECT_ATTRIBUTES, *schema.ENRIC
 MAX_QUERY_ITEMS = 1000
 # A filtered Query reads at most this many times what the page still needs from its shard.
 READ_AHEAD_FACTOR = 8
-# Queries per page: at least this many, or two per shard when there are more shards (the first round
-# asks every shard once).
-PAGE_REQUESTS = 32
+# Round trips a page makes at most: each round reads the shards that need it in parallel, so a page
+# answers in at most this many Query latencies, and reads at most this many Queries a shard.
+PAGE_ROUNDS = 4
 # The page size the planner assumes when it is not told (the API's default `limit`).
 DEFAULT_PAGE = 100
 # The Z-order walk asks at least this many items of a Query: about one read unit (4 KB) of entries, the
 # least a Query is billed, so a short read costs no more than a jump and may save one.
 Z_WALK_MIN_LIMIT = 10
-# Queries a Z-order page may make per shard (the shards in parallel): 0.3.0's walk of 32 ranges plus two
-# top-ups, so a box whose matches fit in one page is read once, never again by a page that stopped on its
-# bound; the adaptive walk's jumps stay within it too.
+# A reader without a round bound (`FileReader(page_rounds=None)`, 0.3.0's, kept to compare) bounds the
+# Queries of a page instead: at least PAGE_REQUESTS, or two per shard when there are more shards (the first
+# round asks every shard once); on the Z-order index, its 32 ranges plus two a shard.
+PAGE_REQUESTS = 32
 Z_ORDER_PAGE_REQUESTS_PER_SHARD = zorder.DEFAULT_MAX_RANGES + 2
 
 
@@ -103,8 +106,11 @@ class Plan(StrEnum):
     Z_ORDER = "zAddress"
 
 
-def page_request_budget(shard_count: int, plan: Plan) -> int:
-    """The most Queries one page of a list over `shard_count` partitions makes."""
+def page_request_budget(shard_count: int, plan: Plan, page_rounds: int | None = PAGE_ROUNDS) -> int:
+    """The most Queries one page of a list over `shard_count` partitions makes: one a shard in each of its
+    `page_rounds` rounds; `page_rounds=None`: 0.3.0's bound of Queries a page."""
+    if page_rounds is not None:
+        return page_rounds * shard_count
     if plan is Plan.Z_ORDER:
         return Z_ORDER_PAGE_REQUESTS_PER_SHARD * shard_count
     return max(PAGE_REQUESTS, 2 * shard_count)
@@ -473,11 +479,14 @@ class FileReader:
         bucket_time_index: bool = True,
         z_walk: ZWalk | None = None,
         compact_cursors: bool = True,
+        page_rounds: int | None = PAGE_ROUNDS,
     ) -> None:
         """`bucket_time_index`: the table has `bucketName-uploadDate-index` (`bucketTimeIndex`); `z_walk`:
         how the Z-order plan walks a shard (`ZWalk()`, the adaptive walk, unless told); `compact_cursors`:
         shards resume from their next item's sort value where they can (`shards.merge_page`), False for
-        0.3.0's cursors (every shard's last returned item), kept to compare."""
+        0.3.0's cursors (every shard's last returned item), kept to compare; `page_rounds`: the most round
+        trips a page makes (shards topped up as they run low, a page that stops returning what it safely
+        can), None for 0.3.0's bound of Queries a page (`page_request_budget`) and its stop instead."""
         self._table = table
         self._client = table.meta.client
         self._layout = layout if layout is not None else IndexLayout()
@@ -485,6 +494,7 @@ class FileReader:
         self._bucket_time_index = bucket_time_index
         self._z_walk = z_walk if z_walk is not None else ZWalk()
         self._compact_cursors = compact_cursors
+        self._page_rounds = page_rounds
 
     @property
     def layout(self) -> IndexLayout:
@@ -605,8 +615,10 @@ class FileReader:
             cursor=cursor,
             batch_size=shards.fair_share(limit, len(fetchers)),
             executor=self._executor if len(fetchers) > 1 else None,
-            max_fetches=page_request_budget(len(fetchers), plan),
-            top_up=plan is Plan.Z_ORDER and self._z_walk.jumps,
+            max_fetches=page_request_budget(len(fetchers), plan, self._page_rounds),
+            max_rounds=self._page_rounds,
+            top_up=self._page_rounds is not None,
+            drain=self._page_rounds is not None,
             compact_cursor=self._compact_cursors,
         )
         position_of = _position_of(sort_attribute)

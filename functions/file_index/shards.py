@@ -303,8 +303,10 @@ def merge_page[T](
     batch_size: int | None = None,
     executor: Executor | None = None,
     max_fetches: int | None = None,
+    max_rounds: int | None = None,
     top_up: bool = False,
     compact_cursor: bool = True,
+    drain: bool = True,
 ) -> MergedPage[T]:
     """The next `limit` items of a sharded read, in global order, and where the page after starts.
 
@@ -317,14 +319,18 @@ def merge_page[T](
     that many fetches were made and a shard still needs one, the page ends with what it has (perhaps
     nothing) and a cursor; a shard that read past its kept items resumes after what it read. The first
     fetch of each shard is always made, so a page makes at most max(`max_fetches`, shards) fetches.
+    `max_rounds` bounds a page's round trips the same way: once that many rounds were made and a shard
+    still needs a fetch, the page ends. A page that ends on either bound still returns every item it holds
+    that no shard can precede any more: those before every waiting shard's read position (`drain=False`:
+    only what it took before it stopped, as 0.3.0).
 
     `cursor` resumes a previous page; a cursor from fewer shards is widened (`MergeCursor.widened`).
     An item ranked before the previous page's last sort value can only have been written since that
     page; it is skipped, as a single index's cursor skips writes behind it, so pages never go back.
-    `top_up`: a round of fetches also fetches the shards down to their last buffered item, so a sparse
-    read (a fetch returning an item or none) does not make a round of its own for each shard in turn: fewer
-    rounds, for a little read ahead. `compact_cursor=False` keeps every shard's last returned item in the
-    cursor (0.3.0's cursors, kept to compare).
+    `top_up`: a round of fetches also fetches the shards whose buffer holds less than their even part of
+    what the page still needs, so a sparse read (a fetch returning an item or none) does not make a round of
+    its own for each shard in turn: fewer rounds, for a little read ahead. `compact_cursor=False` keeps
+    every shard's last returned item in the cursor (0.3.0's cursors, kept to compare).
     Raises `ShardContractError` if a fetcher returns an empty batch that is not the end and does not
     move on, or items whose sort values go against the read's order.
     """
@@ -334,6 +340,8 @@ def merge_page[T](
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
     if max_fetches is not None and max_fetches < 1:
         raise ValueError(f"max_fetches must be at least 1, not {max_fetches}")
+    if max_rounds is not None and max_rounds < 1:
+        raise ValueError(f"max_rounds must be at least 1, not {max_rounds}")
     start = MergeCursor.start(len(fetchers)) if cursor is None else cursor.widened(len(fetchers))
     shards: list[_Shard[T]] = [_Shard(shard_cursor) for shard_cursor in start.shards]
     last = start.last
@@ -354,21 +362,28 @@ def merge_page[T](
             # Every shard must show its next item before the smallest can be taken: fetch first.
             # The first round asks every shard, whatever the bound: then each page moves every shard
             # that needs it on (or returns items), so following the cursors always ends.
+            if fetches > 0 and (
+                (max_fetches is not None and fetches >= max_fetches)
+                or (max_rounds is not None and rounds >= max_rounds)
+            ):
+                stopped_early = True
+                if drain:
+                    last = _drain(shards, heap, rank, limit, items, sources, ascending) or last
+                break
             if max_fetches is not None and fetches > 0:
-                if fetches >= max_fetches:
-                    stopped_early = True
-                    break
                 needing = needing[: max_fetches - fetches]
             wanted = limit - len(items)
             if batch_size is not None:
                 wanted = min(wanted, batch_size)
-            # Shards about to run dry (one item left) are topped up in the same round: a sparse read would
-            # otherwise make a round of its own for each of them, one after the other.
+            # Shards about to run dry (less than their part of what the page still needs) are topped up in
+            # the same round: a sparse read would otherwise make a round of its own for each, in turn.
             if top_up:
+                active = sum(1 for shard in shards if not shard.exhausted)
+                need = math.ceil((limit - len(items)) / max(1, active))
                 needing += [
                     index
                     for index, shard in enumerate(shards)
-                    if len(shard.buffer) == 1 and not shard.exhausted and index not in needing
+                    if len(shard.buffer) < need and not shard.exhausted and index not in needing
                 ][: _room(max_fetches, fetches + len(needing))]
             requests = [(fetchers[index], shards[index].read_to) for index in needing]
             if executor is not None and len(requests) > 1:
@@ -407,6 +422,40 @@ def merge_page[T](
         stopped_early=stopped_early,
         rounds=rounds,
     )
+
+
+def _drain[T](
+    shards: list[_Shard[T]],
+    heap: list[tuple[Any, int]],
+    rank: Callable[[Position], Any],
+    limit: int,
+    items: list[T],
+    sources: list[int],
+    ascending: bool,
+) -> Position | None:
+    """Move to `items` the buffered items of a page that stops before it is full which no shard can still
+    precede: those whose sort value comes strictly before every waiting shard's read position (a waiting
+    shard, its buffer empty, has read up to there and kept nothing since; a shard the drain empties waits
+    from then on). Strictly, because inside one shard equal sort values come in the shard's order, not by
+    object key. The last item moved, if any."""
+    frontier = [shard.read_to for shard in shards if shard.needs_fetch]
+    last: Position | None = None
+    while heap and len(items) < limit:
+        index = heap[0][1]
+        position = shards[index].buffer[0][0]
+        if not all(w is not None and _before(position.sort_value, w.sort_value, ascending) for w in frontier):
+            return last  # a shard that has read nothing yet may hold anything
+        heapq.heappop(heap)
+        shard = shards[index]
+        _, item = shard.buffer.popleft()
+        items.append(item)
+        sources.append(index)
+        shard.returned = last = position
+        if shard.buffer:
+            heapq.heappush(heap, (rank(shard.buffer[0][0]), index))
+        elif not shard.exhausted:
+            frontier.append(shard.read_to)  # it waits too now: nothing of it past what it read is known
+    return last
 
 
 def _resume[T](shard: _Shard[T], compact_cursor: bool) -> ShardCursor:

@@ -44,12 +44,7 @@ from botocore.exceptions import ClientError
 from file_index.config import SdkSettings
 from file_index.layout import IndexLayout
 from file_index.name_reader import NameReader
-from file_index.reader import (
-    MAX_QUERY_ITEMS,
-    PAGE_REQUESTS,
-    Z_ORDER_PAGE_REQUESTS_PER_SHARD,
-    FileReader,
-)
+from file_index.reader import MAX_QUERY_ITEMS, PAGE_ROUNDS, FileReader
 from file_index.state import IndexStateStore
 from search.config import load_config, queue_name
 from search.cursor import MAX_CURSOR_LENGTH
@@ -227,11 +222,11 @@ so a box reads little outside itself. A cursor keeps the order its list started 
 **Cost.** Without a filter a page reads the items it returns (one query per shard of the bucket, or
 of a hot user). A filtered page reads what its key range holds and keeps what matches; the Z-order
 index's walk jumps over the stretches of its range outside the box. A page
-makes at most {PAGE_REQUESTS} DynamoDB queries (two per shard with more shards; on the Z-order index
-{Z_ORDER_PAGE_REQUESTS_PER_SHARD} per shard, which run in parallel), each reading at most {MAX_QUERY_ITEMS}
-items, then ends with what it found and a `nextCursor`: **a page may hold fewer than `limit` items,
-even none, and still have a `nextCursor`**. Keep following `nextCursor` until it is null;
-a page may also be empty when the previous one ended the list.
+makes at most {PAGE_ROUNDS} rounds of DynamoDB queries, one after the other (a round queries the shards
+that need it in parallel, one query each, reading at most {MAX_QUERY_ITEMS} items), so it waits for at
+most {PAGE_ROUNDS} query latencies; then it ends with what it found and a `nextCursor`: **a page may hold
+fewer than `limit` items, even none, and still have a `nextCursor`**. Keep following `nextCursor` until
+it is null; a page may also be empty when the previous one ended the list.
 
 `indexState` BUILDING says the index is being built, so the answer may miss files.
 """

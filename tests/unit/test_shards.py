@@ -455,8 +455,25 @@ class FilteredShard(FakeShard):
         return ShardBatch([e for e in read if self.keep(e)], exhausted=False, resume=position_of(read[-1]))
 
 
-@settings(max_examples=100, deadline=None)
-@given(*MERGE_CASES, st.integers(1, 6), st.integers(1, 4), st.booleans())
+# Sizes spread wide, so few tie and a stopped page has items it can still return.
+spread_entries = st.lists(
+    st.builds(Entry, st.integers(0, 400), st.text("abcd/_", min_size=1, max_size=4)),
+    max_size=80,
+    unique_by=lambda e: e.key,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(entries_strategy, spread_entries),
+    *MERGE_CASES[1:],
+    st.integers(1, 6),
+    st.none() | st.integers(1, 4),
+    st.none() | st.integers(1, 4),
+    st.booleans(),
+    st.none() | st.integers(1, 5),
+    st.booleans(),
+)
 def test_bounded_filtered_pages_give_every_kept_item_once_in_order(
     entries: list[Entry],
     shard_count: int,
@@ -464,9 +481,15 @@ def test_bounded_filtered_pages_give_every_kept_item_once_in_order(
     ascending: bool,
     seed: int,
     modulus: int,
-    max_fetches: int,
+    max_fetches: int | None,
+    max_rounds: int | None,
     top_up: bool,
+    batch_size: int | None,
+    key_ties: bool,
 ) -> None:
+    """Bounded by Queries or by rounds (a page that stops returns what no shard can precede), in objectKey
+    order or another inside a shard: every kept item once, in order."""
+
     def keep(entry: Entry) -> bool:
         return sum(map(ord, entry.key)) % modulus == 0
 
@@ -475,7 +498,7 @@ def test_bounded_filtered_pages_give_every_kept_item_once_in_order(
             [e for e in entries if shard_of(e.key, shard_count) == shard],
             keep=keep,
             ascending=ascending,
-            ties=lambda key: key,
+            ties=(lambda key: key) if key_ties else dynamodb_tiebreak,
             seed=seed + shard,
         )
         for shard in range(shard_count)
@@ -489,10 +512,15 @@ def test_bounded_filtered_pages_give_every_kept_item_once_in_order(
             limit=limit,
             ascending=ascending,
             cursor=cursor,
+            batch_size=batch_size,
             max_fetches=max_fetches,
+            max_rounds=max_rounds,
             top_up=top_up,
         )
-        assert page.fetches <= max(max_fetches, shard_count)
+        if max_fetches is not None:
+            assert page.fetches <= max(max_fetches, shard_count)
+        if max_rounds is not None:
+            assert page.rounds <= max_rounds
         assert len(page.items) <= limit
         if len(page.items) < limit and page.cursor is not None:
             assert page.stopped_early  # a short page with a cursor says why
@@ -502,7 +530,12 @@ def test_bounded_filtered_pages_give_every_kept_item_once_in_order(
         cursor = MergeCursor.from_json(page.cursor.to_json())
     else:
         pytest.fail("paging does not end")
-    assert items == sorted(filter(keep, entries), key=position_of, reverse=not ascending)
+    expected = sorted(filter(keep, entries), key=position_of, reverse=not ascending)
+    if key_ties:
+        assert items == expected
+    else:
+        assert sorted(items, key=position_of) == sorted(expected, key=position_of)
+        assert [e.size for e in items] == [e.size for e in expected]
 
 
 def test_a_filtered_page_with_nothing_kept_still_moves_on() -> None:
@@ -537,6 +570,8 @@ def test_an_empty_batch_that_does_not_move_on_is_a_broken_contract() -> None:
         merge_page([backwards], position_of=position_of, limit=1, ascending=True)
     with pytest.raises(ValueError, match="max_fetches"):
         merge_page([backwards], position_of=position_of, limit=1, ascending=True, max_fetches=0)
+    with pytest.raises(ValueError, match="max_rounds"):
+        merge_page([backwards], position_of=position_of, limit=1, ascending=True, max_rounds=0)
 
 
 @settings(max_examples=60, deadline=None)
@@ -578,3 +613,25 @@ def test_an_empty_batch_that_resumes_at_a_tie_with_a_smaller_key_moves_on() -> N
         cursor=MergeCursor((ShardCursor(Position(7, "x")),)),
     )
     assert page.items == [Entry(9, "c")]
+
+
+def test_a_page_stopped_by_its_rounds_returns_only_what_no_shard_can_precede() -> None:
+    """A stopped page hands over buffered items before every waiting shard's read position; a shard it
+    empties waits from then on, so nothing past its read position goes out before its unread items."""
+
+    def scripted(*batches: ShardBatch[Entry]) -> ShardFetch[Entry]:
+        queue = list(batches)
+        return lambda after, count: queue.pop(0)
+
+    waiting = scripted(ShardBatch([Entry(1, "w")], exhausted=False, resume=Position(100, "w9")))
+    emptied = scripted(ShardBatch([Entry(2, "a"), Entry(3, "a2")], exhausted=False))  # its 10 is unread
+    ahead = scripted(ShardBatch([Entry(20, "b")], exhausted=False))
+    page = merge_page(
+        [waiting, emptied, ahead], position_of=position_of, limit=10, ascending=True, max_rounds=1
+    )
+    assert page.stopped_early
+    assert page.rounds == 1
+    assert page.items == [Entry(1, "w"), Entry(2, "a"), Entry(3, "a2")]
+    assert page.cursor is not None
+    assert page.cursor.last == Position(3, "a2")
+    assert [shard.after for shard in page.cursor.shards] == [Position(100, "w9"), Position(3, "a2"), None]
