@@ -615,13 +615,15 @@ def test_an_empty_batch_that_resumes_at_a_tie_with_a_smaller_key_moves_on() -> N
     assert page.items == [Entry(9, "c")]
 
 
+def scripted(*batches: ShardBatch[Entry]) -> ShardFetch[Entry]:
+    """A shard that answers its fetches with these batches, in turn."""
+    queue = list(batches)
+    return lambda after, count: queue.pop(0)
+
+
 def test_a_page_stopped_by_its_rounds_returns_only_what_no_shard_can_precede() -> None:
     """A stopped page hands over buffered items before every waiting shard's read position; a shard it
     empties waits from then on, so nothing past its read position goes out before its unread items."""
-
-    def scripted(*batches: ShardBatch[Entry]) -> ShardFetch[Entry]:
-        queue = list(batches)
-        return lambda after, count: queue.pop(0)
 
     waiting = scripted(ShardBatch([Entry(1, "w")], exhausted=False, resume=Position(100, "w9")))
     emptied = scripted(ShardBatch([Entry(2, "a"), Entry(3, "a2")], exhausted=False))  # its 10 is unread
@@ -635,3 +637,14 @@ def test_a_page_stopped_by_its_rounds_returns_only_what_no_shard_can_precede() -
     assert page.cursor is not None
     assert page.cursor.last == Position(3, "a2")
     assert [shard.after for shard in page.cursor.shards] == [Position(100, "w9"), Position(3, "a2"), None]
+
+
+@pytest.mark.parametrize("resume", [Position(3, "c"), compact(3)], ids=["after an item", "a jump landing"])
+def test_a_stopped_page_keeps_back_an_item_tied_with_a_waiting_shards_read_position(resume: Position) -> None:
+    """A waiting shard may still hold items of the sort value it stopped at (inside a shard, equal sort
+    values come in the shard's order), so a buffered item of that same value stays for the next page."""
+    waiting = scripted(ShardBatch([], exhausted=False, resume=resume))  # its (3, "d") is unread
+    other = scripted(ShardBatch([Entry(3, "f")], exhausted=True))
+    page = merge_page([waiting, other], position_of=position_of, limit=5, ascending=True, max_rounds=1)
+    assert page.stopped_early
+    assert page.items == []
