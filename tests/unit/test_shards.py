@@ -442,17 +442,35 @@ class FilteredShard(FakeShard):
     """A shard read through a filter: each fetch reads up to `count` items and returns those it keeps,
     with where it stopped reading (`resume`), as a DynamoDB Query with a FilterExpression does."""
 
-    def __init__(self, entries: list[Entry], *, keep: Callable[[Entry], bool], **kwargs: object) -> None:
+    def __init__(
+        self, entries: list[Entry], *, keep: Callable[[Entry], bool], jumps: bool = False, **kwargs: object
+    ) -> None:
         super().__init__(entries, **kwargs)  # type: ignore[arg-type]
         self.keep = keep
+        self.jumps = jumps
 
     def fetch(self, after: Position | None, count: int) -> ShardBatch[Entry]:
         self.asked.append(count)
         rest = self.after(after)
         read = rest[: self.random.randint(1, max(count, 1))]
+        kept = [e for e in read if self.keep(e)]
         if len(read) == len(rest):
-            return ShardBatch([e for e in read if self.keep(e)], exhausted=True)
-        return ShardBatch([e for e in read if self.keep(e)], exhausted=False, resume=position_of(read[-1]))
+            return ShardBatch(kept, exhausted=True)
+        if self.jumps:
+            # As the Z-order walk does: go on from a landing (a compact position) somewhere after the last
+            # item read and at or before the next one kept, or stop if none is kept further on.
+            ahead = [e for e in rest[len(read) :] if self.keep(e)]
+            if not ahead:
+                return ShardBatch(kept, exhausted=True)
+            last, target = read[-1].size, ahead[0].size
+            if target != last:
+                step = 1 if self.ascending else -1
+                return ShardBatch(
+                    kept,
+                    exhausted=False,
+                    resume=compact(self.random.randint(min(last + step, target), max(last + step, target))),
+                )
+        return ShardBatch(kept, exhausted=False, resume=position_of(read[-1]))
 
 
 # Sizes spread wide, so few tie and a stopped page has items it can still return.
@@ -473,6 +491,7 @@ spread_entries = st.lists(
     st.booleans(),
     st.none() | st.integers(1, 5),
     st.booleans(),
+    st.booleans(),
 )
 def test_bounded_filtered_pages_give_every_kept_item_once_in_order(
     entries: list[Entry],
@@ -486,6 +505,7 @@ def test_bounded_filtered_pages_give_every_kept_item_once_in_order(
     top_up: bool,
     batch_size: int | None,
     key_ties: bool,
+    jumps: bool,
 ) -> None:
     """Bounded by Queries or by rounds (a page that stops returns what no shard can precede), in objectKey
     order or another inside a shard: every kept item once, in order."""
@@ -500,6 +520,7 @@ def test_bounded_filtered_pages_give_every_kept_item_once_in_order(
             ascending=ascending,
             ties=(lambda key: key) if key_ties else dynamodb_tiebreak,
             seed=seed + shard,
+            jumps=jumps,
         )
         for shard in range(shard_count)
     ]
@@ -536,6 +557,8 @@ def test_bounded_filtered_pages_give_every_kept_item_once_in_order(
     else:
         assert sorted(items, key=position_of) == sorted(expected, key=position_of)
         assert [e.size for e in items] == [e.size for e in expected]
+    for shard in shards:  # and each shard's items in its own order
+        assert [e for e in items if e in shard.order] == [e for e in shard.order if keep(e)]
 
 
 def test_a_filtered_page_with_nothing_kept_still_moves_on() -> None:
