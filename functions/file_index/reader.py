@@ -65,7 +65,7 @@ MAX_QUERY_ITEMS = 1000
 # A filtered Query reads at most this many times what the page still needs from its shard.
 READ_AHEAD_FACTOR = 8
 # Round trips a page makes at most: each round reads the shards that need it in parallel, so a page
-# answers in at most this many Query latencies, and reads at most this many Queries a shard.
+# answers in at most this many Query latencies, and makes at most this many Queries of a shard.
 PAGE_ROUNDS = 4
 # The page size the planner assumes when it is not told (the API's default `limit`).
 DEFAULT_PAGE = 100
