@@ -270,12 +270,17 @@ class Page:
     _positions: tuple[Position, ...] = field(default=(), repr=False)
     _sources: tuple[int, ...] = field(default=(), repr=False)
     _start: MergeCursor | None = field(default=None, repr=False)
+    _compact: bool = field(default=True, repr=False)
 
     def cursor_after(self, count: int) -> ListCursor:
-        """The cursor just after the first `count` (at least one) items, for a page cut shorter."""
+        """The cursor just after the first `count` (at least one) items, for a page cut shorter: as bounded
+        as the page's own (`shards.cursor_after`)."""
         if not 1 <= count <= len(self.items) or self._start is None:
             raise ValueError(f"a page of {len(self.items)} items has no cursor after {count}")
-        merge = shards.cursor_after(self._start, self._sources[:count], self._positions[:count])
+        end = None if self.next_cursor is None else self.next_cursor.merge
+        merge = shards.cursor_after(
+            self._start, self._sources, self._positions, count, end, compact_cursor=self._compact
+        )
         return ListCursor(self.ordered_by, merge)
 
 
@@ -633,6 +638,7 @@ class FileReader:
             _positions=tuple(position_of(item) for item in merged.items),
             _sources=tuple(merged.sources),
             _start=merged.start,
+            _compact=self._compact_cursors,
         )
 
     def _check_plan(self, query: FileQuery, plan: Plan, *, z_order_ready: bool) -> None:

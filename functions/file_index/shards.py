@@ -485,23 +485,49 @@ def _room(max_fetches: int | None, planned: int) -> int | None:
     return None if max_fetches is None else max(0, max_fetches - planned)
 
 
-def cursor_after(start: MergeCursor, sources: Sequence[int], positions: Sequence[Position]) -> MergeCursor:
-    """The cursor just after the first items of a page: `sources[i]` is the shard of the item at
-    `positions[i]`, in the page's order, and `start` is the cursor the page started from.
+def cursor_after(
+    start: MergeCursor,
+    sources: Sequence[int],
+    positions: Sequence[Position],
+    count: int,
+    end: MergeCursor | None,
+    *,
+    compact_cursor: bool = True,
+) -> MergeCursor:
+    """The cursor just after the first `count` items of a page: `sources[i]` is the shard of the page's
+    item at `positions[i]` (every item of the page, in its order), `start` the cursor the page started
+    from, `end` the page's own next cursor (None: it read every shard to its end).
 
-    A shard that gave none of these items resumes where the page started it: everything it holds
-    before the last of them was returned already (items leave the merge in order).
+    Items leave the merge in order, so each shard stands after its last item among the first `count`
+    (or where the page started it). A shard with items after the cut resumes at the sort value of the
+    first of them (`compact`, no key) unless that ties with where it stands; a shard without resumes where
+    the page left it (`end`): it returned nothing after the cut. `compact_cursor=False`: every shard
+    stands at its last returned item, or where the page started it (0.3.0's cursors).
     """
-    if len(sources) != len(positions):
-        raise ValueError("one shard per position")
+    if len(sources) != len(positions) or not 0 <= count <= len(positions):
+        raise ValueError("one shard per position, and a cut inside the page")
     after = [shard.after for shard in start.shards]
-    for source, position in zip(sources, positions, strict=True):
+    for source, position in zip(sources[:count], positions[:count], strict=True):
         after[source] = position
-    exhausted = [shard.exhausted for shard in start.shards]
-    last = positions[-1] if positions else start.last
-    return MergeCursor(
-        tuple(ShardCursor(position, done) for position, done in zip(after, exhausted, strict=True)), last
-    )
+    last = positions[count - 1] if count else start.last
+    if not compact_cursor:
+        exhausted = [shard.exhausted for shard in start.shards]
+        return MergeCursor(
+            tuple(ShardCursor(position, done) for position, done in zip(after, exhausted, strict=True)), last
+        )
+    following: dict[int, Position] = {}
+    for source, position in zip(sources[count:], positions[count:], strict=True):
+        following.setdefault(source, position)
+    resumes = []
+    for index, stands in enumerate(after):
+        head = following.get(index)
+        if head is None:
+            resumes.append(end.shards[index] if end is not None else ShardCursor(exhausted=True))
+        elif stands is not None and stands.sort_value == head.sort_value:
+            resumes.append(ShardCursor(stands))
+        else:
+            resumes.append(ShardCursor(compact(head.sort_value)))
+    return MergeCursor(tuple(resumes), last)
 
 
 def _before(value: SortValue, other: SortValue, ascending: bool) -> bool:

@@ -610,9 +610,89 @@ def test_the_cursor_after_the_first_items_of_a_page_continues_right_after_them(
     assert page.start is not None
     for cut in range(1, len(page.items) + 1):
         # A page cut to its first `cut` items (to fit a response) continues after the last of them.
-        cursor = cursor_after(page.start, page.sources[:cut], [position_of(e) for e in page.items[:cut]])
-        rest, _ = read_all(fetchers, limit=limit, ascending=ascending, cursor=cursor)
-        assert page.items[:cut] + rest == everything
+        positions = [position_of(e) for e in page.items]
+        for compact_cursor in (True, False):
+            cursor = cursor_after(
+                page.start, page.sources, positions, cut, page.cursor, compact_cursor=compact_cursor
+            )
+            rest, _ = read_all(fetchers, limit=limit, ascending=ascending, cursor=cursor)
+            assert page.items[:cut] + rest == everything
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.one_of(entries_strategy, spread_entries),
+    *MERGE_CASES[1:],
+    st.integers(1, 4),
+    st.none() | st.integers(1, 3),
+    st.booleans(),
+    st.booleans(),
+)
+def test_a_cut_bounded_filtered_page_continues_right_after_its_cut(
+    entries: list[Entry],
+    shard_count: int,
+    limit: int,
+    ascending: bool,
+    seed: int,
+    modulus: int,
+    max_rounds: int | None,
+    key_ties: bool,
+    jumps: bool,
+) -> None:
+    """Filtered shards (resuming past what they read, or at jump landings), a page bounded by rounds and
+    topped up, cut anywhere: the cut cursor (compact or 0.3.0's) continues with exactly the rest."""
+
+    def keep(entry: Entry) -> bool:
+        return sum(map(ord, entry.key)) % modulus == 0
+
+    def fetchers() -> list[ShardFetch[Entry]]:
+        return [
+            FilteredShard(
+                [e for e in entries if shard_of(e.key, shard_count) == shard],
+                keep=keep,
+                ascending=ascending,
+                ties=(lambda key: key) if key_ties else dynamodb_tiebreak,
+                seed=seed + shard,
+                jumps=jumps,
+            ).fetch
+            for shard in range(shard_count)
+        ]
+
+    expected = sorted(filter(keep, entries), key=position_of, reverse=not ascending)
+    page = merge_page(
+        fetchers(),
+        position_of=position_of,
+        limit=limit,
+        ascending=ascending,
+        max_rounds=max_rounds,
+        top_up=True,
+    )
+    assert page.start is not None
+    positions = [position_of(e) for e in page.items]
+    for cut in range(1, len(page.items) + 1):
+        for compact_cursor in (True, False):
+            cursor = cursor_after(
+                page.start, page.sources, positions, cut, page.cursor, compact_cursor=compact_cursor
+            )
+            rest, _ = read_all(fetchers(), limit=limit, ascending=ascending, cursor=cursor)
+            got = page.items[:cut] + rest
+            assert sorted(got, key=position_of) == sorted(expected, key=position_of)
+            assert [e.size for e in got] == [e.size for e in expected]
+
+
+def test_a_cut_cursor_carries_a_key_only_for_a_shard_tied_where_it_stands() -> None:
+    """Cut inside a page, shards with items after the cut resume at the first one's sort value (no key),
+    shards without where the page left them: only the last returned item's key travels."""
+    entries = [Entry(n, f"{n:03d}-" + "k" * 200) for n in range(64)]
+    shards = shards_of(entries, 8, ascending=True, ties=lambda key: key, seed=3)
+    page = merge_page([s.fetch for s in shards], position_of=position_of, limit=40, ascending=True)
+    positions = [position_of(e) for e in page.items]
+    cursor = cursor_after(page.start or MergeCursor.start(8), page.sources, positions, 20, page.cursor)
+    keyed = [shard.after for shard in cursor.shards if shard.after is not None and shard.after.object_key]
+    assert keyed == []
+    assert cursor.last == positions[19]
+    rest, _ = read_all([s.fetch for s in shards], limit=40, ascending=True, cursor=cursor)
+    assert page.items[:20] + rest == entries
 
 
 def test_an_empty_batch_that_resumes_at_a_tie_with_a_smaller_key_moves_on() -> None:
