@@ -473,6 +473,35 @@ class FilteredShard(FakeShard):
         return ShardBatch(kept, exhausted=False, resume=position_of(read[-1]))
 
 
+def keeping(modulus: int) -> Callable[[Entry], bool]:
+    """A filter that keeps about one entry in `modulus`, fixed by the entry's key."""
+    return lambda entry: sum(map(ord, entry.key)) % modulus == 0
+
+
+def filtered_shards(
+    entries: list[Entry],
+    shard_count: int,
+    keep: Callable[[Entry], bool],
+    ascending: bool,
+    seed: int,
+    *,
+    key_ties: bool,
+    jumps: bool,
+) -> list[FilteredShard]:
+    """`entries` in their shards, each read through `keep`; ties in objectKey order or another."""
+    return [
+        FilteredShard(
+            [e for e in entries if shard_of(e.key, shard_count) == shard],
+            keep=keep,
+            ascending=ascending,
+            ties=(lambda key: key) if key_ties else dynamodb_tiebreak,
+            seed=seed + shard,
+            jumps=jumps,
+        )
+        for shard in range(shard_count)
+    ]
+
+
 # Sizes spread wide, so few tie and a stopped page has items it can still return.
 spread_entries = st.lists(
     st.builds(Entry, st.integers(0, 400), st.text("abcd/_", min_size=1, max_size=4)),
@@ -509,21 +538,8 @@ def test_bounded_filtered_pages_give_every_kept_item_once_in_order(
 ) -> None:
     """Bounded by Queries or by rounds (a page that stops returns what no shard can precede), in objectKey
     order or another inside a shard: every kept item once, in order."""
-
-    def keep(entry: Entry) -> bool:
-        return sum(map(ord, entry.key)) % modulus == 0
-
-    shards = [
-        FilteredShard(
-            [e for e in entries if shard_of(e.key, shard_count) == shard],
-            keep=keep,
-            ascending=ascending,
-            ties=(lambda key: key) if key_ties else dynamodb_tiebreak,
-            seed=seed + shard,
-            jumps=jumps,
-        )
-        for shard in range(shard_count)
-    ]
+    keep = keeping(modulus)
+    shards = filtered_shards(entries, shard_count, keep, ascending, seed, key_ties=key_ties, jumps=jumps)
     items: list[Entry] = []
     cursor: MergeCursor | None = None
     for _ in range(10 * len(entries) + 10):
@@ -641,22 +657,11 @@ def test_a_cut_bounded_filtered_page_continues_right_after_its_cut(
 ) -> None:
     """Filtered shards (resuming past what they read, or at jump landings), a page bounded by rounds and
     topped up, cut anywhere: the cut cursor (compact or 0.3.0's) continues with exactly the rest."""
-
-    def keep(entry: Entry) -> bool:
-        return sum(map(ord, entry.key)) % modulus == 0
+    keep = keeping(modulus)
 
     def fetchers() -> list[ShardFetch[Entry]]:
-        return [
-            FilteredShard(
-                [e for e in entries if shard_of(e.key, shard_count) == shard],
-                keep=keep,
-                ascending=ascending,
-                ties=(lambda key: key) if key_ties else dynamodb_tiebreak,
-                seed=seed + shard,
-                jumps=jumps,
-            ).fetch
-            for shard in range(shard_count)
-        ]
+        shards = filtered_shards(entries, shard_count, keep, ascending, seed, key_ties=key_ties, jumps=jumps)
+        return [shard.fetch for shard in shards]
 
     expected = sorted(filter(keep, entries), key=position_of, reverse=not ascending)
     page = merge_page(
