@@ -402,14 +402,7 @@ def merge_page[T](
             continue
         if not heap:
             break
-        _, index = heapq.heappop(heap)
-        shard = shards[index]
-        position, item = shard.buffer.popleft()
-        items.append(item)
-        sources.append(index)
-        shard.returned = last = position
-        if shard.buffer:
-            heapq.heappush(heap, (rank(shard.buffer[0][0]), index))
+        _, last = _take_next(shards, heap, rank, items, sources)
 
     next_cursor = MergeCursor(tuple(_resume(shard, compact_cursor) for shard in shards), last)
     return MergedPage(
@@ -441,21 +434,32 @@ def _drain[T](
     frontier = [shard.read_to for shard in shards if shard.needs_fetch]
     last: Position | None = None
     while heap and len(items) < limit:
-        index = heap[0][1]
-        position = shards[index].buffer[0][0]
+        position = shards[heap[0][1]].buffer[0][0]
         if not all(w is not None and _before(position.sort_value, w.sort_value, ascending) for w in frontier):
             return last  # a shard that has read nothing yet may hold anything
-        heapq.heappop(heap)
-        shard = shards[index]
-        _, item = shard.buffer.popleft()
-        items.append(item)
-        sources.append(index)
-        shard.returned = last = position
-        if shard.buffer:
-            heapq.heappush(heap, (rank(shard.buffer[0][0]), index))
-        elif not shard.exhausted:
-            frontier.append(shard.read_to)  # it waits too now: nothing of it past what it read is known
+        index, last = _take_next(shards, heap, rank, items, sources)
+        if shards[index].needs_fetch:
+            frontier.append(shards[index].read_to)  # it waits too now: nothing past what it read is known
     return last
+
+
+def _take_next[T](
+    shards: list[_Shard[T]],
+    heap: list[tuple[Any, int]],
+    rank: Callable[[Position], Any],
+    items: list[T],
+    sources: list[int],
+) -> tuple[int, Position]:
+    """Move the first buffered item in the merged order to `items`: its shard and its position."""
+    _, index = heapq.heappop(heap)
+    shard = shards[index]
+    position, item = shard.buffer.popleft()
+    items.append(item)
+    sources.append(index)
+    shard.returned = position
+    if shard.buffer:
+        heapq.heappush(heap, (rank(shard.buffer[0][0]), index))
+    return index, position
 
 
 def _resume[T](shard: _Shard[T], compact_cursor: bool) -> ShardCursor:
@@ -468,9 +472,16 @@ def _resume[T](shard: _Shard[T], compact_cursor: bool) -> ShardCursor:
     """
     if not shard.buffer:
         return ShardCursor(shard.read_to, shard.exhausted)
-    head = shard.buffer[0][0]
-    if not compact_cursor or shard.returned is None or shard.returned.sort_value == head.sort_value:
+    if not compact_cursor or shard.returned is None:
         return ShardCursor(shard.returned)
+    return _resume_before(shard.buffer[0][0], shard.returned)
+
+
+def _resume_before(head: Position, stands: Position | None) -> ShardCursor:
+    """A shard whose next item is at `head`, standing after `stands`: from `head`'s sort value on (no key),
+    unless that ties with where it stands (equal sort values come in the shard's order, not by key)."""
+    if stands is not None and stands.sort_value == head.sort_value:
+        return ShardCursor(stands)
     return ShardCursor(compact(head.sort_value))
 
 
@@ -523,10 +534,8 @@ def cursor_after(
         head = following.get(index)
         if head is None:
             resumes.append(end.shards[index] if end is not None else ShardCursor(exhausted=True))
-        elif stands is not None and stands.sort_value == head.sort_value:
-            resumes.append(ShardCursor(stands))
         else:
-            resumes.append(ShardCursor(compact(head.sort_value)))
+            resumes.append(_resume_before(head, stands))
     return MergeCursor(tuple(resumes), last)
 
 

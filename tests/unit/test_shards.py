@@ -159,17 +159,17 @@ class FakeShard:
         return ShardBatch(taken, exhausted=len(taken) == len(rest))
 
 
+def split_into_shards(entries: list[Entry], count: int) -> list[list[Entry]]:
+    """`entries` by the shard their key hashes to, shard 0 first."""
+    return [[e for e in entries if shard_of(e.key, count) == shard] for shard in range(count)]
+
+
 def shards_of(
     entries: list[Entry], count: int, *, ascending: bool, ties: Callable[[str], object], seed: int
 ) -> list[FakeShard]:
     return [
-        FakeShard(
-            [e for e in entries if shard_of(e.key, count) == shard],
-            ascending=ascending,
-            ties=ties,
-            seed=seed + shard,
-        )
-        for shard in range(count)
+        FakeShard(part, ascending=ascending, ties=ties, seed=seed + shard)
+        for shard, part in enumerate(split_into_shards(entries, count))
     ]
 
 
@@ -411,10 +411,8 @@ def test_fair_share_batches_keep_a_sixteen_shard_page_near_one_request_per_shard
             return ShardBatch(rest[:count], exhausted=len(rest) <= count)
 
     fetchers = [
-        ExactShard(
-            [e for e in entries if shard_of(e.key, 16) == s], ascending=False, ties=lambda k: k, seed=s
-        ).fetch
-        for s in range(16)
+        ExactShard(part, ascending=False, ties=lambda k: k, seed=s).fetch
+        for s, part in enumerate(split_into_shards(entries, 16))
     ]
     assert fair_share(100, 16) == 13
     assert fair_share(5, 1) == 5
@@ -491,14 +489,14 @@ def filtered_shards(
     """`entries` in their shards, each read through `keep`; ties in objectKey order or another."""
     return [
         FilteredShard(
-            [e for e in entries if shard_of(e.key, shard_count) == shard],
+            part,
             keep=keep,
             ascending=ascending,
             ties=(lambda key: key) if key_ties else dynamodb_tiebreak,
             seed=seed + shard,
             jumps=jumps,
         )
-        for shard in range(shard_count)
+        for shard, part in enumerate(split_into_shards(entries, shard_count))
     ]
 
 
