@@ -39,7 +39,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.shared.json_encoder import Encoder
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ConnectionClosedError, ConnectTimeoutError, ReadTimeoutError
 
 from file_index.config import SdkSettings
 from file_index.layout import IndexLayout
@@ -270,18 +270,40 @@ def _response_schemas() -> dict[str, Any]:
 
 _ERRORS: dict[int, OpenAPIResponse] = {400: _json_answer("Invalid request", "ErrorMessage")}
 _NOT_FOUND: dict[int, OpenAPIResponse] = {404: _json_answer("No such file", "ErrorMessage")}
-_STATUS_OF_ERROR: dict[type[SearchError], HTTPStatus] = {
+# The one error map: each error the routes may raise, and the status it is answered with. A SearchError
+# not named is a 400; any other error is a 500 "internal error", logged with its cause.
+_STATUS_OF_ERROR: dict[type[Exception], HTTPStatus] = {
     BadRequest: HTTPStatus.BAD_REQUEST,
     FileNotFound: HTTPStatus.NOT_FOUND,
     Unauthorized: HTTPStatus.UNAUTHORIZED,
     Forbidden: HTTPStatus.FORBIDDEN,
+    # DynamoDB or S3 did not answer in time, after the SDK's own retries (SdkSettings): the caller may
+    # retry later, as after a throttle.
+    ReadTimeoutError: HTTPStatus.SERVICE_UNAVAILABLE,
+    ConnectTimeoutError: HTTPStatus.SERVICE_UNAVAILABLE,
+    ConnectionClosedError: HTTPStatus.SERVICE_UNAVAILABLE,
 }
+# The error codes of AWS's answers that mean "too many requests now", after the SDK's own retries:
+# DynamoDB's (ProvisionedThroughputExceeded, ThrottlingException, RequestLimitExceeded) and S3's (SlowDown).
+_THROTTLING_CODES = frozenset(
+    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded", "SlowDown"}
+)
+# Seconds a 503 tells the caller to wait (`Retry-After`) before it tries again.
+RETRY_AFTER_SECONDS = 1
+RETRY_LATER_MESSAGE = "the index is busy or slow to answer right now; retry in a moment"
 # The backlog's figures are optional parts of GET /status: fail fast rather than hold the answer up.
 _BACKLOG_SDK = SdkSettings(max_attempts=2, max_connections=2, connect_timeout=2, read_timeout=3)
-# DynamoDB and S3 answer these when a caller is too fast; the client may retry later.
-_THROTTLING_CODES = frozenset(
-    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
-)
+
+
+def status_of_error(error: BaseException) -> HTTPStatus:
+    """The status `error` is answered with (the error map above); a throttling answer of AWS is a 503."""
+    if isinstance(error, ClientError):
+        throttled = error.response.get("Error", {}).get("Code", "") in _THROTTLING_CODES
+        return HTTPStatus.SERVICE_UNAVAILABLE if throttled else HTTPStatus.INTERNAL_SERVER_ERROR
+    for kind in type(error).__mro__:
+        if kind in _STATUS_OF_ERROR:
+            return _STATUS_OF_ERROR[kind]
+    return HTTPStatus.BAD_REQUEST if isinstance(error, SearchError) else HTTPStatus.INTERNAL_SERVER_ERROR
 
 
 def read_threads(layout: IndexLayout) -> int:
@@ -502,30 +524,29 @@ def _invalid_parameters(error: RequestValidationError) -> Response:
     return _message(HTTPStatus.BAD_REQUEST, "; ".join(parts) or "invalid request")
 
 
-@app.exception_handler(SearchError)
-def _search_error(error: SearchError) -> Response:
-    return _message(_STATUS_OF_ERROR.get(type(error), HTTPStatus.BAD_REQUEST), str(error))
-
-
 @app.exception_handler(NotFoundError)
 def _no_route(error: NotFoundError) -> Response:
     return _message(HTTPStatus.NOT_FOUND, "no such resource; see /docs")
 
 
-@app.exception_handler(ClientError)
-def _aws_error(error: ClientError) -> Response:
-    code = error.response.get("Error", {}).get("Code", "")
-    if code in _THROTTLING_CODES:
-        logger.warning("throttled", extra={"code": code})
-        return _message(HTTPStatus.SERVICE_UNAVAILABLE, "busy, retry later", {"Retry-After": "1"})
-    logger.exception("AWS call failed")
-    return _message(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error")
-
-
 @app.exception_handler(Exception)
-def _unexpected(error: Exception) -> Response:
-    # Logged with the cause (a ConfigError names the missing variable); the client learns nothing inside.
-    logger.exception("request failed")
+def _error(error: Exception) -> Response:
+    """Every other error, answered as the error map says.
+
+    A 4xx carries the error's own message. A 503 says when to retry (`Retry-After`) and is logged as a
+    warning: the caller is told to come back, nothing failed. A 500 is logged with its cause (a ConfigError
+    names the missing variable); the client learns nothing inside.
+    """
+    status = status_of_error(error)
+    if status == HTTPStatus.SERVICE_UNAVAILABLE:
+        if isinstance(error, ClientError):
+            logger.warning("throttled", extra={"code": error.response.get("Error", {}).get("Code")})
+        else:
+            logger.warning("timed out", extra={"error": type(error).__name__, "detail": str(error)})
+        return _message(status, RETRY_LATER_MESSAGE, {"Retry-After": str(RETRY_AFTER_SECONDS)})
+    if status < HTTPStatus.INTERNAL_SERVER_ERROR:
+        return _message(status, str(error))
+    logger.exception("AWS call failed" if isinstance(error, ClientError) else "request failed")
     return _message(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error")
 
 

@@ -95,6 +95,21 @@ def key_path(key: str) -> str:
     return quote(key, safe="")
 
 
+# The answers that say "retry later" (the stage's throttle, a throttled or slow DynamoDB), and how often a
+# helper tries a request before it returns such an answer: a loaded test machine makes the local stack's
+# DynamoDB slow at times, and the API answers that with a 503, as AWS would.
+RETRY_LATER_STATUSES = frozenset({429, 503})
+MAX_ATTEMPTS = 5
+
+
+def retry_delay(status: int, headers: Mapping[str, str], attempt: int) -> float | None:
+    """Seconds to wait before trying again after an answer of `status`, None when it is final."""
+    if status not in RETRY_LATER_STATUSES or attempt >= MAX_ATTEMPTS:
+        return None
+    retry_after = {name.lower(): value for name, value in headers.items()}.get("retry-after", "1")
+    return float(retry_after) if retry_after.isdigit() else 1.0
+
+
 def call(
     url: str,
     method: str = "GET",
@@ -103,7 +118,26 @@ def call(
     body: Any = None,
     headers: Mapping[str, str] | None = None,
 ) -> tuple[int, Any, dict[str, str]]:
-    """(status, JSON body or raw bytes, headers) of one request; redirects are not followed."""
+    """(status, JSON body or raw bytes, headers) of one request, tried again after a 429 or 503 (as its
+    Retry-After says); redirects are not followed."""
+    attempt = 1
+    while True:
+        status, answer, answer_headers = _call_once(url, method, token=token, body=body, headers=headers)
+        delay = retry_delay(status, answer_headers, attempt)
+        if delay is None:
+            return status, answer, answer_headers
+        time.sleep(delay)
+        attempt += 1
+
+
+def _call_once(
+    url: str,
+    method: str,
+    *,
+    token: str | None,
+    body: Any,
+    headers: Mapping[str, str] | None,
+) -> tuple[int, Any, dict[str, str]]:
     sent = dict(headers or {})
     if token is not None:
         sent["Authorization"] = token

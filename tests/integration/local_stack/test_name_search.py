@@ -15,6 +15,7 @@ import json
 import os
 import random
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping
@@ -28,6 +29,7 @@ from hypothesis import strategies as st
 
 from file_index.names import name_of, words
 from local_stack.stack import LocalFileSearch
+from tests.integration.local_stack.signed_in import retry_delay
 
 HOT_USER = "bot"
 USERS = ("USER001", "USER002", "anna", HOT_USER)
@@ -183,15 +185,23 @@ def corpus(request: pytest.FixtureRequest, _aws_credentials: None) -> Iterator[C
 
 
 def api_get(api_url: str, params: Mapping[str, Any], path: str = "/files") -> tuple[int, Any]:
+    """(status, JSON answer) of a GET, tried again after a 429 or 503 as its Retry-After says."""
     url = f"{api_url}{path}"
     if params:
         url += "?" + urlencode({name: str(value) for name, value in params.items()})
-    try:
-        with urllib.request.urlopen(url, timeout=HTTP_TIMEOUT_S) as response:  # noqa: S310 (local stack)
-            return response.status, json.load(response)
-    except urllib.error.HTTPError as error:
-        with error:
-            return error.code, json.load(error)
+    attempt = 1
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=HTTP_TIMEOUT_S) as response:  # noqa: S310 (local stack)
+                return response.status, json.load(response)
+        except urllib.error.HTTPError as error:
+            with error:
+                status, answer, headers = error.code, json.load(error), dict(error.headers)
+        delay = retry_delay(status, headers, attempt)
+        if delay is None:
+            return status, answer
+        time.sleep(delay)
+        attempt += 1
 
 
 def follow(corpus: Corpus, params: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[str], str]:

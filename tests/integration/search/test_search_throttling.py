@@ -1,5 +1,6 @@
-"""DynamoDB throttling on the search path: the SDK retries, and if DynamoDB still refuses, the API answers
-503 with Retry-After and a JSON message, never a 500, and logs why.
+"""DynamoDB throttling and slow answers on the search path: the SDK retries, and if DynamoDB still refuses or
+still does not answer in time, the API answers 503 with Retry-After and a JSON message, never a 500, and
+logs why.
 
 The throttling answers are injected at the HTTP layer (a botocore `before-send` hook on the handler's
 clients), so the SDK's own retry logic sees them as it would see DynamoDB's; its back-off sleeps are
@@ -8,6 +9,7 @@ recorded instead of slept.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections import Counter
@@ -19,6 +21,7 @@ from typing import Any
 import boto3
 import pytest
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+from botocore.exceptions import BotoCoreError, ConnectionClosedError, ConnectTimeoutError, ReadTimeoutError
 
 from search import handler
 from tests.integration.search.conftest import BUCKET, SearchApi
@@ -135,3 +138,79 @@ def test_throttling_that_the_retries_absorb_is_invisible(
     assert len(throttle.sleeps) == 2
     found = response.json if operation == "GetItem" else response.json["items"][0]
     assert found["objectKey"] == KEY
+
+
+class SlowAnswers:
+    """Raises the SDK's timeout (`error`) for the chosen operations of `service`, at every attempt."""
+
+    def __init__(self, error: type[BotoCoreError]) -> None:
+        self.error = error
+        self.operations: set[str] = set()
+        self.attempts: Counter[str] = Counter()
+
+    def __call__(self, request: AWSPreparedRequest, event_name: str, **_: Any) -> None:
+        operation = event_name.rsplit(".", 1)[-1]
+        if operation in self.operations:
+            self.attempts[operation] += 1
+            raise self.error(endpoint_url=request.url)
+
+
+@contextlib.contextmanager
+def slow(service: str, answers: SlowAnswers, monkeypatch: pytest.MonkeyPatch) -> Iterator[SlowAnswers]:
+    monkeypatch.setattr("botocore.endpoint.time", SimpleNamespace(sleep=lambda _: None))
+    if boto3.DEFAULT_SESSION is None:
+        boto3.setup_default_session()
+    session = boto3.DEFAULT_SESSION
+    assert session is not None
+    events = session.events
+    handler.file_search.cache_clear()
+    events.register_first(f"before-send.{service}", answers)
+    try:
+        yield answers
+    finally:
+        events.unregister(f"before-send.{service}", answers)
+        handler.file_search.cache_clear()
+
+
+@pytest.mark.parametrize("error", [ReadTimeoutError, ConnectTimeoutError, ConnectionClosedError])
+@pytest.mark.parametrize(
+    ("path", "operation"),
+    [(f"/files/{KEY}", "GetItem"), ("/files?user=USER001", "Query"), (f"/download/{KEY}", "GetItem")],
+)
+def test_a_read_that_times_out_after_the_retries_is_503_with_retry_after(
+    api: SearchApi,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    error: type[BotoCoreError],
+    path: str,
+    operation: str,
+) -> None:
+    api.put_file(KEY, size=12)
+    with slow("dynamodb", SlowAnswers(error), monkeypatch) as answers, caplog.at_level(logging.INFO):
+        answers.operations = {operation}
+        response = api.get(path)
+
+    assert response.status == 503, response.body
+    assert int(response.headers["Retry-After"]) >= 1
+    assert set(response.json) == {"message"}
+    assert "retry" in response.json["message"]
+    assert answers.attempts[operation] == 3  # every attempt the SDK makes (SdkSettings.max_attempts)
+    timed_out = [record for record in caplog.records if record.getMessage() == "timed out"]
+    assert [getattr(record, "error", None) for record in timed_out] == [error.__name__]
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
+
+
+def test_an_error_that_is_no_throttle_or_timeout_is_still_a_500(
+    api: SearchApi, throttle: DynamoDBThrottle, caplog: pytest.LogCaptureFixture
+) -> None:
+    throttle.code = "AccessDeniedException"
+    throttle.operations = {"GetItem"}
+
+    response = api.get(f"/files/{KEY}")
+
+    assert response.status == 500
+    assert response.json == {"message": "internal error"}
+    assert "Retry-After" not in response.headers
+    assert [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR] == [
+        "AWS call failed"
+    ]
