@@ -5,17 +5,19 @@ AWS host, or `--sigv4`) are signed with the caller's AWS credentials; the local 
 
 Results go to stdout; hints, warnings and errors to stderr, so that stdout can be piped. Exit status: 0
 done, 1 the API or the network failed, 2 bad arguments (found here, or answered 400 by the API), 3 the
-local file could not be written.
+local file could not be written, 141 the reader of stdout closed it early (`| head`): the client stops
+quietly, with the status a shell reports for a command that SIGPIPE ended (128 + 13), as `cat` or `yes`.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any, TextIO
@@ -40,6 +42,10 @@ FIELDS = (
 EXIT_API_ERROR = 1
 EXIT_USAGE = 2
 EXIT_LOCAL_WRITE_ERROR = 3
+# 128 + SIGPIPE: what a shell reports for a command that wrote into a closed pipe (`yes | head`). Python
+# keeps SIGPIPE ignored so that a closed socket is an exception, not death (its `signal` documentation
+# advises against restoring the default action); the client ends with the status the signal would give.
+EXIT_OUTPUT_CLOSED = 141
 
 EXAMPLES = """examples:
   python -m file_search_client --api-url http://127.0.0.1:8000 search --user USER001 --date 2017-08-20
@@ -55,6 +61,20 @@ made from your AWS credentials; set FILE_SEARCH_API_URL to leave out --api-url.
 
 class LocalWriteError(Exception):
     """The downloaded file could not be written where asked (not a fault of the API)."""
+
+
+class OutputClosed(Exception):
+    """The reader of stdout closed it (`| head`): not a fault of the API, nor of the network."""
+
+
+@contextlib.contextmanager
+def _writing() -> Iterator[None]:
+    """Writes of results to stdout: a closed pipe raises OutputClosed, never an OSError read as the
+    network's."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise OutputClosed from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -92,9 +112,15 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--min-size", type=int, help="smallest size in bytes, inclusive")
     search.add_argument("--max-size", type=int, help="largest size in bytes, inclusive")
     search.add_argument(
+        "--sort",
+        choices=("uploadDate", "size"),
+        help="the order of a bucket's list: uploadDate (newest first) or size (largest first); a user's "
+        "list is always by uploadDate (default: the API's plan, see orderedBy)",
+    )
+    search.add_argument(
         "--order",
         choices=("asc", "desc"),
-        help="sort direction (default: asc for --user, by upload time; desc for --bucket, by size)",
+        help="sort direction (default: asc for --user, by upload time; desc for --bucket, by size or --sort)",
     )
     search.add_argument("--q", help="words of the file's name, each the start of a word (newest first)")
     search.add_argument("--prefix", help="only keys under this prefix (a folder), in key order")
@@ -243,6 +269,7 @@ def _search(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> N
         "contentType": args.content_type,
         **_named_filters("meta", args.meta),
         **_named_filters("tag", args.tag),
+        "sort": args.sort,
         "order": args.order,
         "limit": args.limit,
         "cursor": args.cursor,
@@ -274,12 +301,14 @@ def _search(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> N
             answer["commonPrefixes"] = folders
         if index_state is not None:
             answer["indexState"] = index_state
-        json.dump(answer, out, indent=2, ensure_ascii=False)
-        out.write("\n")
+        with _writing():
+            json.dump(answer, out, indent=2, ensure_ascii=False)
+            out.write("\n")
         return
-    for folder in folders:
-        out.write(f"{printable(folder)}  (folder)\n")
-    out.write(format_table(items) + "\n")
+    with _writing():
+        for folder in folders:
+            out.write(f"{printable(folder)}  (folder)\n")
+        out.write(format_table(items) + "\n")
     if next_cursor:
         # A hint, not a result: stdout stays the table alone.
         print(f"more results: --cursor {next_cursor} or --all", file=sys.stderr)
@@ -287,11 +316,12 @@ def _search(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> N
 
 def _get(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> None:
     item = client.get_json(key_path("files", args.key))
-    if args.json:
-        json.dump(item, out, indent=2, ensure_ascii=False)
-        out.write("\n")
-    else:
-        out.write(format_item(item) + "\n")
+    with _writing():
+        if args.json:
+            json.dump(item, out, indent=2, ensure_ascii=False)
+            out.write("\n")
+        else:
+            out.write(format_item(item) + "\n")
 
 
 def _download(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> None:
@@ -307,10 +337,13 @@ def _download(client: SearchApiClient, args: argparse.Namespace, out: TextIO) ->
         raise ApiError(response.status, "expected a redirect to the file")
     data = fetch(location)
     if to_stdout:
-        sys.stdout.buffer.write(data)
+        with _writing():
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
         return
     _write(target, data, force=args.force)
-    out.write(f"{target} ({len(data)} bytes)\n")
+    with _writing():
+        out.write(f"{target} ({len(data)} bytes)\n")
 
 
 def _local_name(key: str) -> str:
@@ -340,11 +373,12 @@ def _write(target: Path, data: bytes, *, force: bool) -> None:
 
 def _status(client: SearchApiClient, args: argparse.Namespace, out: TextIO) -> None:
     status = client.get_json("/status")
-    if args.json:
-        json.dump(status, out, indent=2, ensure_ascii=False)
-    else:
-        out.write(format_status(status))
-    out.write("\n")
+    with _writing():
+        if args.json:
+            json.dump(status, out, indent=2, ensure_ascii=False)
+        else:
+            out.write(format_status(status))
+        out.write("\n")
 
 
 def _check_search_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -365,6 +399,14 @@ def _check_search_arguments(parser: argparse.ArgumentParser, args: argparse.Name
                 parser.error(f"--{kind} takes NAME=VALUE, not {pair!r}")
 
 
+def _discard_stdout() -> None:
+    """Point stdout at the null device, so that Python's flush at exit finds no closed pipe to report."""
+    with contextlib.suppress(OSError, ValueError):  # a stdout without a descriptor (a test's capture)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+
+
 COMMANDS = {"search": _search, "get": _get, "download": _download, "status": _status}
 
 
@@ -382,6 +424,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     try:
         client = SearchApiClient(args.api_url, sign=args.sigv4, region=args.region)
         COMMANDS[args.command](client, args, stream)
+        with _writing():
+            # Written out here, inside the try, rather than when Python flushes stdout at exit.
+            stream.flush()
+    except OutputClosed:
+        _discard_stdout()
+        return EXIT_OUTPUT_CLOSED
     except LocalWriteError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_LOCAL_WRITE_ERROR

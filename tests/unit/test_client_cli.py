@@ -284,3 +284,10 @@ def test_arguments_the_client_can_check_exit_2_before_any_request(
         main(["--api-url", "http://127.0.0.1:9", "search", *arguments], out=io.StringIO())
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_help_tells_every_exit_status_and_the_sort_orders() -> None:
+    parser = build_parser()
+    assert "141 the reader of stdout closed it early" in parser.format_help()
+    (search,) = [sub for sub in _parsers(parser) if sub.prog.endswith(" search")]
+    assert "--sort {uploadDate,size}" in search.format_help()

@@ -12,6 +12,8 @@ import hmac
 import io
 import json
 import re
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,7 +28,7 @@ from moto.server import ThreadedMotoServer
 
 from file_index import schema
 from file_index.state import IndexStateStore, Operation
-from file_search_client.cli import BUILDING_WARNING, main
+from file_search_client.cli import BUILDING_WARNING, EXIT_OUTPUT_CLOSED, main
 from local_stack.api_gateway import ApiGatewayServer
 from search import handler
 
@@ -392,3 +394,85 @@ def test_sigv4_signatures_verify_on_the_receiving_side(
     assert sent["signature"] == expected_signature(
         event, "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "eu-west-1"
     )
+
+
+def test_a_reader_that_closes_stdout_early_ends_the_client_quietly_with_141(local_stack: LocalStack) -> None:
+    # More JSON than a pipe holds (64 KiB on Linux): the client is still writing when the reader leaves,
+    # as with `s3-file-search search --json | head -c 100`.
+    with local_stack.table.batch_writer() as batch:
+        for n in range(400):
+            batch.put_item(
+                Item={
+                    "objectKey": f"USER003/many/{n:04}-{'x' * 100}.txt",
+                    "bucketName": BUCKET,
+                    "fileId": f"{n:04}.txt",
+                    "size": Decimal(n),
+                    "uploadUser": "USER003",
+                    "uploadDate": "2017-08-21T10:00:00.000Z",
+                    "sequencer": f"1{n:04}",
+                }
+            )
+    reader = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "file_search_client", "--api-url", local_stack.api_url),
+            *("search", "--bucket", BUCKET, "--limit", "1000", "--json"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert reader.stdout is not None
+    assert reader.stderr is not None
+    first = reader.stdout.read(100)
+    reader.stdout.close()  # what `head -c 100` does once it has its bytes
+    errors = reader.stderr.read().decode()
+    status = reader.wait(timeout=120)
+
+    assert first.startswith(b"{")
+    assert errors == ""  # no traceback, no "cannot reach", no "Exception ignored" at exit
+    assert status == EXIT_OUTPUT_CLOSED == 141
+
+
+def test_sort_asks_a_buckets_list_for_an_order(local_stack: LocalStack) -> None:
+    code, output = run("--api-url", local_stack.api_url, "search", "--bucket", BUCKET, "--sort", "uploadDate")
+    assert code == 0
+    answer = run(
+        "--api-url", local_stack.api_url, "search", "--bucket", BUCKET, "--sort", "uploadDate", "--json"
+    )[1]
+    assert json.loads(answer)["orderedBy"] == "uploadDate"
+    # Newest first, in the table as in the JSON.
+    assert [line.split()[0] for line in output.splitlines()[1:]] == [
+        "USER002_x",
+        "USER001/dir/a",
+        "USER001_FILE001.txt",
+    ]
+    assert local_stack.events[-1]["queryStringParameters"]["sort"] == "uploadDate"
+    code, output = run(
+        "--api-url", local_stack.api_url, "search", "--bucket", BUCKET, "--sort", "size", "--order", "asc"
+    )
+    assert code == 0
+    assert [line.split()[-3] for line in output.splitlines()[1:]] == ["5", "7", "12"]  # SIZE
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--user", "USER001", "--sort", "size"], "400: sort=size applies to a bucket"),
+        (["--bucket", BUCKET, "--sort", "size", "--q", "file"], "400: sort applies to a list of a user"),
+    ],
+)
+def test_a_sort_the_api_refuses_is_one_line_and_exit_2(
+    local_stack: LocalStack, capsys: pytest.CaptureFixture[str], arguments: list[str], message: str
+) -> None:
+    code, output = run("--api-url", local_stack.api_url, "search", *arguments)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert output == ""
+    assert err.startswith(f"error: {message}")
+    assert err.count("\n") == 1
+
+
+def test_sort_takes_only_the_apis_orders(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--api-url", "http://127.0.0.1:9", "search", "--bucket", BUCKET, "--sort", "name"])
+    assert exit_info.value.code == 2
+    assert "--sort: invalid choice: 'name' (choose from" in capsys.readouterr().err
