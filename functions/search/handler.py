@@ -713,6 +713,11 @@ def _list_page(route: str, *, limit: int, cursor: str | None, **chosen: Any) -> 
     return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=body)
 
 
+DOWNLOAD_DESCRIPTION = (
+    "The presigned URL makes S3 answer the file as an attachment saved under its own name "
+    "(`Content-Disposition: attachment; filename*=UTF-8''...`) and as `application/octet-stream`, "
+    "whatever type it was stored with, so that a browser saves it and never renders it."
+)
 _KEY_PARAMETER = Path(
     description="The S3 object key, percent-encoded; `/` may be sent raw or as %2F",
 )
@@ -738,6 +743,7 @@ def get_file(objectKey: Annotated[str, _KEY_PARAMETER]) -> Response[dict[str, An
 @app.get(
     "/download/<objectKey>",
     summary="Redirect to a short-lived presigned S3 URL of the file",
+    description=DOWNLOAD_DESCRIPTION,
     responses={
         302: {"description": "Redirect; `Location` is the presigned URL"},
         **_ERRORS,
@@ -896,7 +902,7 @@ def delete_my_file(objectKey: Annotated[str, _KEY_PARAMETER]) -> Response[None]:
     "/me/download/<objectKey>",
     summary="Redirect to a short-lived presigned S3 URL of one of the signed-in person's files",
     description=(
-        "As `GET /download/{objectKey}`, and the file is saved under its own name (an attachment). With "
+        f"As `GET /download/{{objectKey}}`. {DOWNLOAD_DESCRIPTION} With "
         '`Accept: application/json` the answer is `{"url": ...}` instead of a redirect (for pages, '
         "which cannot read a redirect's target)."
     ),
@@ -914,7 +920,7 @@ def download_my_file(objectKey: Annotated[str, _KEY_PARAMETER]) -> Response[Any]
     reject_unknown_parameters("GET /me/download/{objectKey}")
     key = decode_object_key(objectKey)
     search = file_search()
-    url = search.download_url(key, item=search.persons_file(person, key), attachment=True)
+    url = search.download_url(key, item=search.persons_file(person, key))
     if "application/json" in (app.current_event.headers.get("accept") or ""):
         body = {"url": url}
         headers = {"Cache-Control": "no-store"}
@@ -930,8 +936,8 @@ def download_my_file(objectKey: Annotated[str, _KEY_PARAMETER]) -> Response[Any]
         'Body: `{"name": ..., "contentType": ..., "size": ..., "folder": optional}`. The answer '
         '`{"key", "url", "fields"}` is an HTML form POST to S3: send every field, then the file as the '
         "field `file`. The signed policy pins the key (under the person's own prefix), the content type "
-        "and a size up to the deployment's upload limit; the file reaches the index through the "
-        "bucket's events."
+        "and the size: S3 takes a file of exactly `size` bytes (at most the deployment's upload limit); "
+        "the file reaches the index through the bucket's events."
     ),
     responses={200: {"description": "The form"}, **_SIGNED_IN_ERRORS},
     tags=[_ME_TAG],

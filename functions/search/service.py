@@ -27,6 +27,8 @@ from search.people import (
 from search.queries import check_key_value
 from search.status import BacklogReader, IndexStateView, StatusReport
 
+# The type every download is answered with: one no browser renders or runs.
+DOWNLOAD_CONTENT_TYPE = "application/octet-stream"
 # Dot segments, which URL clients resolve away (RFC 3986, section 5.2.4), and their percent-encoded form,
 # which S3 decodes back to the key's own dots. Browsers also resolve %2E%2E (the WHATWG URL standard).
 _DOT_SEGMENTS = {".": "%2E", "..": "%2E%2E"}
@@ -220,8 +222,8 @@ class FileSearch:
     def upload_form(self, person: Person, request: Any, access: UserAccess) -> dict[str, Any]:
         """A presigned POST for `person` to upload one file: its key, the URL and the form's fields.
 
-        The signed policy pins the exact key (under the person's own prefix), the content type and a
-        `content-length-range` of 0 to the deployment's upload limit; S3 refuses any other form.
+        The signed policy pins the exact key (under the person's own prefix), the content type and the
+        declared size (a `content-length-range` of exactly `size` bytes); S3 refuses any other form.
         """
         if not isinstance(request, dict):
             raise BadRequest('the body must be a JSON object: {"name", "contentType", "size", "folder"}')
@@ -234,23 +236,25 @@ class FileSearch:
             raise BadRequest("size is required: the file's size in bytes")
         key = upload_key(person, request["name"], request.get("folder"), self._key_layout)
         content_type = upload_content_type(request.get("contentType"))
-        upload_size(request["size"], access)
+        size = upload_size(request["size"], access)
         form: dict[str, Any] = self._s3.generate_presigned_post(
             Bucket=self._bucket_name,
             Key=key,
             Fields={"Content-Type": content_type},
             Conditions=[
                 {"Content-Type": content_type},
-                ["content-length-range", 0, access.max_upload_bytes],
+                ["content-length-range", size, size],
             ],
             ExpiresIn=access.upload_url_expiry_seconds,
         )
         return {"key": key, "url": form["url"], "fields": form["fields"]}
 
-    def download_url(
-        self, object_key: str, *, item: dict[str, Any] | None = None, attachment: bool = False
-    ) -> str:
+    def download_url(self, object_key: str, *, item: dict[str, Any] | None = None) -> str:
         """A presigned GET of the indexed version of the file, valid for the configured expiry.
+
+        The URL makes S3 answer the file as an attachment saved under its own name, and as
+        `application/octet-stream` whatever type it was stored with: a browser saves it, never renders
+        it (an HTML or SVG file shown on the bucket's origin could run script there).
 
         A key with `.` or `..` segments (`a/../b`) keeps them in the URL, percent-encoded: curl, requests
         and urllib then fetch that key; browsers still resolve them, and S3 refuses the changed path.
@@ -264,7 +268,7 @@ class FileSearch:
         params = {"Bucket": self._bucket_name, "Key": object_key}
         if "versionId" in item:
             params["VersionId"] = item["versionId"]
-        if attachment:
-            params["ResponseContentDisposition"] = attachment_disposition(object_key)
+        params["ResponseContentDisposition"] = attachment_disposition(object_key)
+        params["ResponseContentType"] = DOWNLOAD_CONTENT_TYPE
         url: str = self._s3.generate_presigned_url("get_object", Params=params, ExpiresIn=self._expiry)
         return keep_dot_segments(url)

@@ -1,8 +1,8 @@
 """Uploads, downloads and deletes of signed-in people, on the in-process local stack.
 
 moto checks no presigned POST policy, so the tests read the policy the function signs: the exact key under
-the person's own prefix, the content type, and a size range up to `maxUploadBytes`. The form then goes
-to S3 as a browser sends it, and the file reaches the index through the bucket's events.
+the person's own prefix, the content type, and exactly the declared size (at most `maxUploadBytes`). The
+form then goes to S3 as a browser sends it, and the file reaches the index through the bucket's events.
 """
 
 from __future__ import annotations
@@ -65,7 +65,9 @@ def test_the_upload_policy_pins_key_type_and_size(stack: LocalFileSearch, demo: 
     assert {"key": form["key"]} in conditions
     assert {"bucket": stack.bucket} in conditions
     assert {"Content-Type": "application/pdf"} in conditions
-    assert ["content-length-range", 0, MAX_UPLOAD] in conditions
+    # Exactly the declared size: a form for 10 bytes cannot carry a larger (or smaller) file.
+    sizes = [c for c in conditions if isinstance(c, list) and c[0] == "content-length-range"]
+    assert sizes == [["content-length-range", 10, 10]]
     # No condition lets the key vary (starts-with), and the policy expires.
     assert not [
         condition for condition in conditions if isinstance(condition, list) and condition[0] == "starts-with"
@@ -100,8 +102,10 @@ def test_an_uploaded_file_is_listed_downloaded_and_deleted(
     with urllib.request.urlopen(answer["url"]) as response:  # noqa: S310 (the local S3)
         assert response.read() == content
         disposition = response.headers["Content-Disposition"]
+        content_type = response.headers["Content-Type"]
     assert disposition.startswith("attachment;")
     assert "filename*=UTF-8''gr%C3%B6%C3%9Fe%20%C3%BCber.txt" in disposition
+    assert content_type == "application/octet-stream"
     status, _, _ = call(f"{stack.api_url}/me/files/{key_path(form['key'])}", "DELETE", token=demo["token"])
     assert status == 204
     stack.wait_until_indexed()
@@ -195,3 +199,32 @@ def test_the_page_is_served_with_its_security_headers(stack: LocalFileSearch) ->
     }
     assert call(f"{stack.web_url}/../README.md")[0] == 404
     assert call(f"{stack.web_url}/%2e%2e/README.md")[0] == 404
+
+
+@pytest.mark.parametrize("content_type", ["text/html", "image/svg+xml", "application/xhtml+xml"])
+def test_no_download_is_rendered_by_a_browser(
+    stack: LocalFileSearch, demo: dict[str, Any], content_type: str
+) -> None:
+    content = b"<html><script>alert(document.domain)</script></html>"
+    status, form = _upload(
+        stack, demo["token"], {"name": "page.html", "contentType": content_type, "size": len(content)}
+    )
+    assert status == 200, form
+    assert post_form(form["url"], form["fields"], content) == 204
+    stack.wait_until_indexed()
+    import urllib.request
+
+    # Both the signed-in route and the operators' IAM route presign an attachment of a type no browser
+    # renders; S3 (moto) answers with the overrides.
+    _, answer, _ = call(
+        f"{stack.api_url}/me/download/{key_path(form['key'])}",
+        token=demo["token"],
+        headers={"Accept": "application/json"},
+    )
+    status, _, headers = call(f"{stack.api_url}/download/{key_path(form['key'])}")
+    assert status == 302
+    for url in (answer["url"], headers["Location"]):
+        with urllib.request.urlopen(url) as response:  # noqa: S310 (the local S3)
+            assert response.read() == content
+            assert response.headers["Content-Type"] == "application/octet-stream"
+            assert response.headers["Content-Disposition"].startswith('attachment; filename="page.html"')

@@ -77,3 +77,22 @@ def test_a_missing_variable_fails_with_its_name_and_no_detail_to_the_client(
     assert response.json == {"message": "internal error"}
     logged = [str(record.exc_info[1]) for record in caplog.records if record.exc_info]
     assert "environment variable CURSOR_SECRET_ARN is required" in logged
+
+
+@pytest.mark.parametrize("stored_type", ["text/html", "image/svg+xml", "application/xhtml+xml", "text/plain"])
+def test_a_download_is_an_attachment_that_no_browser_renders(api: SearchApi, stored_type: str) -> None:
+    key = "USER001/page <1>.html"
+    api.s3.put_object(Bucket=BUCKET, Key=key, Body=b"<script>alert(1)</script>", ContentType=stored_type)
+    api.put_file(key)
+
+    location = api.get(f"/download/{quote(key)}").headers["Location"]
+
+    query = parse_qs(urlsplit(location).query)
+    assert query["response-content-disposition"] == [
+        "attachment; filename=\"page _1_.html\"; filename*=UTF-8''page%20%3C1%3E.html"
+    ]
+    assert query["response-content-type"] == ["application/octet-stream"]
+    fetched = requests.get(location, timeout=10)
+    assert fetched.status_code == 200
+    assert fetched.headers["Content-Type"] == "application/octet-stream"
+    assert fetched.headers["Content-Disposition"].startswith("attachment;")
