@@ -81,7 +81,9 @@ class FileSearchStack(Stack):
                 admin_group=config.admin_group,
                 removal=config.removal,
             )
-            self.web_site = WebSite(self, "WebSite", removal=config.removal)
+            self.web_site = WebSite(
+                self, "WebSite", removal=config.removal, upload_bucket_name=config.existing_bucket_name
+            )
             signed_in = SignedInRoutes(
                 user_pool=self.people.user_pool,
                 client=self.people.client,

@@ -16,24 +16,44 @@ from infra.nag import BASIC_EXECUTION_ROLE, RUNTIME_REASON, acknowledge, arn_ref
 from infra.web_page import CONFIG_FILE, WEB_ROOT, security_headers
 
 
-def connect_sources(region: str) -> list[str]:
+def connect_sources(region: str, upload_bucket_name: str | None = None) -> list[str]:
     """Where the deployed page connects: the API (execute-api), Cognito's API, and S3 for uploads.
 
-    Patterns, not the resources' own names: the CSP is part of the distribution, and naming the API or
-    the bucket there would make the distribution wait for them while they wait for its origin (CORS).
+    Patterns, not the resources' own names, where the name is a deploy-time value: the CSP is part of the
+    distribution, and naming the API or a bucket the stack creates would make the distribution wait for
+    them while they wait for its origin (CORS). An existing bucket's name is known at synth: the page may
+    then reach that bucket only, at both addresses botocore presigns uploads for, virtual-hosted
+    (`https://name.s3.amazonaws.com/`) and path-style (`https://s3.<region>.amazonaws.com/name`, always
+    the case for a name with dots, which no wildcard certificate of S3 covers), the latter an exact path.
     """
-    return [
+    api_and_sign_in = [
         f"https://*.execute-api.{region}.amazonaws.com",
         f"https://cognito-idp.{region}.amazonaws.com",
-        "https://*.s3.amazonaws.com",
-        f"https://*.s3.{region}.amazonaws.com",
+    ]
+    if upload_bucket_name is None:
+        return [*api_and_sign_in, "https://*.s3.amazonaws.com", f"https://*.s3.{region}.amazonaws.com"]
+    return [
+        *api_and_sign_in,
+        f"https://{upload_bucket_name}.s3.amazonaws.com",
+        f"https://{upload_bucket_name}.s3.{region}.amazonaws.com",
+        # us-east-1 presigns at the global endpoint, every other region at its own.
+        f"https://s3.amazonaws.com/{upload_bucket_name}",
+        f"https://s3.{region}.amazonaws.com/{upload_bucket_name}",
     ]
 
 
 class WebSite(Construct):
     """The page: a private bucket behind CloudFront (origin access control), with the security headers."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, removal: RemovalChoice) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        removal: RemovalChoice,
+        upload_bucket_name: str | None = None,
+    ) -> None:
+        """`upload_bucket_name`: the existing bucket people upload to, or None for one the stack creates."""
         super().__init__(scope, construct_id)
         region = Stack.of(self).region
         destroy = removal is RemovalChoice.DESTROY
@@ -47,7 +67,7 @@ class WebSite(Construct):
             removal_policy=removal.policy,
             auto_delete_objects=destroy,
         )
-        headers = security_headers(connect_sources(region))
+        headers = security_headers(connect_sources(region, upload_bucket_name))
         policy = cloudfront.ResponseHeadersPolicy(
             self,
             "SecurityHeaders",

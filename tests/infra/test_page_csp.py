@@ -1,0 +1,131 @@
+"""The page's Content-Security-Policy as deployed: it lets the page upload to the bucket's presigned
+address, whatever the bucket's name, and nowhere else.
+
+botocore presigns a bucket whose name has dots (`fileupload.a`) in the path style
+(`https://s3.<region>.amazonaws.com/fileupload.a`), because no wildcard certificate of S3 covers a host
+with more dots; the CSP's `connect-src` must allow exactly that address, and stay narrow.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import boto3
+import pytest
+from botocore.config import Config
+
+from tests.infra.conftest import Synth, synthesize
+
+pytestmark = pytest.mark.xdist_group("infra")
+
+DOTTED_BUCKET = "fileupload.a"
+REGIONS = ("us-east-1", "eu-west-1")
+
+
+@pytest.fixture(scope="module")
+def dotted_synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    """People upload to an existing bucket whose name has dots."""
+    return synthesize(tmp_path_factory.mktemp("cdk-dotted"), {"existingBucketName": DOTTED_BUCKET})
+
+
+def _connect_sources(synth: Synth, region: str) -> list[str]:
+    """The deployed CSP's connect-src sources, with the stack's region as `region`."""
+    (policy,) = synth.resources("AWS::CloudFront::ResponseHeadersPolicy").values()
+    csp = policy["Properties"]["ResponseHeadersPolicyConfig"]["SecurityHeadersConfig"][
+        "ContentSecurityPolicy"
+    ]["ContentSecurityPolicy"]
+    parts = csp["Fn::Join"][1] if isinstance(csp, dict) else [csp]
+    assert all(isinstance(part, str) or part == {"Ref": "AWS::Region"} for part in parts), parts
+    text = "".join(part if isinstance(part, str) else region for part in parts)
+    (connect,) = [directive for directive in text.split("; ") if directive.startswith("connect-src ")]
+    return connect.split()[1:]
+
+
+def _allows(source: str, url: str) -> bool:
+    """Whether a CSP host-source (`https://host[/path]`, `*.` only at the host's start) matches `url`."""
+    if source == "'self'":
+        return False
+    wanted, address = urlsplit(source), urlsplit(url)
+    if wanted.scheme != address.scheme or wanted.port != address.port or wanted.hostname is None:
+        return False
+    host = address.hostname or ""
+    if wanted.hostname.startswith("*."):
+        if not host.endswith(wanted.hostname[1:]):
+            return False
+    elif host != wanted.hostname:
+        return False
+    # CSP: no path matches any; a path ending in / matches as a prefix; any other path matches exactly.
+    if not wanted.path:
+        return True
+    path = address.path or "/"
+    return path.startswith(wanted.path) if wanted.path.endswith("/") else path == wanted.path
+
+
+def _presigned_upload_url(bucket: str, region: str) -> str:
+    """The address of the form the search function presigns for an upload (s3v4, as in Lambda)."""
+    s3 = boto3.client(
+        "s3",
+        region_name=region,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        config=Config(signature_version="s3v4"),
+    )
+    return str(s3.generate_presigned_post(Bucket=bucket, Key="person/report.pdf")["url"])
+
+
+def _is_narrow(source: str) -> bool:
+    """A scheme and an AWS host, never a bare scheme or a wildcard that covers more than one service."""
+    if source == "'self'":
+        return True
+    address = urlsplit(source)
+    host = address.hostname or ""
+    return (
+        address.scheme == "https"
+        and host.endswith(".amazonaws.com")
+        and host != "*.amazonaws.com"
+        and host.count("*") <= 1
+        and (not host.startswith("*") or host.startswith(("*.s3.", "*.execute-api.")))
+    )
+
+
+@pytest.mark.parametrize("region", REGIONS)
+def test_the_page_may_upload_to_a_bucket_whose_name_has_dots(dotted_synth: Synth, region: str) -> None:
+    url = _presigned_upload_url(DOTTED_BUCKET, region)
+    assert urlsplit(url).path == f"/{DOTTED_BUCKET}"  # path style, as botocore presigns it
+    sources = _connect_sources(dotted_synth, region)
+    assert any(_allows(source, url) for source in sources), (url, sources)
+    # ... that bucket only: neither another bucket at the same address nor a longer name.
+    for other in ("fileupload.b", "fileupload.ab"):
+        assert not any(_allows(source, _presigned_upload_url(other, region)) for source in sources)
+
+
+@pytest.mark.parametrize("region", REGIONS)
+def test_a_created_bucket_is_reached_at_its_virtual_host(default_synth: Synth, region: str) -> None:
+    # The stack names a bucket it creates without dots: botocore presigns it virtual-hosted.
+    url = _presigned_upload_url("s3filesearch-uploadbucket-1a2b3c", region)
+    assert any(_allows(source, url) for source in _connect_sources(default_synth, region))
+
+
+@pytest.mark.parametrize("synth_name", ["default_synth", "dotted_synth", "imported_synth"])
+def test_the_connect_sources_stay_narrow(synth_name: str, request: pytest.FixtureRequest) -> None:
+    synth: Synth = request.getfixturevalue(synth_name)
+    sources = _connect_sources(synth, "eu-west-1")
+    assert "'self'" in sources
+    assert [source for source in sources if not _is_narrow(source)] == []
+    # Path-style S3 sources always name the bucket: `https://s3.<region>.amazonaws.com` alone would
+    # let the page send files to any bucket of the region.
+    for source in sources:
+        if urlsplit(source).hostname in ("s3.amazonaws.com", "s3.eu-west-1.amazonaws.com"):
+            assert urlsplit(source).path not in ("", "/"), source
+
+
+def test_the_narrowness_check_refuses_what_it_must() -> None:
+    for wide in ("*", "https:", "https://*", "https://*.amazonaws.com", "https://s3.amazonaws.com.evil"):
+        assert not _is_narrow(wide), wide
+    assert _allows(
+        "https://s3.eu-west-1.amazonaws.com/fileupload.a", "https://s3.eu-west-1.amazonaws.com/fileupload.a"
+    )
+    assert not _allows(
+        "https://s3.eu-west-1.amazonaws.com/fileupload.a", "https://s3.eu-west-1.amazonaws.com/fileupload.a/x"
+    )
+    assert _allows("https://*.s3.amazonaws.com", "https://a.b.s3.amazonaws.com/")
