@@ -6,7 +6,9 @@ from file_search_client.api import (
     BadRequestError,
     FileSearch,
     FileSearchError,
+    IndexState,
     NotFoundError,
+    Page,
     ThrottledError,
 )
 
@@ -14,7 +16,9 @@ __all__ = [
     "BadRequestError",
     "FileSearch",
     "FileSearchError",
+    "IndexState",
     "NotFoundError",
+    "Page",
     "ThrottledError",
     "__version__",
 ]
