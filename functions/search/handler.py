@@ -50,7 +50,7 @@ from search.config import load_config, queue_name
 from search.cursor import MAX_CURSOR_LENGTH
 from search.errors import BadRequest, ConfigError, FileNotFound, Forbidden, SearchError, Unauthorized
 from search.people import Person, UserAccess, person_from_claims
-from search.queries import MAX_KEY_BYTES, ListParameters, build_query
+from search.queries import MAX_KEY_BYTES, MAX_PREFIX_BYTES, ListParameters, build_query
 from search.service import FileSearch, decode_object_key
 from search.status import BacklogReader, IndexStateView
 
@@ -608,7 +608,13 @@ _QParameter = Annotated[
     ),
 ]
 _PrefixParameter = Annotated[
-    str | None, Query(description="Only keys that start with this (a folder, e.g. `USER001/reports/`)")
+    str | None,
+    Query(
+        description=(
+            f"Only keys that start with this (a folder, e.g. `USER001/reports/`); at most {MAX_PREFIX_BYTES} "
+            "bytes of UTF-8, the longest the name index's key condition takes (its 1,024-byte key less 4)"
+        )
+    ),
 ]
 _DelimiterParameter = Annotated[
     str | None, Query(description="`/`: answer the sub-folders of `prefix` in `commonPrefixes`")

@@ -182,6 +182,12 @@ def _bucket_query(params: ListParameters, bucket: str, ascending: bool) -> Bucke
 # `sort`: the orders a list may be asked in (a user's list is always by uploadDate).
 SORTS = ("uploadDate", "size")
 
+# A prefix list reads the name index's key items, whose sort key is the object key, with a key condition
+# from the prefix to the prefix followed by one 4-byte character (U+10FFFF), and DynamoDB takes at most
+# MAX_KEY_BYTES (1,024) bytes in a sort key's value: so a prefix may take 1,020 bytes of UTF-8.
+MAX_PREFIX_BYTES = MAX_KEY_BYTES - 4
+PREFIX_LIMIT = f"at most {MAX_PREFIX_BYTES} are allowed (the name index's key limit, less 4)"
+
 # `q`: at most this many characters and words (each word is checked against every candidate's name).
 MAX_Q_LENGTH = 256
 MAX_Q_WORDS = 16
@@ -201,8 +207,8 @@ def _name_query(params: ListParameters, scope: UserQuery | BucketQuery) -> NameQ
     if params.delimiter is not None and params.delimiter != "/":
         raise BadRequest(f"delimiter must be '/', not {params.delimiter!r}")
     prefix = params.prefix
-    if prefix is not None and utf8_length("prefix", prefix) > MAX_KEY_BYTES:
-        raise BadRequest(f"prefix is longer than {MAX_KEY_BYTES} bytes")
+    if prefix is not None and (length := utf8_length("prefix", prefix)) > MAX_PREFIX_BYTES:
+        raise BadRequest(f"prefix is {length} bytes of UTF-8; {PREFIX_LIMIT}")
     ext = None
     if params.ext is not None:
         ext = normalize_extension(params.ext)

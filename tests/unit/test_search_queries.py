@@ -100,3 +100,15 @@ def test_sort_asks_a_bucket_for_an_order_and_is_refused_where_it_cannot_apply() 
     ]:
         with pytest.raises(BadRequest, match=message):
             build_query(params)
+
+
+@pytest.mark.parametrize("prefix", ["a" * 1020, "é" * 510, "請" * 340, "😀" * 255, ""])
+def test_a_prefix_of_up_to_1020_bytes_is_taken(prefix: str) -> None:
+    query = build_query(ListParameters(bucket="b", prefix=prefix))
+    assert getattr(query, "prefix", None) == prefix
+
+
+@pytest.mark.parametrize("prefix", ["a" * 1021, "é" * 511, "請" * 341, "a" + "😀" * 255, "a" * 1024])
+def test_a_longer_prefix_is_refused_naming_the_limit(prefix: str) -> None:
+    with pytest.raises(BadRequest, match=f"prefix is {len(prefix.encode())} bytes of UTF-8; at most 1020"):
+        build_query(ListParameters(user="u", prefix=prefix))

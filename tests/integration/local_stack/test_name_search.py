@@ -420,6 +420,31 @@ def test_a_bad_name_list_is_a_400_naming_the_parameter(
     assert message in body["message"]
 
 
+@pytest.mark.parametrize(
+    "prefix",
+    ["a" * 1020, "é" * 510, "請" * 340, "USER001/" + "😀" * 253, "😀" * 255],
+    ids=["1020-ascii", "1020-two-byte", "1020-three-byte", "1020-four-byte", "1020-all-four-byte"],
+)
+def test_a_prefix_of_1020_bytes_is_listed(corpus: Corpus, prefix: str) -> None:
+    assert len(prefix.encode()) == 1020
+    scopes = ({"bucket": corpus.bucket}, {"user": "USER001"}, {"bucket": corpus.bucket, "delimiter": "/"})
+    for params in scopes:
+        status, body = api_get(corpus.stack.api_url, {**params, "prefix": prefix})
+        assert (status, body["items"]) == (200, []), body
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    ["a" * 1021, "a" * 1024, "é" * 511, "請" * 341, "a" + "😀" * 255, "a" * 1025],
+    ids=["1021-ascii", "1024-ascii", "1022-two-byte", "1023-three-byte", "1021-four-byte", "1025-ascii"],
+)
+def test_a_longer_prefix_is_a_400_naming_the_limit(corpus: Corpus, prefix: str) -> None:
+    for params in ({"bucket": corpus.bucket}, {"user": "USER001"}):
+        status, body = api_get(corpus.stack.api_url, {**params, "prefix": prefix})
+        assert status == 400, body
+        assert f"prefix is {len(prefix.encode())} bytes of UTF-8; at most 1020 are allowed" in body["message"]
+
+
 def test_a_cursor_of_another_query_is_refused(corpus: Corpus) -> None:
     status, body = api_get(corpus.stack.api_url, {"bucket": corpus.bucket, "q": "report", "limit": 1})
     assert status == 200
