@@ -49,7 +49,7 @@ from file_index.state import IndexStateStore
 from search.config import load_config, queue_name
 from search.cursor import MAX_CURSOR_LENGTH
 from search.errors import BadRequest, ConfigError, FileNotFound, Forbidden, SearchError, Unauthorized
-from search.people import Person, UserAccess, person_from_claims
+from search.people import Person, UserAccess, folder_prefix, own_folder, person_from_claims
 from search.queries import MAX_KEY_BYTES, MAX_PREFIX_BYTES, ListParameters, build_query
 from search.service import FileSearch, decode_object_key
 from search.status import BacklogReader, IndexStateView
@@ -687,8 +687,11 @@ def list_files(
     )
 
 
-def _list_page(route: str, *, limit: int, cursor: str | None, **chosen: Any) -> Response[dict[str, Any]]:
-    """One page of a list route: `chosen` are its parameters as ListParameters names them."""
+def _list_page(
+    route: str, *, limit: int, cursor: str | None, folder: str = "", **chosen: Any
+) -> Response[dict[str, Any]]:
+    """One page of a list route: `chosen` are its parameters as ListParameters names them; `commonPrefixes`
+    are answered relative to `folder` (whose prefix `chosen`'s prefix starts with)."""
     reject_unknown_parameters(route, LIST_PARAMETERS, FILTER_PREFIXES)
     check_whole_numbers(INTEGER_PARAMETERS)
     params = ListParameters(**chosen, meta=named_filters("meta."), tags=named_filters("tag."))
@@ -715,7 +718,7 @@ def _list_page(route: str, *, limit: int, cursor: str | None, **chosen: Any) -> 
         "indexState": result.index_state.value,
     }
     if result.common_prefixes is not None:
-        body["commonPrefixes"] = result.common_prefixes
+        body["commonPrefixes"] = [common.removeprefix(folder) for common in result.common_prefixes]
     return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=body)
 
 
@@ -821,7 +824,14 @@ def signed_in_person() -> Person:
     description=(
         "The parameters and answer of `GET /files`, for the person the ID token names: `user` and "
         "`bucket` are for members of the admin group only (403 for anybody else); without them the list "
-        "is the person's own files."
+        "is the person's own files.\n\n"
+        "**Folders are the person's own.** With `prefix` or `delimiter`, the list is of the person's "
+        "folder `{user}/` (where `POST /me/uploads` puts files): `prefix=reports/` lists the keys under "
+        "`{user}/reports/`, and `commonPrefixes` are relative to `{user}/` (`reports/2026/`). Items keep "
+        "their full `objectKey`, the key `/me/files/{objectKey}` and `/me/download/{objectKey}` take. "
+        "With `user`, an admin's `prefix` is relative to that user's folder in the same way; with "
+        "`bucket`, `prefix` and `commonPrefixes` are whole keys, as on `GET /files`. A leading `/` of "
+        f"`prefix` is dropped; the folder and `prefix` together take at most {MAX_PREFIX_BYTES} bytes."
     ),
     responses={200: _json_answer("One page", "FileListPage"), **_SIGNED_IN_ERRORS},
     tags=[_ME_TAG],
@@ -850,8 +860,14 @@ def list_my_files(
         raise Forbidden("user and bucket are for admins; without them the list is your own files")
     if user is None and bucket is None:
         user = person.user
+    folder = ""
+    if user is not None and bucket is None and (prefix is not None or delimiter is not None):
+        # Folders are the user's own: `prefix` and `commonPrefixes` are relative to `{user}/`.
+        folder = own_folder(user)
+        prefix = folder_prefix(user, prefix)
     return _list_page(
         "GET /me/files",
+        folder=folder,
         user=user,
         bucket=bucket,
         date=date,

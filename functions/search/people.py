@@ -23,6 +23,7 @@ from typing import Any
 from file_index.key_layout import KeyLayout
 from file_index.objects import MAX_KEY_BYTES
 from search.errors import BadRequest, FileNotFound, Forbidden, Unauthorized
+from search.queries import MAX_PREFIX_BYTES, PREFIX_LIMIT, utf8_length
 
 DEFAULT_USER_CLAIM = "sub"
 DEFAULT_ADMIN_GROUP = "admins"
@@ -84,6 +85,29 @@ def person_from_claims(claims: Mapping[str, Any] | None, access: UserAccess) -> 
             f"your account has no {access.user_claim} attribute, which names your files here; ask an admin"
         )
     return Person(user=user, is_admin=access.admin_group in claim_groups(claims.get("cognito:groups")))
+
+
+def own_folder(user: str) -> str:
+    """The folder a user's uploads go to (`upload_key`): `{user}/`."""
+    return f"{user}/"
+
+
+def folder_prefix(user: str, prefix: str | None) -> str:
+    """The key prefix `/me/files` lists for `prefix`, a folder within `user`'s own (`{user}/`).
+
+    A leading "/" is dropped, as for an upload's folder. BadRequest if the whole prefix would pass the
+    name index's limit (MAX_PREFIX_BYTES), saying how much the relative prefix may take.
+    """
+    folder = own_folder(user)
+    relative = (prefix or "").lstrip("/")
+    whole = folder + relative
+    room = MAX_PREFIX_BYTES - utf8_length("user", folder)
+    if utf8_length("prefix", whole) > MAX_PREFIX_BYTES:
+        raise BadRequest(
+            f"prefix is {utf8_length('prefix', relative)} bytes of UTF-8; within the folder {folder!r} "
+            f"at most {max(room, 0)} are allowed (with the folder, {PREFIX_LIMIT})"
+        )
+    return whole
 
 
 def check_owner(person: Person, item: Mapping[str, Any], object_key: str, *, admin_may: bool) -> None:

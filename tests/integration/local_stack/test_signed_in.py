@@ -228,3 +228,61 @@ def test_no_download_is_rendered_by_a_browser(
             assert response.read() == content
             assert response.headers["Content-Type"] == "application/octet-stream"
             assert response.headers["Content-Disposition"].startswith('attachment; filename="page.html"')
+
+
+def _keys(page: dict[str, Any]) -> list[str]:
+    return [item["objectKey"] for item in page["items"]]
+
+
+def test_folders_on_me_are_the_persons_own(stack: LocalFileSearch, demo: dict[str, Any]) -> None:
+    for name, folder in (("q3.pdf", "reports"), ("plan.txt", "reports/2026"), ("notes.txt", None)):
+        body: dict[str, Any] = {"name": name, "contentType": "text/plain", "size": 2}
+        if folder is not None:
+            body["folder"] = folder
+        status, form = _upload(stack, demo["token"], body)
+        assert status == 200, form
+        assert post_form(form["url"], form["fields"], b"ok") == 204
+    stack.wait_until_indexed()
+    sub, token = demo["sub"], demo["token"]
+
+    def page(query: str, who: str = token) -> dict[str, Any]:
+        status, answer, _ = call(f"{stack.api_url}/me/files?{query}", token=who)
+        assert status == 200, answer
+        return dict(answer)
+
+    # `prefix` is a folder of the person's own; items keep their whole key (what /me/files/{key} takes).
+    assert _keys(page("prefix=reports/")) == [f"{sub}/reports/2026/plan.txt", f"{sub}/reports/q3.pdf"]
+    assert _keys(page("prefix=/reports/")) == _keys(page("prefix=reports/"))
+    folders = page("prefix=reports/&delimiter=/")
+    assert (_keys(folders), folders["commonPrefixes"]) == ([f"{sub}/reports/q3.pdf"], ["reports/2026/"])
+    top = page("delimiter=/")
+    assert "reports/" in top["commonPrefixes"]
+    assert f"{sub}/notes.txt" in _keys(top)
+    assert f"{sub}/reports/q3.pdf" not in _keys(top)
+    # Typing the hidden folder is no longer how one finds one's files.
+    assert _keys(page(f"prefix={sub}/reports/")) == []
+    key = _keys(page("prefix=reports/"))[1]
+    assert call(f"{stack.api_url}/me/files/{key_path(key)}", token=token)[0] == 200
+    # An admin naming the user lists that user's folders; naming the bucket, whole keys.
+    ready = stack.describe()
+    admin = sign_in(stack.aws_endpoint, ready["userPoolClientId"], ready["adminUser"], ready["adminPassword"])
+    admin_token = admin["IdToken"]
+    as_admin = page(f"user={sub}&prefix=reports/&delimiter=/", admin_token)
+    assert (_keys(as_admin), as_admin["commonPrefixes"]) == ([f"{sub}/reports/q3.pdf"], ["reports/2026/"])
+    assert _keys(page(f"bucket={stack.bucket}&prefix=reports/", admin_token)) == []
+    whole = page(f"bucket={stack.bucket}&prefix={sub}/reports/&delimiter=/", admin_token)
+    assert (_keys(whole), whole["commonPrefixes"]) == ([f"{sub}/reports/q3.pdf"], [f"{sub}/reports/2026/"])
+
+
+def test_a_folder_prefix_past_the_limit_is_a_400_saying_how_much_is_left(
+    stack: LocalFileSearch, demo: dict[str, Any]
+) -> None:
+    room = 1020 - len(f"{demo['sub']}/".encode())
+    status, answer, _ = call(f"{stack.api_url}/me/files?prefix={'a' * room}", token=demo["token"])
+    assert (status, answer["items"]) == (200, [])
+    status, answer, _ = call(f"{stack.api_url}/me/files?prefix={'a' * (room + 1)}", token=demo["token"])
+    assert status == 400
+    assert (
+        f"prefix is {room + 1} bytes of UTF-8; within the folder '{demo['sub']}/' at most {room}"
+        in (answer["message"])
+    )
