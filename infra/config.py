@@ -62,7 +62,12 @@ _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 # DynamoDB's own rule for table names.
 _TABLE_NAME = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
 _USER_POOL_ID = re.compile(r"^[\w-]+_[0-9a-zA-Z]+$")
-_CLAIM_NAME = re.compile(r"^[A-Za-z0-9_:.-]{1,128}$")
+# Claims of an ID token that nobody can change: Cognito's id of the user and the user name.
+IMMUTABLE_USER_CLAIMS = ("sub", "cognito:username")
+# A custom attribute of the pool (Cognito: a name of 1-20 characters after `custom:`).
+_CUSTOM_CLAIM = re.compile(r"^custom:[A-Za-z0-9_.-]{1,20}$")
+# Standard attributes that stand for a verified address until the person changes them.
+_VERIFIED_ADDRESSES = ("email", "phone_number")
 _GROUP_NAME = re.compile(r"^\S{1,128}$")
 # S3 takes at most 5 GiB in one PUT or POST.
 MAX_UPLOAD_BYTES = 5 * 1024**3
@@ -162,14 +167,20 @@ class StackConfig:
     user_access: bool = True
     # None: the stack creates its user pool. An id: the stack uses that existing pool.
     user_pool_id: str | None = None
-    # The ID token claim whose value is a person's uploadUser (`sub`: Cognito never reuses it).
+    # The ID token claim whose value is a person's uploadUser (`sub`: Cognito never reuses it). Only a
+    # claim people cannot write themselves: `sub`, `cognito:username`, or a custom attribute that the app
+    # client may not write (`_check_user_claim`).
     user_claim: str = "sub"
+    # With `user_pool_id` and a custom `user_claim`: the deployer's word that no app client of that pool
+    # lets people write the attribute (the stack cannot see the pool's other clients).
+    user_claim_admin_only: bool = False
     admin_group: str = "admins"
     # The largest file the page may upload with one presigned POST (S3's single-request limit).
     max_upload_bytes: int = MAX_UPLOAD_BYTES
 
     def __post_init__(self) -> None:
         _check_indexer_sizing(self.indexer_sizing)
+        _check_user_claim(self)
 
     @classmethod
     def from_context(cls, get: Callable[[str], Any]) -> StackConfig:
@@ -215,7 +226,8 @@ class StackConfig:
             enrich=_optional(get, "enrich", _enrich, frozenset()),
             user_access=_optional(get, "userAccess", _switch, True),
             user_pool_id=_optional(get, "userPoolId", _user_pool_id, None),
-            user_claim=_optional(get, "userClaim", _claim_name, "sub"),
+            user_claim=_optional(get, "userClaim", _user_claim, "sub"),
+            user_claim_admin_only=_optional(get, "userClaimAdminOnly", _switch, False),
             admin_group=_optional(get, "adminGroup", _group_name, "admins"),
             max_upload_bytes=_optional(
                 get, "maxUploadBytes", _positive_int(maximum=MAX_UPLOAD_BYTES), MAX_UPLOAD_BYTES
@@ -396,13 +408,55 @@ def _user_pool_id(key: str, value: Any) -> str:
     return value
 
 
-def _claim_name(key: str, value: Any) -> str:
-    if not isinstance(value, str) or not _CLAIM_NAME.fullmatch(value):
+_SAFE_CLAIMS = (
+    "sub (the default), cognito:username, or custom:NAME, a custom attribute only administrators set "
+    "(AdminCreateUser, AdminUpdateUserAttributes)"
+)
+
+
+def _user_claim(key: str, value: Any) -> str:
+    """A claim people cannot write with their own access token (Cognito's UpdateUserAttributes)."""
+    if not isinstance(value, str):
+        raise ConfigError(f"context {key}={value!r} is invalid; allowed: {_SAFE_CLAIMS}")
+    if value in IMMUTABLE_USER_CLAIMS or _CUSTOM_CLAIM.fullmatch(value):
+        return value
+    if value in _VERIFIED_ADDRESSES:
         raise ConfigError(
-            f"context {key}={value!r} is invalid; allowed: an ID token claim such as sub, "
-            "cognito:username or custom:uploadUser"
+            f"context {key}={value!r} is unsafe: a person can change their own {value} with "
+            f"UpdateUserAttributes, after which it is unverified ({value}_verified false), so they could "
+            f"take another person's {value} and their files; allowed: {_SAFE_CLAIMS}"
         )
-    return value
+    if value.startswith("custom:"):
+        raise ConfigError(
+            f"context {key}={value!r} is invalid: a custom attribute's name is 1-20 characters of "
+            f"A-Z a-z 0-9 _ . -; allowed: {_SAFE_CLAIMS}"
+        )
+    raise ConfigError(
+        f"context {key}={value!r} is unsafe: people can write standard attributes (such as "
+        "preferred_username or name) themselves, and other claims do not name one person; "
+        f"allowed: {_SAFE_CLAIMS}"
+    )
+
+
+def _check_user_claim(config: StackConfig) -> None:
+    """A custom claim in a pool the stack does not create needs the deployer's word that it is admin-only.
+
+    The stack's own pool declares the attribute and its app client may not write it; an existing pool's
+    other app clients are out of the stack's sight, and any of them could let people write it.
+    """
+    if (
+        config.user_access
+        and config.user_pool_id is not None
+        and config.user_claim not in IMMUTABLE_USER_CLAIMS
+        and not config.user_claim_admin_only
+    ):
+        raise ConfigError(
+            f"context userClaim={config.user_claim!r} with userPoolId={config.user_pool_id!r} needs "
+            "userClaimAdminOnly=true: the stack cannot see whether another app client of that pool lets "
+            f"people write {config.user_claim}; allowed: sub or cognito:username, or "
+            "userClaimAdminOnly=true once no app client of the pool has the attribute in its write "
+            "attributes (only administrators set it, with AdminUpdateUserAttributes)"
+        )
 
 
 def _group_name(key: str, value: Any) -> str:

@@ -22,3 +22,9 @@ PASSWORD_POLICY: dict[str, Any] = {
 # refreshes with the refresh token; SRP stays allowed for other clients.
 USER_POOL_CLIENT_AUTH_FLOWS = ("ALLOW_USER_PASSWORD_AUTH", "ALLOW_USER_SRP_AUTH", "ALLOW_REFRESH_TOKEN_AUTH")
 ADMIN_GROUP_DESCRIPTION = "May list any user's files and the whole bucket, and download any file"
+# What people may write about themselves with their access token (Cognito's UpdateUserAttributes), as the
+# app client's write attributes: only their locale, which the product never reads. Cognito takes an empty
+# list as "every standard attribute" (and custom ones), so the list names one harmless attribute, never
+# none. The claim that names a person's files (`userClaim`) is never in it.
+USER_WRITABLE_ATTRIBUTES = ("locale",)
+CUSTOM_CLAIM_PREFIX = "custom:"

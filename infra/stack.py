@@ -80,6 +80,7 @@ class FileSearchStack(Stack):
                 user_pool_id=config.user_pool_id,
                 admin_group=config.admin_group,
                 removal=config.removal,
+                user_claim=config.user_claim,
             )
             self.web_site = WebSite(
                 self, "WebSite", removal=config.removal, upload_bucket_name=config.existing_bucket_name

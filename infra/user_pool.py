@@ -8,7 +8,12 @@ from constructs import Construct
 
 from infra.config import RemovalChoice
 from infra.nag import acknowledge
-from infra.people import ADMIN_GROUP_DESCRIPTION, PASSWORD_POLICY
+from infra.people import (
+    ADMIN_GROUP_DESCRIPTION,
+    CUSTOM_CLAIM_PREFIX,
+    PASSWORD_POLICY,
+    USER_WRITABLE_ATTRIBUTES,
+)
 
 
 class People(Construct):
@@ -22,8 +27,14 @@ class People(Construct):
         user_pool_id: str | None,
         admin_group: str,
         removal: RemovalChoice,
+        user_claim: str,
     ) -> None:
-        """`user_pool_id`: an existing pool to use (None: the stack creates one, with the admin group)."""
+        """`user_pool_id`: an existing pool to use (None: the stack creates one, with the admin group).
+
+        `user_claim` names a person's files; a `custom:` claim becomes an attribute of the stack's pool
+        that only administrators set. The app client may write `USER_WRITABLE_ATTRIBUTES` only, so no
+        person can change the claim with their own access token.
+        """
         super().__init__(scope, construct_id)
         self.creates_pool = user_pool_id is None
         if user_pool_id is not None:
@@ -51,6 +62,7 @@ class People(Construct):
                 account_recovery=cognito.AccountRecovery.EMAIL_ONLY,
                 deletion_protection=removal is not RemovalChoice.DESTROY,
                 removal_policy=removal.policy,
+                custom_attributes=_claim_attribute(user_claim),
             )
             self.user_pool = pool
             cognito.CfnUserPoolGroup(
@@ -88,4 +100,17 @@ class People(Construct):
             id_token_validity=Duration.hours(1),
             access_token_validity=Duration.hours(1),
             refresh_token_validity=Duration.days(30),
+            # People change nothing of themselves that the product reads (infra/people.py).
+            write_attributes=cognito.ClientAttributes().with_standard_attributes(
+                **dict.fromkeys(USER_WRITABLE_ATTRIBUTES, True)
+            ),
         )
+
+
+def _claim_attribute(user_claim: str) -> dict[str, cognito.ICustomAttribute] | None:
+    """The pool's custom attribute for a `custom:` claim: mutable, so that an administrator can set it
+    (AdminUpdateUserAttributes) for people already in the pool; people cannot (the client's write
+    attributes leave it out)."""
+    if not user_claim.startswith(CUSTOM_CLAIM_PREFIX):
+        return None
+    return {user_claim.removeprefix(CUSTOM_CLAIM_PREFIX): cognito.StringAttribute(mutable=True)}

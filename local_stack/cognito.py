@@ -1,9 +1,10 @@
 """Sign-in on the local stack: moto's Cognito user pool, and the authorizer API Gateway would run.
 
 `create_user_pool` builds what the CDK stack deploys (infra/people.py): a pool with the same password
-policy and optional MFA, an app client without a secret, the admin group, and demo people the page can sign
-in with. Cognito's own API answers at the stack's AWS endpoint (moto), so the page signs in there as it
-would at `cognito-idp.{region}.amazonaws.com`, and the password never reaches the search API.
+policy and optional MFA, an app client without a secret whose write attributes leave out every claim that
+names a person, the admin group, and demo people the page can sign in with. Cognito's own API answers at
+the stack's AWS endpoint (moto), so the page signs in there as it would at
+`cognito-idp.{region}.amazonaws.com`, and the password never reaches the search API.
 
 `IdTokenAuthorizer` is the API Gateway stand-in's Cognito authorizer for the `/me/...` routes. Like API
 Gateway's it takes the token raw or after `Bearer `, checks its RS256 signature against the pool's key
@@ -28,7 +29,12 @@ from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
-from infra.people import ADMIN_GROUP_DESCRIPTION, PASSWORD_POLICY, USER_POOL_CLIENT_AUTH_FLOWS
+from infra.people import (
+    ADMIN_GROUP_DESCRIPTION,
+    PASSWORD_POLICY,
+    USER_POOL_CLIENT_AUTH_FLOWS,
+    USER_WRITABLE_ATTRIBUTES,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +81,9 @@ def create_user_pool(cognito: Any, *, endpoint: str, region: str, admin_group: s
         GenerateSecret=False,
         ExplicitAuthFlows=list(USER_POOL_CLIENT_AUTH_FLOWS),
         PreventUserExistenceErrors="ENABLED",
+        # As the deployed client: people may write their locale and nothing the product reads. moto does
+        # not enforce write attributes (the README's "The page" says what that leaves open locally).
+        WriteAttributes=list(USER_WRITABLE_ATTRIBUTES),
     )["UserPoolClient"]["ClientId"]
     cognito.create_group(GroupName=admin_group, UserPoolId=pool_id, Description=ADMIN_GROUP_DESCRIPTION)
     passwords = {}

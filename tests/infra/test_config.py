@@ -415,3 +415,73 @@ def test_reading_the_configuration_does_not_start_the_cdk() -> None:
     )
 
     assert result.stdout.split() == ["False", "False"]
+
+
+@pytest.mark.parametrize("claim", ["sub", "cognito:username", "custom:uploadUser", "custom:employee_no"])
+def test_a_claim_people_cannot_write_is_accepted(claim: str) -> None:
+    assert StackConfig.from_mapping({"userClaim": claim}).user_claim == claim
+
+
+@pytest.mark.parametrize(
+    ("claim", "why"),
+    [
+        # A person changes their own address with UpdateUserAttributes; Cognito then marks it unverified.
+        ("email", "email_verified false"),
+        ("phone_number", "phone_number_verified false"),
+        # Standard attributes people write themselves.
+        ("preferred_username", "people can write standard attributes"),
+        ("name", "people can write standard attributes"),
+        ("email_verified", "people can write standard attributes"),
+        # Claims that do not name one person.
+        ("cognito:groups", "other claims do not name one person"),
+        ("aud", "other claims do not name one person"),
+        ("custom:", "a custom attribute's name is 1-20 characters"),
+        ("custom:a_name_over_twenty_chars", "a custom attribute's name is 1-20 characters"),
+        ("custom:has space", "a custom attribute's name is 1-20 characters"),
+        (42, "is invalid"),
+    ],
+)
+def test_a_claim_people_could_write_is_refused_naming_the_safe_ones(claim: Any, why: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        StackConfig.from_mapping({**cdk_json_context(), "userClaim": claim})
+
+    message = str(raised.value)
+    assert f"context userClaim={claim!r}" in message
+    assert why in message
+    assert "allowed: sub (the default), cognito:username, or custom:NAME" in message
+
+
+def test_a_custom_claim_of_an_existing_pool_needs_the_deployers_word() -> None:
+    existing = {"userPoolId": "eu-west-1_AbCdEf123", "userClaim": "custom:uploadUser"}
+
+    with pytest.raises(ConfigError) as raised:
+        StackConfig.from_mapping(existing)
+
+    message = str(raised.value)
+    assert (
+        "userClaim='custom:uploadUser' with userPoolId='eu-west-1_AbCdEf123' needs userClaimAdminOnly"
+        in message
+    )
+    assert "allowed: sub or cognito:username" in message
+    assert StackConfig.from_mapping({**existing, "userClaimAdminOnly": True}).user_claim_admin_only
+    # Immutable claims need nothing; the stack's own pool declares the attribute admin-only itself.
+    for claim in ("sub", "cognito:username"):
+        assert StackConfig.from_mapping({**existing, "userClaim": claim}).user_claim == claim
+    assert StackConfig.from_mapping({"userClaim": "custom:uploadUser"}).user_claim_admin_only is False
+    with pytest.raises(ConfigError, match="userClaimAdminOnly='yes' is invalid; allowed: true, false"):
+        StackConfig.from_mapping({**existing, "userClaimAdminOnly": "yes"})
+
+
+def test_app_py_refuses_an_email_claim_naming_why() -> None:
+    env = {
+        **os.environ,
+        "CDK_CONTEXT_JSON": json.dumps({**cdk_json_context(), "userClaim": "email"}),
+        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+    }
+
+    result = subprocess.run(
+        [sys.executable, "app.py"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+    assert result.returncode != 0
+    assert result.stderr.startswith("cdk.json: context userClaim='email' is unsafe: a person can change")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from infra.config import ConfigError, StackConfig
-from infra.people import PASSWORD_POLICY
+from infra.people import PASSWORD_POLICY, USER_WRITABLE_ATTRIBUTES
 from infra.web_page import content_security_policy
 from tests.infra.conftest import Synth, synthesize
 from tests.infra.test_stack import SEARCH_HANDLER, actions_of, function, role_statements
@@ -192,7 +192,12 @@ def test_user_access_off_gives_the_stack_without_sign_in(without_people: Synth, 
 def existing_pool(tmp_path_factory: pytest.TempPathFactory) -> Synth:
     return synthesize(
         Path(tmp_path_factory.mktemp("cdk-existing-pool")),
-        {"userPoolId": "eu-west-1_AbCdEf123", "adminGroup": "file-admins", "userClaim": "custom:uploadUser"},
+        {
+            "userPoolId": "eu-west-1_AbCdEf123",
+            "adminGroup": "file-admins",
+            "userClaim": "custom:uploadUser",
+            "userClaimAdminOnly": True,
+        },
     )
 
 
@@ -207,6 +212,8 @@ def test_an_existing_pool_gets_only_an_app_client(existing_pool: Synth) -> None:
     _, props = function(existing_pool, SEARCH_HANDLER)
     assert props["Environment"]["Variables"]["ADMIN_GROUP"] == "file-admins"
     assert props["Environment"]["Variables"]["USER_CLAIM"] == "custom:uploadUser"
+    # The stack's client may not write the claim either; the pool's other clients are the deployer's word.
+    assert client["WriteAttributes"] == list(USER_WRITABLE_ATTRIBUTES)
 
 
 @pytest.mark.parametrize(
@@ -214,7 +221,8 @@ def test_an_existing_pool_gets_only_an_app_client(existing_pool: Synth) -> None:
     [
         ({"userAccess": "yes"}, "userAccess='yes' is invalid; allowed: true, false"),
         ({"userPoolId": "not a pool"}, "userPoolId='not a pool' is invalid; allowed: a Cognito user pool id"),
-        ({"userClaim": "has space"}, "userClaim='has space' is invalid"),
+        ({"userClaim": "has space"}, "userClaim='has space' is unsafe"),
+        ({"userClaim": "email"}, "userClaim='email' is unsafe: a person can change their own email"),
         ({"adminGroup": "two words"}, "adminGroup='two words' is invalid"),
         ({"maxUploadBytes": 0}, "maxUploadBytes=0 is invalid; allowed: an integer from 1 to 5368709120"),
         ({"maxUploadBytes": 6 * 1024**3}, "allowed: an integer from 1 to 5368709120"),
@@ -223,3 +231,67 @@ def test_an_existing_pool_gets_only_an_app_client(existing_pool: Synth) -> None:
 def test_a_bad_setting_is_refused_naming_it(overrides: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace("[", r"\[")):
         StackConfig.from_mapping(overrides)
+
+
+# Claims that name a person (`userClaim`) or could, if people wrote them: never in the client's write list.
+IDENTITY_ATTRIBUTES = (
+    "sub",
+    "email",
+    "phone_number",
+    "preferred_username",
+    "name",
+    "nickname",
+    "email_verified",
+)
+
+
+def test_people_may_write_nothing_that_names_them(default_synth: Synth) -> None:
+    """UpdateUserAttributes with a person's access token writes only the client's write attributes.
+
+    Cognito takes a missing or empty list as "every standard attribute": the list must be present and
+    hold only attributes the product never reads.
+    """
+    _, client = _one(default_synth, "AWS::Cognito::UserPoolClient")
+    assert client["WriteAttributes"] == ["locale"]
+    assert not set(client["WriteAttributes"]) & {*IDENTITY_ATTRIBUTES, "cognito:username"}
+    _, pool = _one(default_synth, "AWS::Cognito::UserPool")
+    assert not [a for a in pool.get("Schema", []) if a["Name"].startswith("custom")]
+
+
+@pytest.fixture(scope="module")
+def custom_claim(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    return synthesize(Path(tmp_path_factory.mktemp("cdk-custom-claim")), {"userClaim": "custom:uploadUser"})
+
+
+def test_a_custom_claim_is_an_attribute_only_administrators_set(custom_claim: Synth) -> None:
+    assert custom_claim.synth_error is None
+    _, pool = _one(custom_claim, "AWS::Cognito::UserPool")
+    # Mutable, so that an administrator can give it to people already in the pool (AdminUpdateUserAttributes).
+    assert pool["Schema"] == [{"AttributeDataType": "String", "Mutable": True, "Name": "uploadUser"}]
+    _, client = _one(custom_claim, "AWS::Cognito::UserPoolClient")
+    assert client["WriteAttributes"] == list(USER_WRITABLE_ATTRIBUTES)
+    assert "custom:uploadUser" not in client["WriteAttributes"]
+    # Readable (no ReadAttributes: every attribute), so that the ID token carries it.
+    assert "ReadAttributes" not in client
+    _, props = function(custom_claim, SEARCH_HANDLER)
+    assert props["Environment"]["Variables"]["USER_CLAIM"] == "custom:uploadUser"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"userClaim": "email"}, "userClaim='email' is unsafe: a person can change their own email"),
+        ({"userClaim": "phone_number"}, "phone_number_verified false"),
+        ({"userClaim": "preferred_username"}, "people can write standard attributes"),
+        (
+            {"userClaim": "custom:x", "userPoolId": "eu-west-1_AbCdEf123"},
+            "userClaim='custom:x' with userPoolId='eu-west-1_AbCdEf123' needs userClaimAdminOnly=true",
+        ),
+    ],
+)
+def test_synth_refuses_a_claim_people_could_write(
+    tmp_path: Path, overrides: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message) as raised:
+        synthesize(tmp_path, overrides)
+    assert "allowed: sub" in str(raised.value)
