@@ -102,8 +102,8 @@ bench: setup  ## print the benchmark table (figures, side by side) and draw its 
 	$(LOCAL_AWS) $(PY) -m bench
 
 dist: setup  ## build the wheels of the client (s3-file-search) and the admin tools (s3-file-search-admin) into dist/
+	@# Their build backend (setuptools, out of the tree) leaves no build/ or *.egg-info in the checkout.
 	$(PY) -m pip wheel --quiet --no-deps --wheel-dir dist ./file_search_client ./file_search_admin
-	@rm -rf file_search_client/build file_search_client/*.egg-info file_search_admin/build file_search_admin/*.egg-info
 	@ls dist/*.whl
 
 lock:  ## re-pin every transitive Python dependency into constraints.txt

@@ -1,6 +1,7 @@
 """The client and the admin tools as packages: the wheels `make dist` builds install into fresh venvs (the
 client on Python 3.11 and 3.13, the admin tools on 3.13, the functions' runtime), give the `s3-file-search`
-and `s3-file-search-admin` commands, and work against the local stack (the client's Python API too)."""
+and `s3-file-search-admin` commands, and work against the local stack (the client's Python API too).
+Building them, as `pip install ./<folder>` does, leaves nothing behind in the checkout."""
 
 from __future__ import annotations
 
@@ -31,7 +32,9 @@ def python_of(version: str) -> str | None:
 
 
 def build_wheel(out: Path, project: str) -> Path:
-    """The wheel of `project` (a folder of the repository), as `make dist` builds it."""
+    """The wheel of `project` (a folder of the repository), as `make dist` builds it; the build must leave
+    the checkout as it was."""
+    before = build_leftovers()
     subprocess.run(
         [
             sys.executable,
@@ -48,11 +51,31 @@ def build_wheel(out: Path, project: str) -> Path:
         check=True,
         timeout=300,
     )
-    shutil.rmtree(REPO_ROOT / project / "build", ignore_errors=True)
-    for info in (REPO_ROOT / project).glob("*.egg-info"):
-        shutil.rmtree(info)
+    assert build_leftovers() - before == set()
     (built,) = out.glob("*.whl")
     return built
+
+
+# Where a build of the packages could write: their folders and the functions' code the admin tools carry.
+BUILT_FROM = ("file_search_client", "file_search_admin", "functions/file_index")
+
+
+def build_leftovers() -> set[str]:
+    """Files git does not track under the packages' folders, ignored ones included (a .gitignore entry
+    must not hide a build's output), but for the bytecode any import of the code writes."""
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--ignored", "--untracked-files=all", "--", *BUILT_FROM],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    return {
+        line[3:]
+        for line in status.splitlines()
+        if line[:2] in ("??", "!!") and "__pycache__/" not in line and not line.endswith(".pyc")
+    }
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +83,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_wheel(tmp_path_factory.mktemp("dist"), "file_search_client")
 
 
-def fresh_venv(version: str, where: Path, wheel: Path) -> Path:
-    """A venv of Python `version` with `wheel` installed (and what it declares); its bin folder."""
+def fresh_venv(version: str, where: Path, wheel: Path | str) -> Path:
+    """A venv of Python `version` with `wheel` (or a project folder) installed, and what it declares; its
+    bin folder."""
     python = python_of(version)
     if python is None:
         if os.environ.get("CI") == "true":
@@ -90,7 +114,10 @@ try:
 except BadRequestError as error:
     refused = [error.status, error.message]
 state = files.status()["indexState"]
-print(json.dumps({"found": found, "missing": missing, "refused": refused, "state": state}))
+pages = list(files.pages(bucket=sys.argv[2], prefix="USER002/", delimiter="/"))
+folders = [folder for page in pages for folder in page.common_prefixes]
+answer = {"found": found, "missing": missing, "refused": refused, "state": state, "folders": folders}
+print(json.dumps(answer))
 """
 
 
@@ -107,7 +134,7 @@ def test_the_wheel_installs_and_searches(
     assert "python -m" not in usage
     stack = running_stack
     s3 = stack.client("s3")
-    for key in ("USER001_Invoice_March.pdf", "USER002/invoice-april.pdf", "USER002/notes.txt"):
+    for key in ("USER001_Invoice_March.pdf", "USER002/invoice-april.pdf", "USER002/2024/notes.txt"):
         s3.put_object(Bucket=stack.bucket, Key=key, Body=b"x")
     stack.wait_until_indexed()
     env = {name: value for name, value in os.environ.items() if not name.startswith("AWS_")}
@@ -149,6 +176,7 @@ def test_the_wheel_installs_and_searches(
     assert answer["refused"][0] == 400
     assert "q has no word in it" in answer["refused"][1]
     assert answer["state"] == "READY"
+    assert answer["folders"] == ["USER002/2024/"]
 
 
 def test_the_admin_wheel_installs_and_backfills(tmp_path: Path, running_stack: LocalFileSearch) -> None:
@@ -183,3 +211,42 @@ def test_the_admin_wheel_installs_and_backfills(tmp_path: Path, running_stack: L
     for key in ("USER007_before.txt", "USER007/old/report.pdf"):
         item = reader.get_item(TableName=stack.table_name, Key={"objectKey": {"S": key}})
         assert item["Item"]["uploadUser"] == {"S": "USER007"}
+
+
+@pytest.mark.parametrize(
+    ("project", "version", "command"),
+    [
+        ("file_search_client", "3.11", "s3-file-search"),
+        ("file_search_admin", "3.13", "s3-file-search-admin"),
+    ],
+)
+def test_pip_install_of_a_folder_leaves_the_checkout_clean(
+    project: str, version: str, command: str, tmp_path: Path
+) -> None:
+    before = build_leftovers()
+
+    bin_folder = fresh_venv(version, tmp_path / "venv", str(REPO_ROOT / project))
+
+    assert build_leftovers() - before == set()  # no build/, no *.egg-info
+    installed = subprocess.run(
+        [str(bin_folder / command), "--version"], capture_output=True, text=True, check=True
+    )
+    assert installed.stdout.startswith(f"{command} 0.")
+    # The build backend stays out of the installed package.
+    packages = Path(
+        subprocess.run(
+            [str(bin_folder / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    assert (packages / project / "cli.py").is_file()
+    assert not (packages / project / "_backend").exists()
+
+
+def test_both_packages_build_with_the_same_backend() -> None:
+    # A build backend must lie inside its project: one file, kept twice.
+    client = REPO_ROOT / "file_search_client" / "_backend" / "out_of_tree.py"
+    admin = REPO_ROOT / "file_search_admin" / "_backend" / "out_of_tree.py"
+    assert client.read_text() == admin.read_text()
