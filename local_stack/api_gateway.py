@@ -8,7 +8,13 @@ Every answer is JSON, errors as `{"message": ...}`, including those the HTTP ser
 function runs: any method other than GET on one of the API's paths (TRACE, CONNECT and names HTTP does not
 define included) is a 405 with `Allow: GET`, and a request line over 64 KiB a 414. With a user pool, the
 `/me/...` routes of signed-in people declare their own methods, answer the page's CORS preflight, and pass
-the user pool's authorizer (`local_stack.cognito`) before the function runs. The deployed API differs in
+the user pool's authorizer (`local_stack.cognito`) before the function runs. The claims of the token the
+authorizer accepted reach the function as API Gateway REST's Cognito authorizer passes them (`rest_claims`):
+every value a string, an array's items joined by commas, `exp` and `iat` as dates. AWS does not document
+this format; it is what events captured from deployed REST APIs show (`"cognito:groups":
+"admin,staging-manager"`, `"iat": "Thu Dec 06 16:08:23 UTC 2018"`, `"auth_time": "1544112503"`,
+`"email_verified": "true"`). A header sent several times reaches the function as API Gateway's proxy
+event has it: every value in `multiValueHeaders`, the last in `headers`. The deployed API differs in
 one respect: API Gateway refuses a method the resource does not define with its own 403
 `{"message": "Missing Authentication Token"}`, before the function or IAM authorization run.
 
@@ -27,7 +33,8 @@ import re
 import sys
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
@@ -68,6 +75,49 @@ class Authorizer(Protocol):
     def claims(self, authorization: str | None) -> dict[str, str] | None: ...
 
 
+# The claims API Gateway's Cognito authorizer passes as dates (Java's Date.toString, in UTC).
+DATE_CLAIMS = frozenset({"exp", "iat"})
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def authorizer_date(seconds: float) -> str:
+    """An epoch time as the authorizer passes `exp` and `iat`: `Thu Dec 06 16:08:23 UTC 2018`."""
+    moment = datetime.fromtimestamp(int(seconds), tz=UTC)
+    return (
+        f"{_DAYS[moment.weekday()]} {_MONTHS[moment.month - 1]} {moment.day:02d} "
+        f"{moment:%H:%M:%S} UTC {moment.year}"
+    )
+
+
+def rest_claim(name: str, value: Any) -> str:
+    """One claim as API Gateway REST's Cognito authorizer hands it to the function: a string."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if name in DATE_CLAIMS and isinstance(value, int | float):
+        return authorizer_date(value)
+    if isinstance(value, list | tuple):
+        return ",".join(rest_claim("", item) for item in value)
+    if isinstance(value, dict):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)
+
+
+def rest_claims(payload: Mapping[str, Any]) -> dict[str, str]:
+    """A token's claims as the authorizer passes them (`requestContext.authorizer.claims`)."""
+    return {name: rest_claim(name, value) for name, value in payload.items()}
+
+
+def jwt_payload(authorization: str) -> dict[str, Any]:
+    """The payload of the JWT in an Authorization header the authorizer accepted (raw or after `Bearer `)."""
+    token = authorization.strip()
+    if token[:7].lower() == "bearer ":
+        token = token[7:].strip()
+    part = token.split(".")[1]
+    payload: dict[str, Any] = json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+    return payload
+
+
 def me_route_methods(path: str) -> tuple[str, ...] | None:
     """The methods a `/me/...` route declares, None if `path` is none of them."""
     for pattern, methods in ME_ROUTES:
@@ -85,19 +135,23 @@ def to_rest_event(
     method: str,
     raw_path: str,
     *,
-    headers: Mapping[str, str] | None = None,
+    headers: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
     body: bytes | None = None,
     source_ip: str = "127.0.0.1",
     claims: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The Lambda proxy event for one request; `raw_path` may carry a query string."""
+    """The Lambda proxy event for one request; `raw_path` may carry a query string, `headers` may name a
+    header several times (as (name, value) pairs)."""
     parts = urlsplit(raw_path)
     path = parts.path or "/"
     multi_query: dict[str, list[str]] = {}
     for name, value in parse_qsl(parts.query, keep_blank_values=True):
         multi_query.setdefault(name, []).append(value)
-    header_map = dict(headers or {})
-    multi_headers = {name: [value] for name, value in header_map.items()}
+    pairs = list(headers.items()) if isinstance(headers, Mapping) else list(headers or [])
+    header_map = dict(pairs)  # the last value of a repeated header, as API Gateway's `headers`
+    multi_headers: dict[str, list[str]] = {}
+    for name, value in pairs:
+        multi_headers.setdefault(name, []).append(value)
     encoded_body: str | None = None
     is_base64 = False
     if body:
@@ -201,13 +255,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if self.command not in methods:
             self._reply_not_allowed(path, methods, self._cors_headers())
             return
-        claims = authorizer.claims(self.headers.get("Authorization"))
-        if claims is None:
+        authorization = self.headers.get("Authorization")
+        if authorization is None or authorizer.claims(authorization) is None:
             # API Gateway's own answer (its UNAUTHORIZED gateway response), CORS headers added as the
             # deployed API's gateway responses add them, so that the page can read it.
             self._reply_json(HTTPStatus.UNAUTHORIZED, "Unauthorized", self._cors_headers())
             return
-        self._invoke(claims)
+        self._invoke(rest_claims(jwt_payload(authorization)))
 
     def _refuse_unknown_method(self) -> bool:
         path = urlsplit(self.path).path
@@ -241,7 +295,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         event = to_rest_event(
             self.command,
             self.path,
-            headers=dict(self.headers.items()),
+            headers=list(self.headers.items()),
             body=body,
             source_ip=self.client_address[0],
             claims=claims,

@@ -49,7 +49,14 @@ from file_index.state import IndexStateStore
 from search.config import load_config, queue_name
 from search.cursor import MAX_CURSOR_LENGTH
 from search.errors import BadRequest, ConfigError, FileNotFound, Forbidden, SearchError, Unauthorized
-from search.people import Person, UserAccess, folder_prefix, own_folder, person_from_claims
+from search.people import (
+    Person,
+    UserAccess,
+    authorization_values,
+    folder_prefix,
+    own_folder,
+    person_from_claims,
+)
 from search.queries import MAX_KEY_BYTES, MAX_PREFIX_BYTES, ListParameters, build_query
 from search.service import FileSearch, decode_object_key
 from search.status import BacklogReader, IndexStateView
@@ -814,8 +821,9 @@ def _user_access() -> UserAccess:
 def signed_in_person() -> Person:
     """The person whose ID token the user pool's authorizer accepted for this request (else 401)."""
     access = _user_access()
-    authorizer = (app.current_event.raw_event.get("requestContext") or {}).get("authorizer") or {}
-    return person_from_claims(authorizer.get("claims"), access)
+    event = app.current_event.raw_event
+    authorizer = (event.get("requestContext") or {}).get("authorizer") or {}
+    return person_from_claims(authorizer.get("claims"), access, authorization_values(event))
 
 
 @app.get(

@@ -1,9 +1,19 @@
 """Signed-in people: who a request's ID token names, which files are theirs, and where their uploads go.
 
 The `/me/...` routes are authorized by the stack's Cognito user pool: API Gateway's Cognito authorizer
-checks the ID token (signature, issuer, expiry) before the function runs and hands the function its
-claims in `requestContext.authorizer.claims`, each claim as a string. The function then checks what the
-authorizer does not: that the token is an ID token (`token_use`) of this stack's app client (`aud`).
+checks the ID token (signature, issuer, expiry, and that its `aud` is an app client of the pool) before the
+function runs and hands the function its claims in `requestContext.authorizer.claims`, each claim as a
+string. The function then checks that the token is an ID token (`token_use`) of this stack's app client
+(`aud`).
+
+**Groups are read from the token itself.** The authorizer flattens an array claim into one string
+(`cognito:groups` `["readers,admins"]` and `["readers", "admins"]` both arrive as `readers,admins`), and
+Cognito allows commas, brackets and other punctuation in group names, so that string cannot say which
+groups a person is in. The function reads `cognito:groups`, a JSON array, from the payload of the ID token
+in the request's `Authorization` header, the token API Gateway verified, after checking that the payload
+is that of the token whose claims the authorizer passed (same `sub`, `aud`, `token_use`, `iat`, `jti` and
+`origin_jti`) and that the request carries exactly one such header value. Anything that does not match
+grants no group: the person is still who the claims say, and no admin.
 
 A person's uploadUser is the value of one claim (`USER_CLAIM`, default `sub`, which Cognito never reuses).
 Their files are the indexed entries with that uploadUser: the indexer derives it from the key with the
@@ -15,9 +25,13 @@ and the bucket, and read and download any file of the bucket; everybody deletes 
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from file_index.key_layout import KeyLayout
@@ -62,17 +76,110 @@ class Person:
     is_admin: bool = False
 
 
-def claim_groups(value: Any) -> frozenset[str]:
-    """The groups of a `cognito:groups` claim, as API Gateway passes it (`a`, `a,b` or `[a b]`) or a list."""
-    if isinstance(value, list | tuple):
-        return frozenset(str(group) for group in value)
+# The claims that tie the token in the Authorization header to the claims the authorizer passed: whom it
+# names, which app client and kind of token it is, and which token it is (with `iat`, compared as a time).
+MATCHED_CLAIMS = ("sub", "aud", "token_use", "jti", "origin_jti")
+_BEARER = "bearer "
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+# How API Gateway's Cognito authorizer passes a time claim (`exp`, `iat`): `Thu Dec 06 16:08:23 UTC 2018`.
+_AUTHORIZER_TIME = re.compile(
+    r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<month>[A-Z][a-z]{2}) (?P<day>\d{1,2}) "
+    r"(?P<hour>\d{2}):(?P<minute>\d{2}):(?P<second>\d{2}) UTC (?P<year>\d{4})"
+)
+
+
+def claim_seconds(value: Any) -> int | None:
+    """A time claim in epoch seconds: a number (the token's own), or as the authorizer passes it
+    (`Thu Dec 06 16:08:23 UTC 2018`, or digits); None for anything else."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
     if not isinstance(value, str):
+        return None
+    if value.isascii() and value.isdigit():
+        return int(value)
+    match = _AUTHORIZER_TIME.fullmatch(value)
+    if match is None or match["month"] not in _MONTHS:
+        return None
+    try:
+        moment = datetime(
+            int(match["year"]),
+            _MONTHS.index(match["month"]) + 1,
+            int(match["day"]),
+            int(match["hour"]),
+            int(match["minute"]),
+            int(match["second"]),
+            tzinfo=UTC,
+        )
+    except ValueError:
+        return None
+    return int(moment.timestamp())
+
+
+def token_payload(authorization: str) -> dict[str, Any] | None:
+    """The payload of the JWT in an Authorization header value (raw, or after `Bearer `), unverified;
+    None if it is no JWT with a JSON object as payload."""
+    token = authorization.strip()
+    if token[: len(_BEARER)].lower() == _BEARER:
+        token = token[len(_BEARER) :].strip()
+    parts = token.split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        payload = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except (ValueError, binascii.Error):
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def is_same_token(payload: Mapping[str, Any], claims: Mapping[str, Any]) -> bool:
+    """Whether `payload` is that of the token whose claims the authorizer passed: MATCHED_CLAIMS are equal
+    strings (or absent from both) and `iat` is the same second."""
+    for name in MATCHED_CLAIMS:
+        value = payload.get(name)
+        if (value is None) != (claims.get(name) is None):
+            return False
+        if value is not None and (not isinstance(value, str) or value != claims.get(name)):
+            return False
+    issued = payload.get("iat")  # a number in the token itself
+    same_time = type(issued) is int and issued == claim_seconds(claims.get("iat"))
+    return same_time and payload.get("sub") is not None
+
+
+def token_groups(claims: Mapping[str, Any], authorization: Sequence[str]) -> frozenset[str]:
+    """The groups of the ID token the authorizer accepted: `cognito:groups` of the token in `authorization`
+    (the request's Authorization header values), once it is shown to be that token; else none."""
+    if len(set(authorization)) != 1:
         return frozenset()
-    return frozenset(part for part in re.split(r"[\s,]+", value.strip().strip("[]")) if part)
+    payload = token_payload(authorization[0])
+    if payload is None or not is_same_token(payload, claims):
+        return frozenset()
+    groups = payload.get("cognito:groups", [])
+    if not isinstance(groups, list) or not all(isinstance(group, str) for group in groups):
+        return frozenset()
+    return frozenset(groups)
 
 
-def person_from_claims(claims: Mapping[str, Any] | None, access: UserAccess) -> Person:
-    """The person an authorizer's claims name; Unauthorized unless they are an ID token of our client."""
+def authorization_values(event: Mapping[str, Any]) -> list[str]:
+    """Every value of the Authorization header of an API Gateway REST proxy event, whatever its case."""
+    values: list[str] = []
+    for name, given in (event.get("multiValueHeaders") or {}).items():
+        if str(name).lower() == "authorization" and isinstance(given, list):
+            values.extend(str(value) for value in given)
+    if not values:
+        for name, value in (event.get("headers") or {}).items():
+            if str(name).lower() == "authorization" and value is not None:
+                values.append(str(value))
+    return values
+
+
+def person_from_claims(
+    claims: Mapping[str, Any] | None, access: UserAccess, authorization: Sequence[str] = ()
+) -> Person:
+    """The person an authorizer's claims name; Unauthorized unless they are an ID token of our client.
+
+    Their groups are read from the token in `authorization`, the request's Authorization header values
+    (`token_groups`): without it, nobody is an admin.
+    """
     if not isinstance(claims, Mapping) or not claims:
         raise Unauthorized(_SIGNED_OUT)
     if claims.get("token_use") != "id":
@@ -84,7 +191,7 @@ def person_from_claims(claims: Mapping[str, Any] | None, access: UserAccess) -> 
         raise Forbidden(
             f"your account has no {access.user_claim} attribute, which names your files here; ask an admin"
         )
-    return Person(user=user, is_admin=access.admin_group in claim_groups(claims.get("cognito:groups")))
+    return Person(user=user, is_admin=access.admin_group in token_groups(claims, authorization))
 
 
 def own_folder(user: str) -> str:

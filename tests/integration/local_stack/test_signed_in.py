@@ -8,14 +8,26 @@ form then goes to S3 as a browser sends it, and the file reaches the index throu
 from __future__ import annotations
 
 import base64
+import contextlib
+import http.client
 import json
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from local_stack.stack import LocalFileSearch
-from tests.integration.local_stack.signed_in import call, claims_of, key_path, post_form, sign_in
+from tests.integration.local_stack.signed_in import (
+    add_person,
+    call,
+    claims_of,
+    cognito,
+    edited,
+    key_path,
+    post_form,
+    sign_in,
+)
 
 MAX_UPLOAD = 1000
 
@@ -286,3 +298,55 @@ def test_a_folder_prefix_past_the_limit_is_a_400_saying_how_much_is_left(
         f"prefix is {room + 1} bytes of UTF-8; within the folder '{demo['sub']}/' at most {room}"
         in (answer["message"])
     )
+
+
+def _person_in(stack: LocalFileSearch, name: str, groups: list[str]) -> str:
+    """A new person of the local pool in `groups` (made as needed), signed in: their ID token."""
+    ready = stack.describe()
+    pool, client = ready["userPoolId"], cognito(stack.aws_endpoint)
+    password = add_person(stack.aws_endpoint, pool, name)
+    for group in groups:
+        with contextlib.suppress(client.exceptions.GroupExistsException):
+            client.create_group(GroupName=group, UserPoolId=pool)
+        client.admin_add_user_to_group(UserPoolId=pool, Username=name, GroupName=group)
+    token: str = sign_in(stack.aws_endpoint, ready["userPoolClientId"], name, password)["IdToken"]
+    assert sorted(claims_of(token).get("cognito:groups", [])) == sorted(groups)
+    return token
+
+
+@pytest.mark.parametrize(
+    ("name", "groups", "admin"),
+    [
+        ("carol", ["readers,admins"], False),
+        ("dan", ["[admins]"], False),
+        ("erin", ["[admins", "readers]"], False),
+        ("frank", ["admins,"], False),
+        ("grace", ["admins", "readers,x"], True),
+        ("heidi", [], False),
+    ],
+)
+def test_admins_are_the_members_of_exactly_the_admin_group(
+    stack: LocalFileSearch, name: str, groups: list[str], admin: bool
+) -> None:
+    token = _person_in(stack, name, groups)
+    status, answer, _ = call(f"{stack.api_url}/me/files?bucket={stack.bucket}", token=token)
+    assert status == (200 if admin else 403), answer
+
+
+def test_a_second_authorization_header_grants_nothing(stack: LocalFileSearch) -> None:
+    token = _person_in(stack, "ivan", ["readers"])
+    # The same token with the admin group written in: the authorizer checks one header value, the function
+    # sees both and trusts neither for groups.
+    forged = edited(token, **{"cognito:groups": ["admins"]})
+    url = urlsplit(stack.api_url)
+    for values in ([token, forged], [token]):
+        connection = http.client.HTTPConnection(url.hostname or "", url.port, timeout=30)
+        try:
+            connection.putrequest("GET", f"/me/files?bucket={stack.bucket}")
+            for value in values:
+                connection.putheader("Authorization", value)
+            connection.endheaders()
+            status = connection.getresponse().status
+        finally:
+            connection.close()
+        assert status == 403
