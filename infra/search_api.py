@@ -53,7 +53,8 @@ ACCESS_LOG_FIELDS = {
     "responseLength": "$context.responseLength",
     "responseLatency": "$context.responseLatency",
 }
-# The function answers 503 "busy, retry later" when DynamoDB throttles it: a deliberate answer that
+# The function answers 503 with Retry-After when DynamoDB or S3 throttles it or does not answer in time
+# (after the SDK's retries): a deliberate answer that
 # tells the caller to retry, not a fault. API Gateway answers 5xx for a Lambda proxy integration only on
 # faults (500 integration or permission error, 502 crashed function or malformed answer, 504 timeout),
 # and 429 when the stage's throttling limits are reached. So every 5xx but 503 is a server error, and
@@ -100,7 +101,8 @@ def rest_api_name(stack: Stack) -> str:
 
 
 class SearchApi(Construct):
-    """`GET /` and `GET /{proxy+}` to the search Lambda, which reads the table and presigns downloads."""
+    """`GET /` and `GET /{proxy+}` (IAM) to the search Lambda, which reads the table and presigns downloads;
+    with `signed_in`, the `/me/...` routes of people (Cognito), which also upload and delete their files."""
 
     def __init__(
         self,
@@ -298,7 +300,8 @@ class SearchApi(Construct):
             "RequestValidator", validate_request_parameters=True, validate_request_body=True
         )
         integration = apigw.LambdaIntegration(self.function)
-        # GET only: the API is read-only, so every other verb is refused by the gateway itself.
+        # GET only on the IAM routes, which only read: every other verb is refused by the gateway itself.
+        # The signed-in people's routes (below) declare their own methods, DELETE and POST among them.
         self.api.root.add_method("GET", integration, request_validator=self.request_validator)
         proxy = self.api.root.add_resource("{proxy+}")
         proxy.add_method("GET", integration, request_validator=self.request_validator)
@@ -311,7 +314,11 @@ class SearchApi(Construct):
         )
 
     def _add_signed_in_routes(self, signed_in: SignedInRoutes, integration: apigw.Integration) -> None:
-        """`/me/...`: the user pool's authorizer checks the ID token before the function runs.
+        """`/me/...`: the user pool's authorizer checks the token before the function runs.
+
+        The authorizer checks signature, issuer and expiry against the pool; it sets no identity validation
+        expression, so it does not check the token's audience: an ID token of another app client of the
+        pool (and an access token) passes it, and the function refuses it (401, `search.people`).
 
         Explicit resources win over `{proxy+}`, so IAM never applies to them; CORS is open to the page's
         origin only, and API Gateway's own refusals (401, 403) carry the header too, so the page reads them.

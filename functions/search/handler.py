@@ -2,7 +2,12 @@
 
 API Gateway sends every request through one `/{proxy+}` resource; Powertools' REST resolver routes it.
 Routes (the README's "Searching"): `GET /files`, `GET /files/{objectKey}`, `GET /download/{objectKey}`,
-`GET /status`, `GET /openapi.json` and `GET /docs`.
+`GET /status`, `GET /openapi.json` and `GET /docs`, behind IAM; and with a user pool (the README's "The
+page") the routes of signed-in people, behind its Cognito authorizer: `GET /me/files`,
+`GET`/`DELETE /me/files/{objectKey}`, `GET /me/download/{objectKey}` and `POST /me/uploads`.
+
+Errors are answered in one place (`status_of_error`): a SearchError as its 4xx, DynamoDB or S3 throttling
+and SDK timeouts that outlast the SDK's retries as a 503 with `Retry-After`, anything else as a 500.
 
 Configuration and clients are built on the first invocation, not at import, so the module imports
 without any environment (tests set it per test; benchmarks time the bare import). What only the OpenAPI
