@@ -318,7 +318,8 @@ class SearchApi(Construct):
 
         The authorizer checks signature, issuer and expiry against the pool; it sets no identity validation
         expression, so it does not check the token's audience: an ID token of another app client of the
-        pool (and an access token) passes it, and the function refuses it (401, `search.people`).
+        pool passes it, and the function refuses it (401, `search.people`), as it refuses any token that
+        is not an ID token.
 
         Explicit resources win over `{proxy+}`, so IAM never applies to them; CORS is open to the page's
         origin only, and API Gateway's own refusals (401, 403) carry the header too, so the page reads them.
