@@ -4,10 +4,12 @@ Every command takes `--json` (its summary as one JSON object on stdout, counts a
 usual configuration (`--profile`, `--region`, `AWS_PROFILE`, `AWS_ENDPOINT_URL` for the local stack), and
 exits 1 with one line on stderr naming the problem (a missing bucket, table or queue, a permission
 denied); argument errors exit 2, as do a layout that is not valid and a migrate with the Z-order index
-off. The commands that write entries (backfill, reconcile, migrate) place them by the deployment's index
-layout (`file_search_admin.layout`: cdk.json context, overridable), and refuse with exit 2, before any
-write, a layout whose multiAttributeIndex the table's indexes contradict (a dry-run reconcile, which
-writes nothing, only warns). No command writes to a bucket.
+off. The commands that write entries (backfill, reconcile, migrate) place them and name their owners by
+the deployment's settings (`file_search_admin.layout`: cdk.json context, overridable), held against the
+deployed configuration the table records (`file_index.deployment`; settings nothing names are taken
+from it), and refuse with exit 2, before any write, settings that differ from it or a multiAttributeIndex
+the table's indexes contradict (a dry-run reconcile, which writes nothing, only warns). No command writes
+to a bucket.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any, TextIO
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from file_index.key_layout import InvalidKeyLayoutError, KeyLayout
+from file_index.deployment import DeployedConfigurationStore, mismatch_message
 from file_index.name_sync import sync_names
 from file_index.names import NameIndex
 from file_index.repair import Difference
@@ -33,12 +35,11 @@ from file_search_admin.aws import Aws, check_bucket, check_queue, check_table
 from file_search_admin.backfill import run_backfill
 from file_search_admin.deployed import (
     DEFAULT_STACK_NAME,
-    deployed_layout,
-    describe_layout,
+    deployed_settings,
     start_execution,
     state_machine_arn,
 )
-from file_search_admin.errors import AdminError, TableLayoutMismatchError, one_line
+from file_search_admin.errors import AdminError, MigrateNotNeededError, TableLayoutMismatchError, one_line
 from file_search_admin.layout import (
     LayoutOptionError,
     ResolvedLayout,
@@ -94,13 +95,6 @@ def _positive(raw: str) -> int:
     return value
 
 
-def _layout(raw: str) -> KeyLayout:
-    try:
-        return KeyLayout.parse(raw)
-    except InvalidKeyLayoutError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--profile", help="AWS profile (default: the SDK's, e.g. AWS_PROFILE)")
@@ -112,25 +106,19 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--table", default=TABLE_NAME, help=f"the index table (default {TABLE_NAME})")
     index.add_argument(
         "--name-table",
-        default=NAME_TABLE_NAME,
-        help=f"the name index table (default {NAME_TABLE_NAME}); backfill and reconcile bring it in step "
-        "too when it exists",
+        help=f"the name index table (default: the deployed configuration's, else {NAME_TABLE_NAME}); "
+        "backfill and reconcile bring it in step too when the deployment keeps one",
     )
 
     writes = argparse.ArgumentParser(add_help=False)
-    writes.add_argument(
-        "--key-layout",
-        type=_layout,
-        default=KeyLayout.parse("default"),
-        help="how a key names its uploader, as the stack's keyLayout (default: 'default')",
-    )
     writes.add_argument("--concurrency", type=_positive, default=16, help="requests in flight (default 16)")
 
     stack = argparse.ArgumentParser(add_help=False)
     stack.add_argument(
         "--stack-name",
-        help=f"the deployed stack (default {DEFAULT_STACK_NAME}): its indexer's index layout must be the one "
-        "the command writes with; with --deployed, its output names the state machine",
+        help=f"the deployed stack (default {DEFAULT_STACK_NAME}): where the table records no deployed "
+        "configuration, its indexer's settings must be the ones the command writes with; with --deployed, "
+        "its output names the state machine",
     )
 
     deployed = argparse.ArgumentParser(add_help=False, parents=[stack])
@@ -260,28 +248,23 @@ def main(
     args.resolved_layout = None
     if args.command in WRITERS and not getattr(args, "deployed", False):
         try:
-            resolved = resolve_layout(args)
+            args.resolved_layout = resolve_layout(args)
         except LayoutOptionError as error:
             print(f"{PROG}: error: {error}", file=err)
             return EXIT_USAGE
-        if resolved.note:
-            print(f"{PROG}: note: {resolved.note}", file=err)
-        if args.command == "migrate" and not resolved.layout.multi_attribute_index:
-            print(
-                f"{PROG}: error: migrate: the Z-order index is off (multiAttributeIndex is false in "
-                f"{args.cdk_json or 'cdk.json'}): nothing to migrate; switch it on and deploy first, or "
-                "pass --multi-attribute-index",
-                file=err,
-            )
-            return EXIT_USAGE
-        args.index_layout = resolved.layout
-        args.resolved_layout = resolved
+        args.index_layout = args.resolved_layout.layout
+        if args.command == "migrate" and "multiAttributeIndex" in args.resolved_layout.given:
+            try:
+                _check_migrate_needed(args)  # before any request: cdk.json or an option says it is off
+            except MigrateNotNeededError as error:
+                print(f"{PROG}: error: {error}", file=err)
+                return EXIT_USAGE
     try:
         summary = _run(args, err)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted (a backfill resumes from its last checkpoint when run again)", file=err)
         return EXIT_INTERRUPTED
-    except TableLayoutMismatchError as error:
+    except (TableLayoutMismatchError, MigrateNotNeededError) as error:
         print(f"{PROG}: error: {one_line(error)}", file=err)
         return EXIT_USAGE
     except (AdminError, ClientError, BotoCoreError) as error:
@@ -313,6 +296,20 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
 
     dynamodb = aws.client("dynamodb")
     table = check_table(dynamodb, args.table)
+    recorded = DeployedConfigurationStore(dynamodb, args.table).read(args.bucket) if args.bucket else None
+    if args.name_table is None:
+        # The deployment's name index; a deployment that keeps none has its table absent, as checked below.
+        args.name_table = (recorded.name_table if recorded is not None else None) or NAME_TABLE_NAME
+    if getattr(args, "resolved_layout", None) is not None:
+        if recorded is not None:
+            _check_recorded_configuration(args, recorded, err)
+        else:
+            if args.resolved_layout.note:
+                print(f"{PROG}: note: {args.resolved_layout.note}", file=err)
+            _check_deployed_layout(args, aws, err)
+        if args.command == "migrate":
+            _check_migrate_needed(args)
+        _check_table_layout(args, table, args.resolved_layout, err)
     if args.command == "index-names":
         check_table(dynamodb, args.name_table)
         check_bucket(aws.client("s3"), args.bucket)
@@ -321,9 +318,6 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
                 dynamodb, args.table, args.name_table, args.bucket, on_progress=names_progress.update
             )
         return {"command": "index-names", "bucket": args.bucket, **synced.to_json()}
-    if getattr(args, "resolved_layout", None) is not None:
-        _check_deployed_layout(args, aws, err)
-        _check_table_layout(args, table, args.resolved_layout, err)
     s3 = aws.client("s3")
     check_bucket(s3, args.bucket)  # also for status: a typo in the name must not read as "never built"
     if args.command == "status":
@@ -332,8 +326,11 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
         state = effective_state(IndexStateStore(dynamodb, args.table).read(args.bucket), args.bucket, initial)
         return {"command": "status", **state.to_json()}
 
-    # A dry run writes nothing: it has no name index to keep in step.
-    names = None if getattr(args, "dry_run", False) else _name_index_if_kept(dynamodb, args)
+    # A dry run writes nothing: it has no name index to keep in step; nor does a deployment without one.
+    keeps_names = recorded is None or recorded.name_table is not None
+    names = (
+        None if getattr(args, "dry_run", False) or not keeps_names else _name_index_if_kept(dynamodb, args)
+    )
     if args.command == "backfill":
         with BackfillProgress(enabled=err.isatty() and not args.json) as progress:
             summary = run_backfill(
@@ -341,7 +338,7 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
                 dynamodb=dynamodb,
                 bucket=args.bucket,
                 table=args.table,
-                layout=args.key_layout,
+                layout=args.resolved_layout.key_layout,
                 concurrency=args.concurrency,
                 restart=args.restart,
                 page_size=args.page_size,
@@ -366,7 +363,7 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
         dynamodb=dynamodb,
         bucket=args.bucket,
         table=args.table,
-        layout=args.key_layout,
+        layout=args.resolved_layout.key_layout,
         dry_run=args.dry_run,
         concurrency=args.concurrency,
         tombstone_ttl_days=args.tombstone_ttl_days,
@@ -403,34 +400,75 @@ def _sync_names(dynamodb: Any, args: argparse.Namespace, names: NameIndex | None
     return {"names": sync_names(dynamodb, args.table, args.name_table, args.bucket).to_json()}
 
 
-def _check_deployed_layout(args: argparse.Namespace, aws: Aws, err: TextIO) -> None:
-    """Write with the deployed stack's layout, never another: refuse a different one (exit 2).
+def _check_migrate_needed(args: argparse.Namespace) -> None:
+    if not args.index_layout.multi_attribute_index:
+        raise MigrateNotNeededError(
+            f"migrate: the Z-order index is off (multiAttributeIndex is false in "
+            f"{args.resolved_layout.multi_attribute_source}): nothing to migrate; switch it on and "
+            "deploy first, or pass --multi-attribute-index"
+        )
 
-    The layout given (cdk.json, options) may be ahead of the deployment (cdk.json edited, not deployed
-    yet): its entries would land in shards the deployed search never queries. Without a cdk.json or
-    options, the deployed layout is the one written with. A stack named by --stack-name must be readable;
-    without it, a missing default stack (the local stack has none, or the stack has another name) leaves
-    the given layout unchecked, as before.
+
+def _check_recorded_configuration(args: argparse.Namespace, recorded: Any, err: TextIO) -> None:
+    """Write with the deployed configuration the table records: refuse a different one (exit 2), and take
+    every setting nothing named (no cdk.json, no option) from it."""
+    resolved: ResolvedLayout = args.resolved_layout
+    source = f"the deployed configuration recorded in table {args.table}"
+    message = mismatch_message(
+        recorded,
+        resolved.own_configuration(),
+        table=args.table,
+        bucket=args.bucket,
+        writer=f"this command ({resolved.sources()})",
+    )
+    if message is not None:
+        message += (
+            "; run with the deployment's settings (its cdk.json, or the options), or deploy these first"
+        )
+        if not getattr(args, "dry_run", False):
+            raise TableLayoutMismatchError(message)
+        print(f"{PROG}: warning: {message}", file=err)
+        return
+    adopted = resolved.adopt(recorded, source)
+    taken = [key for key in recorded.settings if key not in resolved.given]
+    if taken:
+        print(f"{PROG}: note: writing with {recorded.describe(taken)} ({source})", file=err)
+    args.resolved_layout = adopted
+    args.index_layout = adopted.layout
+
+
+def _check_deployed_layout(args: argparse.Namespace, aws: Aws, err: TextIO) -> None:
+    """Without a recorded configuration: write with the deployed stack's settings, never others (exit 2).
+
+    The settings given (cdk.json, options) may be ahead of the deployment (cdk.json edited, not deployed
+    yet): its entries would land in shards the deployed search never queries, or name other owners.
+    Without a cdk.json or options, the deployed settings are the ones written with. A stack named by
+    --stack-name must be readable; without it, a missing default stack (or a stack of another name)
+    leaves the given settings unchecked.
     """
     resolved: ResolvedLayout = args.resolved_layout
     name = args.stack_name or DEFAULT_STACK_NAME
-    deployed, source = deployed_layout(aws.client("cloudformation"), aws.client("lambda"), name)
+    deployed, source = deployed_settings(aws.client("cloudformation"), aws.client("lambda"), name)
     if deployed is None:
         if args.stack_name:  # named on purpose: it must be there
             raise TableLayoutMismatchError(f"cannot check the deployed index layout: {source}")
         return
-    if deployed == resolved.layout:
-        return
     if resolved.defaulted:
-        print(f"{PROG}: note: writing with the deployed index layout of {source}", file=err)
-        args.index_layout = deployed
-        args.resolved_layout = ResolvedLayout(deployed, None, source)
+        adopted = resolved.adopt(deployed, source)
+        if adopted.layout != resolved.layout or adopted.key_layout != resolved.key_layout:
+            print(f"{PROG}: note: writing with the deployed index layout of {source}", file=err)
+        args.resolved_layout = adopted
+        args.index_layout = adopted.layout
+        return
+    given = resolved.own_configuration()
+    differences = deployed.differences(given)
+    if not differences:
         return
     message = (
-        f"the deployment writes and reads with {describe_layout(deployed)} ({source}), but this command "
-        f"was given {describe_layout(resolved.layout)} ({resolved.multi_attribute_source}): its entries "
-        "would land where the deployed search does not look; deploy that layout first, or run with the "
-        "deployment's (its cdk.json, or the layout options)"
+        f"the deployment writes and reads with {deployed.describe(given.settings)} ({source}), but this "
+        f"command was given {given.describe(deployed.settings)} ({resolved.sources()}): its entries "
+        "would land where the deployed search does not look, or name other owners; deploy those settings "
+        "first, or run with the deployment's (its cdk.json, or the options)"
     )
     if getattr(args, "dry_run", False):
         print(f"{PROG}: warning: {message}", file=err)

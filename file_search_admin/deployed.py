@@ -1,5 +1,6 @@
-"""The deployed stack: its state machine (`--deployed` runs the same backfill or reconcile at scale), and the
-index layout its functions run with, which every command that writes must match (`deployed_layout`)."""
+"""The deployed stack: its state machine (`--deployed` runs the same backfill or reconcile at scale), and,
+for a table that records no deployed configuration (deployed before the record existed), the settings its
+indexer runs with, which every command that writes must match (`deployed_settings`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import json
 
 from botocore.exceptions import ClientError
 
+from file_index.config import ConfigError, key_layout
+from file_index.deployment import DeployedConfiguration
 from file_index.layout import IndexLayout, LayoutError
 from file_search_admin.aws import Client
 from file_search_admin.errors import ACCESS_DENIED, DeploymentError, denied, error_code
@@ -18,10 +21,10 @@ INDEXER_OUTPUT = "IndexerFunctionName"
 DEFAULT_STACK_NAME = "S3FileSearch"
 
 
-def deployed_layout(
+def deployed_settings(
     cloudformation: Client, lambda_client: Client, stack_name: str
-) -> tuple[IndexLayout | None, str]:
-    """The index layout stack `stack_name`'s indexer runs with, and where it came from.
+) -> tuple[DeployedConfiguration | None, str]:
+    """The shard placement and key pattern stack `stack_name`'s indexer runs with, and where they came from.
 
     (None, why) when it cannot be known: no such stack (the local stack has none), a stack deployed
     before it named its indexer, or no right to read it. A function environment that is not a layout
@@ -47,18 +50,14 @@ def deployed_layout(
         raise
     environment = configuration.get("Environment", {}).get("Variables", {})
     try:
-        return IndexLayout.from_env(environment), f"stack {stack_name!r} (its indexer's environment)"
-    except LayoutError as error:
+        settings = DeployedConfiguration.of(
+            layout=IndexLayout.from_env(environment), key_layout=key_layout(environment).source
+        )
+        return settings, f"stack {stack_name!r} (its indexer's environment)"
+    except (LayoutError, ConfigError) as error:
         raise DeploymentError(
             f"the indexer {function!r} of stack {stack_name!r} has no usable layout: {error}"
         ) from None
-
-
-def describe_layout(layout: IndexLayout) -> str:
-    """A layout in cdk.json's terms, for messages."""
-    hot = ", ".join(f'"{user}": {count}' for user, count in sorted(layout.hot_users.items()))
-    multi = str(layout.multi_attribute_index).lower()
-    return f"bucketIndexShards={layout.bucket_shards}, hotUsers={{{hot}}}, multiAttributeIndex={multi}"
 
 
 def state_machine_arn(cloudformation: Client, stack_name: str) -> str:

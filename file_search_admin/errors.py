@@ -25,6 +25,10 @@ class TableLayoutMismatchError(AdminError):
     """The table's indexes say the deployment's layout is not the one the command was given."""
 
 
+class MigrateNotNeededError(AdminError):
+    """migrate was asked for a deployment whose Z-order index is off."""
+
+
 class DeploymentError(AdminError):
     """The stack, its state machine output or the state machine itself does not exist."""
 

@@ -1,17 +1,21 @@
-"""The index layout the commands write with: the deployment's `cdk.json` context, with overrides.
+"""The settings the commands write with: the deployment's `cdk.json` context, with overrides.
 
-The stack gives its functions the layout from `cdk.json` (`bucketIndexShards`, `hotUsers`,
-`multiAttributeIndex`); a command that writes entries from this machine (backfill, reconcile, migrate)
-reads the same file, so it places entries where the deployed indexer does. `--cdk-json PATH` names
-another file; without it, `./cdk.json` is read, and when there is none the 0.2.0 layout applies (one
-shard, no hot users, no Z-order index) to the keys no option overrides, with a note on stderr naming them.
-`--bucket-index-shards`, `--hot-users` and `--(no-)multi-attribute-index` override single keys, e.g. to
-match a deployment made with `cdk -c`.
+The stack gives its functions the shard placement (`bucketIndexShards`, `hotUsers`, `multiAttributeIndex`)
+and the key pattern that names a key's user (`keyLayout`) from `cdk.json`; a command that writes entries
+from this machine (backfill, reconcile, migrate) reads the same file, so it places entries and names
+owners as the deployed indexer does. `--cdk-json PATH` names another file; without it, `./cdk.json` is
+read. `--bucket-index-shards`, `--hot-users`, `--(no-)multi-attribute-index` and `--key-layout` override
+single keys, e.g. to match a deployment made with `cdk -c`.
+
+What the command was given is then held against the deployed configuration the table records
+(`file_index.deployment`, checked in `cli`): a difference is refused before any write, and a setting
+nothing here names is taken from the record. A table without a record (a deployment older than it) is
+checked against the deployed stack's indexer instead, and settings nothing names fall back to the 0.2.0
+layout (one shard, no hot users, no Z-order index, the default key pattern) with a note on stderr.
 
 The table itself tells one key apart: it has the Z-order index exactly when the deployment switched
 `multiAttributeIndex` on. `check_table_layout` compares the two before a command writes, so a layout that
-does not match the deployment (no cdk.json here, another app's) is refused rather than writing entries
-that a box search over the Z-order index cannot see.
+does not match the deployment is refused rather than writing entries that a box search cannot see.
 """
 
 from __future__ import annotations
@@ -19,10 +23,13 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from file_index import deployment
+from file_index.deployment import DeployedConfiguration
+from file_index.key_layout import InvalidKeyLayoutError, KeyLayout
 from file_index.layout import IndexLayout, LayoutError, check_hot_users, check_shard_count
 from file_index.schema import Z_ORDER_INDEX
 from file_index.shards import MAX_SHARD_COUNT
@@ -37,12 +44,46 @@ class LayoutOptionError(ValueError):
 
 @dataclass(frozen=True)
 class ResolvedLayout:
+    """The shard placement and key pattern a command writes with, and which settings were named."""
+
     layout: IndexLayout
-    note: str | None = None  # what the user should know about where the layout came from
+    note: str | None = None  # what the user should know about where the settings came from
     # Where multiAttributeIndex came from, for a message about it: an option, a cdk.json, or the default.
     multi_attribute_source: str = "the 0.2.0 default"
-    # Nothing named it (no cdk.json, no option): the deployed layout, when known, takes its place.
-    defaulted: bool = False
+    key_layout: KeyLayout = field(default_factory=lambda: KeyLayout.parse(None))
+    # The settings (cdk.json keys) a cdk.json or an option named, each with where it came from; the others
+    # are the 0.2.0 defaults, to be taken from the deployed configuration where the table records one.
+    given: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def defaulted(self) -> bool:
+        """Nothing named any setting (no cdk.json, no option)."""
+        return not self.given
+
+    def own_configuration(self) -> DeployedConfiguration:
+        """The named settings, to hold against the deployed configuration."""
+        every = DeployedConfiguration.of(layout=self.layout, key_layout=self.key_layout.source)
+        return DeployedConfiguration({key: every.settings[key] for key in self.given})
+
+    def sources(self) -> str:
+        """Where the named settings came from, for a message: `cdk.json`, `--hot-users`, ..."""
+        return ", ".join(dict.fromkeys(self.given.values()))
+
+    def adopt(self, recorded: DeployedConfiguration, source: str) -> ResolvedLayout:
+        """These settings with each one nothing named taken from `recorded` (the deployed configuration)."""
+        settings = {**recorded.settings, **self.own_configuration().settings}
+        merged = DeployedConfiguration(settings)
+        layout = merged.layout or self.layout
+        return ResolvedLayout(
+            layout,
+            None,
+            self.given.get(deployment.MULTI_ATTRIBUTE_INDEX, source),
+            KeyLayout.parse(merged.key_layout) if merged.key_layout is not None else self.key_layout,
+            {**dict.fromkeys(recorded.settings, source), **self.given},
+        )
+
+
+_LAYOUT_KEYS = (deployment.BUCKET_INDEX_SHARDS, deployment.HOT_USERS, deployment.MULTI_ATTRIBUTE_INDEX)
 
 
 def add_layout_options(parser: argparse.ArgumentParser) -> None:
@@ -61,10 +102,17 @@ def add_layout_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="override multiAttributeIndex (the Z-order index)",
     )
+    group.add_argument(
+        "--key-layout",
+        type=_pattern_option,
+        metavar="PATTERN",
+        help="override keyLayout, how a key names its uploader: 'default' or a regular expression with the "
+        "groups (?P<user>...) and (?P<file>...)",
+    )
 
 
 def resolve_layout(args: argparse.Namespace) -> ResolvedLayout:
-    """The layout `args` name; LayoutOptionError naming the option, file or key that is wrong."""
+    """The settings `args` name; LayoutOptionError naming the option, file or key that is wrong."""
     source = args.cdk_json or DEFAULT_CDK_JSON
     context = _context(args.cdk_json)
     try:
@@ -72,26 +120,54 @@ def resolve_layout(args: argparse.Namespace) -> ResolvedLayout:
         base = IndexLayout() if context is None else IndexLayout.from_context(context)
     except LayoutError as error:
         raise LayoutOptionError(f"{source}: context {error}") from None
+    given: dict[str, str] = {}
+    if context is not None:
+        given = dict.fromkeys((*_LAYOUT_KEYS, deployment.KEY_LAYOUT), str(source))
     shards = base.bucket_shards
     if args.bucket_index_shards is not None:
         shards = _shard_option(args.bucket_index_shards)
+        given[deployment.BUCKET_INDEX_SHARDS] = "--bucket-index-shards"
     hot_users = dict(base.hot_users)
     if args.hot_users is not None:
         hot_users = _hot_users_option(args.hot_users)
+        given[deployment.HOT_USERS] = "--hot-users"
     multi = base.multi_attribute_index if args.multi_attribute_index is None else args.multi_attribute_index
     if args.multi_attribute_index is not None:
         multi_source = "--multi-attribute-index" if multi else "--no-multi-attribute-index"
+        given[deployment.MULTI_ATTRIBUTE_INDEX] = multi_source
     elif context is not None:
         multi_source = str(source)
     else:
         multi_source = f"the 0.2.0 default: no {DEFAULT_CDK_JSON} here"
-    options = (args.bucket_index_shards, args.hot_users, args.multi_attribute_index)
+    key_layout = _key_layout((context or {}).get("keyLayout"), f"{source}: context keyLayout")
+    if getattr(args, "key_layout", None) is not None:
+        key_layout = _key_layout(args.key_layout, "--key-layout")
+        given[deployment.KEY_LAYOUT] = "--key-layout"
     return ResolvedLayout(
         IndexLayout(bucket_shards=shards, hot_users=hot_users, multi_attribute_index=multi),
         None if context is not None else _defaults_note(args),
         multi_source,
-        defaulted=context is None and all(option is None for option in options),
+        key_layout,
+        given,
     )
+
+
+def _pattern_option(raw: str) -> str:
+    """--key-layout as given, once it compiles with the groups it needs (argparse names the problem)."""
+    try:
+        KeyLayout.parse(raw)
+    except InvalidKeyLayoutError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return raw
+
+
+def _key_layout(raw: object, name: str) -> KeyLayout:
+    if raw is not None and not isinstance(raw, str):
+        raise LayoutOptionError(f"{name} must be 'default' or a regular expression, got {raw!r}")
+    try:
+        return KeyLayout.parse(raw)
+    except InvalidKeyLayoutError as error:
+        raise LayoutOptionError(f"{name} is invalid: {error}") from None
 
 
 def _defaults_note(args: argparse.Namespace) -> str | None:
@@ -102,19 +178,21 @@ def _defaults_note(args: argparse.Namespace) -> str | None:
             (args.bucket_index_shards, "1 bucket shard"),
             (args.hot_users, "no hot users"),
             (args.multi_attribute_index, "no Z-order index"),
+            (getattr(args, "key_layout", None), "the default key pattern"),
         )
         if option is None
     ]
     if not defaults:
         return None
     hint = "pass --cdk-json or the layout options to match the deployment"
-    if len(defaults) == 3:
+    if len(defaults) == 4:
         layout = ", ".join(defaults)
         return f"no {DEFAULT_CDK_JSON} here: writing with the 0.2.0 index layout ({layout}); {hint}"
+    listed = " and ".join(defaults) if len(defaults) < 3 else f"{', '.join(defaults[:-1])} and {defaults[-1]}"
     unset = "it" if len(defaults) == 1 else "them"
     return (
-        f"no {DEFAULT_CDK_JSON} here: writing with the 0.2.0 index layout's {' and '.join(defaults)} "
-        f"(no option sets {unset}); {hint}"
+        f"no {DEFAULT_CDK_JSON} here: writing with {listed} (the 0.2.0 defaults; no option sets {unset}); "
+        f"{hint}"
     )
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from file_index import schema, shards
 from file_index.config import ConfigError as FunctionConfigError
+from file_index.deployment import DeployedConfiguration
 from file_index.enrich import check_enrich
 from file_index.key_layout import DEFAULT_LAYOUT, InvalidKeyLayoutError, KeyLayout
 from file_index.layout import DEFAULT_BUCKET_INDEX_SHARDS, IndexLayout, LayoutError, check_hot_users
@@ -181,6 +182,16 @@ class StackConfig:
     def __post_init__(self) -> None:
         _check_indexer_sizing(self.indexer_sizing)
         _check_user_claim(self)
+
+    def deployed_configuration(self) -> DeployedConfiguration:
+        """What the deployment records in its table for every writer to check (`file_index.deployment`)."""
+        return DeployedConfiguration.of(
+            layout=self.layout,
+            key_layout=self.key_layout,
+            bucket_time_index=self.bucket_time_index,
+            name_table=self.name_table_name if self.name_index else None,
+            enrich=self.enrich,
+        )
 
     @classmethod
     def from_context(cls, get: Callable[[str], Any]) -> StackConfig:

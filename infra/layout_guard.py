@@ -1,29 +1,39 @@
-"""The deployment step that refuses a lower shard count before anything else changes.
+"""The deployment steps that refuse a lower shard count before anything else changes, and that record
+the deployed configuration in the table before any writer runs with it.
 
 Synth cannot see what is deployed, so the check runs in the deployment: a custom resource whose
 properties are the index layout (`functions/layout_guard`). CloudFormation hands it the previous
 properties on every update; the table, every function that reads or writes the index and the event
 source mapping depend on it, so they change only after it has accepted the new layout, and a refused
 change fails the deployment with nothing else changed.
+
+The same function then writes the deployed configuration record (`file_index.deployment`) as a second
+custom resource, `Custom::DeployedConfiguration`, which waits for the table (a fresh stack's table does not
+exist when the guard runs) and which every writer waits for; a rollback rewrites the previous record.
 """
 
 from __future__ import annotations
+
+import json
 
 from aws_cdk import Aws, CustomResource, Duration, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct, IConstruct
 
+from file_index.deployment import DeployedConfiguration
 from file_index.layout import IndexLayout
 from infra.config import LogLevel, RemovalChoice
 from infra.powertools_function import PowertoolsFunction
 from layout_guard.guard import to_properties
+from layout_guard.handler import CONFIGURATION_RESOURCE_TYPE, SETTINGS_PROPERTY
 
 RESOURCE_TYPE = "Custom::IndexLayoutGuard"
 # A DescribeTable, a few Scan pages and one UpdateItem, each bounded by the SDK's timeouts.
 GUARD_TIMEOUT = Duration.seconds(60)
-# What the guard does to the table: sees whether it exists and holds entries, marks the state record.
-GUARD_TABLE_ACTIONS = ("dynamodb:DescribeTable", "dynamodb:Scan", "dynamodb:UpdateItem")
+# What the guard does to the table: sees whether it exists and holds entries, marks the state record,
+# writes the deployed configuration record.
+GUARD_TABLE_ACTIONS = ("dynamodb:DescribeTable", "dynamodb:PutItem", "dynamodb:Scan", "dynamodb:UpdateItem")
 
 
 class LayoutGuard(Construct):
@@ -74,6 +84,28 @@ class LayoutGuard(Construct):
         )
         # Its role's policy first: a guard invoked before it may read the table would fail the deployment.
         self.resource.node.add_dependency(guard)
+        self._table_name = table_name
+        self._bucket_name = bucket_name
+
+    def record_configuration(
+        self, configuration: DeployedConfiguration, *, after: IConstruct
+    ) -> CustomResource:
+        """`Custom::DeployedConfiguration`: the record of `configuration`, written once `after` (the table)
+        exists; make every writer wait for the returned resource."""
+        record = CustomResource(
+            self,
+            "DeployedConfiguration",
+            service_token=self.function.function_arn,
+            resource_type=CONFIGURATION_RESOURCE_TYPE,
+            properties={
+                "TableName": self._table_name,
+                "BucketName": self._bucket_name,
+                SETTINGS_PROPERTY: json.dumps(configuration.to_json(), sort_keys=True),
+            },
+        )
+        record.node.add_dependency(after)
+        record.node.add_dependency(self.resource)
+        return record
 
     def runs_before(self, *constructs: IConstruct) -> None:
         """Every CloudFormation resource of `constructs` waits for the guard's answer."""

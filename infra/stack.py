@@ -149,6 +149,13 @@ class FileSearchStack(Stack):
         # entry is ever written where the deployed search does not look, and no cursor skips one.
         for writer in (self.ingest.indexer, *self.backfill.functions.values()):
             writer.node.add_dependency(self.search_api.function)
+        # Every writer checks its settings against this record (file_index.deployment): it is written once
+        # the tables exist, and before any writer runs with the configuration it records.
+        self.configuration_record = self.layout_guard.record_configuration(
+            config.deployed_configuration(), after=self.storage.table
+        )
+        for writer in (self.ingest.indexer, *self.backfill.functions.values()):
+            writer.node.add_dependency(self.configuration_record)
         # The indexer's subtree holds its event source mapping.
         self.layout_guard.runs_before(
             self.storage.table,

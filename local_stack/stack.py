@@ -21,6 +21,7 @@ clients cached at cold start never leak between two stacks started in one proces
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import errno
 import importlib
@@ -45,7 +46,9 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoReque
 from werkzeug.serving import BaseWSGIServer, make_server
 
 from file_index import enrich, schema
+from file_index.deployment import DeployedConfiguration, DeployedConfigurationStore
 from file_index.key_layout import InvalidKeyLayoutError, KeyLayout
+from file_index.state import now_iso
 from infra.config import CDK_JSON, ConfigError, EventSource, StackConfig
 from infra.sizing import SEARCH_MEMORY_MB
 from local_stack.api_gateway import ApiGatewayServer
@@ -162,6 +165,11 @@ class LocalFileSearch:
         self.queue_arn = ""
         self.dlq_url = ""
         self.secret_arn = ""
+
+    @property
+    def deployed_configuration(self) -> DeployedConfiguration:
+        """The configuration the stack records in its table, as a deployment of the same cdk.json does."""
+        return dataclasses.replace(self.config, key_layout=self._key_layout).deployed_configuration()
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -481,6 +489,10 @@ class LocalFileSearch:
         dynamodb.update_time_to_live(
             TableName=self.table_name,
             TimeToLiveSpecification={"Enabled": True, "AttributeName": schema.TTL_ATTRIBUTE},
+        )
+        # As a deployment does: every writer (the indexer, the admin tools) checks its settings against it.
+        DeployedConfigurationStore(dynamodb, self.table_name).write(
+            self.bucket, self.deployed_configuration, written_by="local stack", now=now_iso()
         )
 
         if self.config.event_source is not EventSource.S3:

@@ -17,7 +17,9 @@ Shapes (the state machine's contract):
 - `finish_run({"bucket", "runId"})` -> READY; `fail_run({"bucket", "runId", "error"})` records the error
   and leaves the index BUILDING.
 
-A batch or segment of any bucket other than `BUCKET_NAME` is refused (`ForeignBucketError`).
+A batch or segment of any bucket other than `BUCKET_NAME` is refused (`ForeignBucketError`), and so is
+every call while the function's settings differ from the deployed configuration recorded in the table
+(`file_index.deployment.ConfigurationMismatchError`, naming both): the run fails before it writes.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from backfill.batches import (
 )
 from backfill.config import BackfillConfig
 from file_index import cost
+from file_index.deployment import ConfigurationCheck, DeployedConfiguration, DeployedConfigurationStore
 from file_index.names import NameIndex
 from file_index.repair import Repairer
 from file_index.state import IndexStateStore, Operation
@@ -60,6 +63,7 @@ class Runtime:
     repairer: Repairer
     store: IndexStateStore
     executor: ThreadPoolExecutor
+    configuration: ConfigurationCheck
 
 
 @functools.cache
@@ -84,7 +88,22 @@ def cold_start() -> Runtime:
         ),
         store=IndexStateStore(dynamodb, config.table_name),
         executor=ThreadPoolExecutor(max_workers=config.write_concurrency, thread_name_prefix="backfill"),
+        configuration=ConfigurationCheck(
+            DeployedConfigurationStore(dynamodb, config.table_name),
+            config.bucket,
+            DeployedConfiguration.of(
+                layout=config.layout, key_layout=config.key_layout.source, name_table=config.name_table_name
+            ),
+            writer="the backfill function (its environment)",
+        ),
     )
+
+
+def checked_runtime() -> Runtime:
+    """The runtime, once its settings are the deployed configuration's (ConfigurationMismatchError)."""
+    runtime = cold_start()
+    runtime.configuration.check()
+    return runtime
 
 
 def _own_bucket(runtime: Runtime, bucket: Any) -> str:
@@ -102,7 +121,7 @@ def _run_id(event: dict[str, Any]) -> str:
 
 @logger.inject_lambda_context
 def start_run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    runtime = cold_start()
+    runtime = checked_runtime()
     operation = parse_operation(event)
     run_id = uuid.uuid4().hex
     runtime.store.start(runtime.config.bucket, operation, run_id)
@@ -118,7 +137,7 @@ def start_run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
 @logger.inject_lambda_context
 def write_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
-    runtime = cold_start()
+    runtime = checked_runtime()
     batch = Batch.parse(event)
     _own_bucket(runtime, batch.bucket)
     if batch.operation is Operation.BACKFILL:
@@ -133,7 +152,7 @@ def write_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, int]
 
 @logger.inject_lambda_context
 def sweep_segment(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    runtime = cold_start()
+    runtime = checked_runtime()
     bucket = _own_bucket(runtime, event.get("bucket"))
     run_id = _run_id(event)
     segment, total = event.get("segment"), event.get("totalSegments")

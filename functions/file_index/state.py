@@ -93,7 +93,9 @@ def state_key(bucket: str) -> str:
 
 
 def is_state_key(object_key: str) -> bool:
-    return object_key.startswith(_MARKER) and len(object_key.encode("utf-8")) > MAX_KEY_BYTES
+    """Whether `object_key` is a record of the index (its state, its deployed configuration), not an
+    object's entry: only records have keys longer than S3 allows, and no event can write one."""
+    return object_key.startswith("~") and len(object_key.encode("utf-8")) > MAX_KEY_BYTES
 
 
 def now_iso() -> str:

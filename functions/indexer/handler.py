@@ -16,11 +16,14 @@ Metrics (EMF): IndexedFiles, DeletedFiles, StaleEvents (older or duplicate event
 FailedRecords (records not written, malformed messages counted once), DeferredRecords (those of
 FailedRecords not started because the invocation was about to end), ForeignBucketEvents (events of another
 bucket than BUCKET_NAME, refused: never written, their messages acknowledged; one warning per bucket and
-batch) and IndexLagMs (event time to write).
+batch) and IndexLagMs (event time to write), ConfigurationMismatches (batches refused whole because the
+indexer's settings differ from the deployed configuration recorded in the table, `file_index.deployment`:
+its messages go back to the queue).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
@@ -36,6 +39,12 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from file_index.config import ConfigError, SdkSettings
+from file_index.deployment import (
+    ConfigurationCheck,
+    ConfigurationMismatchError,
+    DeployedConfiguration,
+    DeployedConfigurationStore,
+)
 from file_index.enrich import TAGS, enriched, update_tags
 from file_index.names import NameIndex
 from file_index.objects import ObjectEvent
@@ -65,6 +74,8 @@ class Runtime:
     s3: S3Client  # for the writer's rare HEAD of an object (see file_index.writer)
     executor: ThreadPoolExecutor
     names: NameIndex | None = None  # the name index, when the deployment keeps one
+    # The indexer's settings against the deployment's record in the table (None: not checked).
+    configuration: ConfigurationCheck | None = None
 
     @property
     def deadline_margin_ms(self) -> int:
@@ -109,12 +120,27 @@ def cold_start() -> Runtime:
     config = IndexerConfig.from_env()
     _observability_from_env()
     dynamodb = dynamodb_client(config.sdk)
+    configuration = ConfigurationCheck(
+        DeployedConfigurationStore(dynamodb, config.table_name),
+        config.bucket_name,
+        DeployedConfiguration.of(
+            layout=config.layout,
+            key_layout=config.key_layout.source,
+            name_table=config.name_table_name,
+            enrich=config.enrich,
+        ),
+        writer="the indexer (its environment)",
+    )
+    with contextlib.suppress(ConfigurationMismatchError):
+        # Read once here, before any batch; a mismatch is read again and refused by every invocation.
+        configuration.check()
     return Runtime(
         config=config,
         dynamodb=dynamodb,
         s3=s3_client(config.sdk),
         executor=ThreadPoolExecutor(max_workers=config.write_concurrency, thread_name_prefix="index-write"),
         names=None if config.name_table_name is None else NameIndex(dynamodb, config.name_table_name),
+        configuration=configuration,
     )
 
 
@@ -145,6 +171,18 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     runtime = cold_start()
     deadline = runtime.deadline(context)
     records = event.get("Records") or []
+    if runtime.configuration is not None:
+        try:
+            runtime.configuration.check()
+        except ConfigurationMismatchError as mismatch:
+            # Nothing is written with settings the search does not read by: every message goes back to the
+            # queue, and is indexed once the deployment that changed the record has updated this function.
+            logger.error("refused the batch: %s", mismatch, extra={"records": len(records)})
+            metrics.add_metric(name="ConfigurationMismatches", unit=MetricUnit.Count, value=1)
+            metrics.add_metric(name="FailedRecords", unit=MetricUnit.Count, value=len(records))
+            return {"batchItemFailures": [{"itemIdentifier": record["messageId"]} for record in records]}
+        if runtime.configuration.unread is not None:
+            logger.warning("could not read the deployed configuration: %s", runtime.configuration.unread)
     reports = index_batch(
         (Message(record["messageId"], record.get("body", "")) for record in records),
         layout=runtime.config.key_layout,

@@ -13,6 +13,10 @@ resource, so it runs before any of them changes, and its answer decides:
   Entries written under the higher count in the meantime are found again once it is deployed again.
 - Delete: accepted; nothing to undo.
 
+The same function serves `Custom::DeployedConfiguration` (`record_configuration`): on create and update it
+writes the deployed configuration record of the bucket into the table (`file_index.deployment`), which
+the writers check their own settings against; on delete it leaves the record (the table may be kept).
+
 The function answers CloudFormation itself (an HTTPS PUT of the result to the request's presigned
 `ResponseURL`) and answers on every path, errors included: a custom resource that never answers holds
 the stack for an hour.
@@ -29,7 +33,8 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from file_index.config import ConfigError, SdkSettings
-from file_index.state import IndexStateStore
+from file_index.deployment import DeployedConfiguration, DeployedConfigurationStore
+from file_index.state import IndexStateStore, now_iso
 from layout_guard.guard import (
     GuardedLayout,
     InvalidPropertiesError,
@@ -41,6 +46,8 @@ from layout_guard.guard import (
 
 logger = Logger()
 
+CONFIGURATION_RESOURCE_TYPE = "Custom::DeployedConfiguration"
+SETTINGS_PROPERTY = "Settings"  # the deployed configuration's settings, one JSON object in cdk.json's terms
 SUCCESS = "SUCCESS"
 FAILED = "FAILED"
 # CloudFormation shows at most 4 KB of a reason.
@@ -53,13 +60,16 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> None:
     try:
         sdk = SdkSettings()
         cloudformation = sdk.client("cloudformation")
-        data = handle(
-            event,
-            dynamodb=sdk.client("dynamodb"),
-            stack_status=lambda stack_id: cloudformation.describe_stacks(StackName=stack_id)["Stacks"][0][
-                "StackStatus"
-            ],
-        )
+        if event.get("ResourceType") == CONFIGURATION_RESOURCE_TYPE:
+            data = record_configuration(event, dynamodb=sdk.client("dynamodb"))
+        else:
+            data = handle(
+                event,
+                dynamodb=sdk.client("dynamodb"),
+                stack_status=lambda stack_id: cloudformation.describe_stacks(StackName=stack_id)["Stacks"][0][
+                    "StackStatus"
+                ],
+            )
     except (LayoutChangeRefusedError, InvalidPropertiesError, ConfigError) as error:
         logger.error("index layout change refused", extra={"reason": str(error)})
         respond(event, FAILED, physical_id, reason=str(error))
@@ -105,6 +115,29 @@ def handle(event: dict[str, Any], *, dynamodb: Any, stack_status: Callable[[str]
                 extra={"table": new.table_name, "bucket": new.bucket_name},
             )
     return {"ZOrderPendingMarked": "true" if pending else "false"}
+
+
+def record_configuration(event: dict[str, Any], *, dynamodb: Any) -> dict[str, str]:
+    """Write the deployed configuration record on create and update; leave it on delete."""
+    if event["RequestType"] == "Delete":
+        return {}
+    properties = event["ResourceProperties"]
+    table, bucket, raw = (properties.get(name) for name in ("TableName", "BucketName", SETTINGS_PROPERTY))
+    if not isinstance(table, str) or not isinstance(bucket, str) or not isinstance(raw, str):
+        raise InvalidPropertiesError(
+            f"the properties TableName, BucketName and {SETTINGS_PROPERTY} are required"
+        )
+    try:
+        configuration = DeployedConfiguration(json.loads(raw))
+    except ValueError as error:
+        raise InvalidPropertiesError(
+            f"the property {SETTINGS_PROPERTY} is not a configuration: {error}"
+        ) from None
+    DeployedConfigurationStore(dynamodb, table).write(
+        bucket, configuration, written_by="deployment", now=now_iso()
+    )
+    logger.info("deployed configuration recorded", extra={"table": table, "bucket": bucket, "settings": raw})
+    return {}
 
 
 def respond(

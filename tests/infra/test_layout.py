@@ -146,7 +146,7 @@ def test_the_guard_waits_for_its_own_permissions(default_synth: Synth) -> None:
     assert set(policies) <= set(resource["DependsOn"])
 
 
-def test_the_guard_may_only_look_at_the_table_mark_its_state_and_read_its_stack(default_synth: Synth) -> None:
+def test_the_guard_may_only_read_and_record_in_the_table_and_read_its_stack(default_synth: Synth) -> None:
     statements = [
         s for s in role_statements(default_synth, GUARD_HANDLER) if "xray:PutTraceSegments" not in s["Action"]
     ]
@@ -211,3 +211,41 @@ def test_writers_are_deployed_after_the_search_function(any_synth: Synth) -> Non
     for handler in writers:
         writer_id, _ = function(any_synth, handler)
         assert search_id in any_synth.template_json["Resources"][writer_id].get("DependsOn", []), handler
+
+
+def configuration_record(synth: Synth) -> tuple[str, dict[str, Any]]:
+    ((logical_id, resource),) = synth.resources("Custom::DeployedConfiguration").items()
+    return logical_id, resource
+
+
+def test_the_deployment_records_its_configuration_in_the_table(
+    default_synth: Synth, layout_synth: Synth
+) -> None:
+    guard_function_id, _ = function(default_synth, GUARD_HANDLER)
+    properties = configuration_record(default_synth)[1]["Properties"]
+    assert properties["ServiceToken"] == {"Fn::GetAtt": [guard_function_id, "Arn"]}
+    assert properties["TableName"] == schema.TABLE_NAME
+    assert json.loads(properties["Settings"]) == {
+        "bucketIndexShards": 16,
+        "hotUsers": {},
+        "multiAttributeIndex": False,
+        "keyLayout": "default",
+        "bucketTimeIndex": True,
+        "nameIndex": True,
+        "nameTableName": schema.NAME_TABLE_NAME,
+        "enrich": [],
+    }
+    large = json.loads(configuration_record(layout_synth)[1]["Properties"]["Settings"])
+    assert (large["bucketIndexShards"], large["hotUsers"], large["multiAttributeIndex"]) == (
+        32,
+        {"ingest-bot": 8},
+        True,
+    )
+
+
+def test_the_record_is_written_after_the_table_and_before_every_writer(any_synth: Synth) -> None:
+    record_id, resource = configuration_record(any_synth)
+    assert table(any_synth)[0] in resource["DependsOn"]
+    writers = [function(any_synth, handler)[0] for handler in (INDEXER_HANDLER, *BACKFILL_HANDLERS)]
+    for logical_id in [*writers, *any_synth.resources("AWS::Lambda::EventSourceMapping")]:
+        assert record_id in any_synth.template_json["Resources"][logical_id].get("DependsOn", []), logical_id

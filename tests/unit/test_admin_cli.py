@@ -34,7 +34,7 @@ def test_backfill_defaults() -> None:
         False,
         False,
     )
-    assert args.key_layout.source == "default"
+    assert args.key_layout is None  # resolved from cdk.json or the deployed configuration
     assert not args.deployed
 
 
@@ -63,7 +63,7 @@ def test_common_options_go_after_the_command() -> None:
 
 def test_a_custom_key_layout_is_compiled() -> None:
     args = parse("backfill", "--bucket", "b", "--key-layout", r"(?P<user>[^/]+)/(?P<file>.+)")
-    assert args.key_layout.split("u1/x.txt").upload_user == "u1"
+    assert resolve_layout(args).key_layout.split("u1/x.txt").upload_user == "u1"
 
 
 @pytest.mark.parametrize(
@@ -148,16 +148,30 @@ def test_migrate_defaults_and_the_layout_options() -> None:
 @pytest.mark.parametrize(
     ("options", "note"),
     [
-        ([], "the 0.2.0 index layout (1 bucket shard, no hot users, no Z-order index)"),
+        (
+            [],
+            "the 0.2.0 index layout (1 bucket shard, no hot users, no Z-order index, the default key pattern)",
+        ),
         (
             ["--hot-users", "{}"],
-            "the 0.2.0 index layout's 1 bucket shard and no Z-order index (no option sets them)",
+            "1 bucket shard, no Z-order index and the default key pattern "
+            "(the 0.2.0 defaults; no option sets them)",
         ),
         (
-            ["--bucket-index-shards", "4", "--multi-attribute-index"],
-            "the 0.2.0 index layout's no hot users (no option sets it)",
+            ["--bucket-index-shards", "4", "--multi-attribute-index", "--key-layout", "default"],
+            "no hot users (the 0.2.0 defaults; no option sets it)",
         ),
-        (["--bucket-index-shards", "4", "--hot-users", "{}", "--no-multi-attribute-index"], None),
+        (
+            ["--bucket-index-shards", "4", "--hot-users", "{}", "--no-multi-attribute-index"],
+            "the default key pattern (the 0.2.0 defaults; no option sets it)",
+        ),
+        (
+            [
+                *("--bucket-index-shards", "4", "--hot-users", "{}", "--no-multi-attribute-index"),
+                *("--key-layout", "default"),
+            ],
+            None,
+        ),
     ],
 )
 def test_without_cdk_json_the_note_names_the_defaults_the_options_leave(

@@ -325,7 +325,8 @@ def test_without_cdk_json_the_commands_write_the_0_2_0_layout_with_a_note(
     assert result.status == 0
     assert result.stderr == (
         "file_search_admin: note: no cdk.json here: writing with the 0.2.0 index layout (1 bucket shard, "
-        "no hot users, no Z-order index); pass --cdk-json or the layout options to match the deployment\n"
+        "no hot users, no Z-order index, the default key pattern); pass --cdk-json or the layout options to "
+        "match the deployment\n"
     )
     for key in keys:
         entry = legacy_account.item(key)
@@ -353,11 +354,14 @@ def test_the_note_names_only_the_defaults_no_option_overrides(
     shards = legacy_account.admin("backfill", "--bucket", BUCKET, "--bucket-index-shards", "4")
     assert shards.status == 0, shards.stderr
     assert shards.stderr == (
-        "file_search_admin: note: no cdk.json here: writing with the 0.2.0 index layout's no hot users and "
-        "no Z-order index (no option sets them); pass --cdk-json or the layout options to match the "
-        "deployment\n"
+        "file_search_admin: note: no cdk.json here: writing with no hot users, no Z-order index and the "
+        "default key pattern (the 0.2.0 defaults; no option sets them); pass --cdk-json or the layout "
+        "options to match the deployment\n"
     )
-    every = ["--bucket-index-shards", "4", "--hot-users", "{}", "--no-multi-attribute-index"]
+    every = [
+        *("--bucket-index-shards", "4", "--hot-users", "{}", "--no-multi-attribute-index"),
+        *("--key-layout", "default"),
+    ]
     overridden = legacy_account.admin("reconcile", "--bucket", BUCKET, *every)
     assert overridden.status == 0, overridden.stderr
     assert overridden.stderr == ""
