@@ -1,19 +1,31 @@
 // S3 File Search's page: sign in at the stack's Cognito user pool, then list, find, upload, download and
-// delete one's own files through the API's /me/... routes. No library and no build step: Cognito's API is
-// a few JSON calls, an upload is an HTML form POST to S3, and the rest is the DOM.
-//
-// Tokens live in sessionStorage (gone when the tab closes); the password is sent to Cognito only, never
-// kept. The ID token is refreshed a few minutes before it expires; sign-out forgets every token.
+// delete one's own files through the API's /me/... routes. No library, no build step.
+// Tokens live in sessionStorage (gone with the tab); the password goes to Cognito only. The ID token is
+// refreshed before it expires; sign-out forgets every token.
 
 const SESSION_KEY = "s3-file-search.session";
 const REFRESH_MARGIN_MS = 5 * 60 * 1000;
 const PAGE_SIZE = 50;
 // Sorting by size reads a person's whole list (the API orders it by time): at most this many files.
 const SIZE_SORT_LIMIT = 5000;
-const INDEX_POLL_MS = 250;
-const INDEX_POLL_TRIES = 240;
+// An upload's file is asked for until listed: after 250 ms, then twice as long each time up to 4 s, for a
+// minute at most (the API's rate limit is shared: README, "The page").
+const POLL_FIRST_MS = 250;
+const POLL_MAX_MS = 4000;
+const POLL_DEADLINE_MS = 60 * 1000;
+// "Retry later" (429: the API's rate limit; 503: the table is busy): asked again this many times.
+const RETRY_LATER = [429, 503];
+const RETRY_LATER_TRIES = 3;
+const MAX_SIZE = 2n ** 63n - 1n;
 
 const $ = (id) => document.getElementById(id);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// A new element with these properties and children.
+const el = (tag, properties = {}, ...children) => {
+  const element = Object.assign(document.createElement(tag), properties);
+  element.append(...children);
+  return element;
+};
 let config = null;
 let session = null;
 let refreshTimer = null;
@@ -21,7 +33,7 @@ let pendingChallenge = null;
 // The list shown: its query, the keys already on screen (nothing twice), and the cursor of the next page.
 let view = { sort: "time", order: "desc", cursor: null, keys: new Set(), items: [], generation: 0 };
 
-// ---- Cognito ------------------------------------------------------------------------------------------
+// ---- Cognito
 
 class CognitoError extends Error {
   constructor(type, message) {
@@ -117,6 +129,7 @@ async function finishSignIn(answer, username) {
     pendingChallenge = null;
     keepSession(answer.AuthenticationResult, username);
     showFiles();
+    $("files-title").focus();
     return;
   }
   pendingChallenge = { name: answer.ChallengeName, session: answer.Session, username };
@@ -156,7 +169,7 @@ function signInMessage(error) {
   return error.message || "Sign-in failed.";
 }
 
-// ---- the API ------------------------------------------------------------------------------------------
+// ---- the API
 
 class ApiError extends Error {
   constructor(status, message) {
@@ -165,7 +178,7 @@ class ApiError extends Error {
   }
 }
 
-async function api(path, options = {}, retried = false) {
+async function api(path, options = {}, retried = false, attempt = 0) {
   if (session && session.expiresAt - Date.now() < 30 * 1000) {
     await refresh().catch(() => {});
   }
@@ -178,6 +191,10 @@ async function api(path, options = {}, retried = false) {
     });
   } catch {
     throw new ApiError(0, "The file service cannot be reached. Check your connection and try again.");
+  }
+  if (RETRY_LATER.includes(response.status) && attempt < RETRY_LATER_TRIES) {
+    await sleep(retryAfterMs(response, POLL_FIRST_MS * 2 ** attempt));
+    return api(path, options, retried, attempt + 1);
   }
   if (response.status === 401) {
     if (!retried && session.refreshToken) {
@@ -199,9 +216,15 @@ async function api(path, options = {}, retried = false) {
   return body;
 }
 
+// The wait a 429 or 503 asks for (Retry-After, when the page may read it), at most 10 s.
+function retryAfterMs(response, otherwise) {
+  const seconds = parseInt(response.headers.get("Retry-After"), 10);
+  return seconds >= 0 ? Math.min(seconds * 1000, 10000) : otherwise;
+}
+
 const keyPath = (key) => encodeURIComponent(key);
 
-// ---- the list -----------------------------------------------------------------------------------------
+// ---- the list
 
 function formatSize(bytes) {
   if (bytes < 1024) return `${bytes} B`;
@@ -234,6 +257,9 @@ function isAdmin() {
   return Boolean(session && config.adminGroup && session.groups.includes(config.adminGroup));
 }
 
+// A size field in whole bytes.
+const bytes = (id, round) => BigInt(round($(id).value * $("size-unit").value));
+
 function listQuery() {
   const params = new URLSearchParams();
   const q = $("q").value.trim();
@@ -246,10 +272,57 @@ function listQuery() {
   // The browser's own days: from the start of the first to the end of the last, as UTC instants.
   if ($("from").value) params.set("from", new Date(`${$("from").value}T00:00:00`).toISOString());
   if ($("to").value) params.set("to", new Date(`${$("to").value}T23:59:59.999`).toISOString());
-  const unit = Number($("size-unit").value);
-  if ($("min-size").value !== "") params.set("minSize", String(Math.ceil(Number($("min-size").value) * unit)));
-  if ($("max-size").value !== "") params.set("maxSize", String(Math.floor(Number($("max-size").value) * unit)));
+  if ($("min-size").value) params.set("minSize", bytes("min-size", Math.ceil));
+  if ($("max-size").value) params.set("maxSize", bytes("max-size", Math.floor));
   return params;
+}
+
+// The API's query parameters, as the page's fields.
+const FIELD_OF = { q: "q", from: "from", to: "to", minSize: "min-size", maxSize: "max-size", user: "scope-user" };
+const label = (id) => `“${document.querySelector(`label[for="${id}"]`).textContent}”`;
+
+// What is wrong with the filters, in the fields' terms: [[field ids], message] each.
+function filterProblems() {
+  const problems = [];
+  for (const id of ["min-size", "max-size"]) {
+    const input = $(id);
+    if (!input.checkValidity()) problems.push([[id], `${label(id)}: ${input.validationMessage}`]);
+    else if (input.value && bytes(id, Math.floor) > MAX_SIZE) problems.push([[id], `${label(id)} is larger than any file.`]);
+  }
+  if (!problems.length && $("min-size").value && $("max-size").value && bytes("min-size", Math.ceil) > bytes("max-size", Math.floor)) {
+    problems.push([["min-size", "max-size"], `${label("min-size")} must not be more than ${label("max-size")}.`]);
+  }
+  if ($("to").value && $("from").value > $("to").value) {
+    problems.push([["from", "to"], `${label("from")} must not be after ${label("to")}.`]);
+  }
+  return problems;
+}
+
+// Marks the fields of `problems` invalid, described by the filters' error, and no others.
+function markFields(problems) {
+  const wrong = problems.flatMap(([ids]) => ids);
+  for (const id of Object.values(FIELD_OF)) {
+    for (const [name, value] of [["aria-invalid", "true"], ["aria-describedby", "filter-error"]]) {
+      if (wrong.includes(id)) $(id).setAttribute(name, value);
+      else $(id).removeAttribute(name);
+    }
+  }
+  $("filter-error").textContent = problems.map(([, message]) => message).join(" ");
+}
+
+// The API's refusal of a parameter: its field's problem, in the API's words after the field's label.
+function apiProblem(message) {
+  const match = /^(?:query parameter )?(\w+)/.exec(message);
+  const id = match && FIELD_OF[match[1]];
+  return id ? [[id], message.replace(match[0], label(id))] : null;
+}
+
+// The list's error; "Try again" repeats what failed when `retry` is given.
+function failed(message, retry = null) {
+  if (!retry && document.activeElement === $("retry")) $("files-title").focus();
+  $("retry").onclick = retry;
+  $("retry").hidden = !retry;
+  $("list-error").textContent = message;
 }
 
 function scopeLabel() {
@@ -259,6 +332,9 @@ function scopeLabel() {
 }
 
 async function loadList(reset) {
+  const problems = filterProblems();
+  markFields(problems);
+  if (problems.length) return;
   const generation = reset ? ++view.generation : view.generation;
   if (reset) {
     view.cursor = null;
@@ -266,7 +342,7 @@ async function loadList(reset) {
     view.items = [];
     $("rows").replaceChildren();
   }
-  $("list-error").textContent = "";
+  failed("");
   $("more").disabled = true;
   $("files-title").textContent = scopeLabel();
   try {
@@ -294,7 +370,11 @@ async function loadList(reset) {
     }
   } catch (error) {
     if (generation !== view.generation) return;
-    if (error.status !== 401) $("list-error").textContent = `Your files could not be loaded: ${error.message}`;
+    const problem = error.status === 400 && apiProblem(error.message);
+    if (problem) markFields([problem]);
+    else if (error.status !== 401) {
+      failed(`Your files could not be loaded: ${error.message}`, error.status === 400 ? null : () => loadList(reset));
+    }
   }
   if (generation === view.generation) renderState();
 }
@@ -332,44 +412,25 @@ function addItems(items) {
 
 function row(item) {
   const { folder, name } = splitKey(item.objectKey);
-  const tr = document.createElement("tr");
-  tr.dataset.key = item.objectKey;
-  const nameCell = document.createElement("th");
-  nameCell.scope = "row";
-  nameCell.className = "name";
-  nameCell.textContent = name;
-  const folderCell = document.createElement("td");
-  folderCell.className = "folder";
-  folderCell.textContent = folder;
-  const sizeCell = document.createElement("td");
-  sizeCell.className = "size";
-  sizeCell.textContent = formatSize(item.size);
-  sizeCell.title = `${item.size} bytes`;
-  const timeCell = document.createElement("td");
-  const time = document.createElement("time");
   const when = formatTime(item.uploadDate);
-  time.dateTime = when.iso;
-  time.textContent = when.text;
-  timeCell.append(time);
-  const actions = document.createElement("td");
-  actions.className = "actions";
-  const download = document.createElement("button");
-  download.type = "button";
-  download.textContent = "Download";
-  download.setAttribute("aria-label", `Download ${name}`);
-  download.addEventListener("click", () => downloadFile(item.objectKey));
-  actions.append(download);
+  const tr = el("tr");
+  tr.dataset.key = item.objectKey;
+  const actions = el("td", { className: "actions" }, button("Download", `Download ${name}`, () => downloadFile(item.objectKey)));
   if (item.uploadUser === (session && session.user)) {
-    const remove = document.createElement("button");
-    remove.type = "button";
-    remove.textContent = "Delete";
-    remove.className = "danger";
-    remove.setAttribute("aria-label", `Delete ${name}`);
-    remove.addEventListener("click", () => deleteFile(item.objectKey, name, tr));
-    actions.append(remove);
+    actions.append(button("Delete", `Delete ${name}`, () => deleteFile(item.objectKey, name, tr), "danger"));
   }
-  tr.append(nameCell, folderCell, sizeCell, timeCell, actions);
+  tr.append(
+    el("th", { scope: "row", className: "name", textContent: name }),
+    el("td", { className: "folder", textContent: folder }),
+    el("td", { className: "size", textContent: formatSize(item.size), title: `${item.size} bytes` }),
+    el("td", {}, el("time", { dateTime: when.iso, textContent: when.text })),
+    actions,
+  );
   return tr;
+}
+
+function button(text, ariaLabel, onclick, className = "") {
+  return el("button", { type: "button", textContent: text, ariaLabel, onclick, className });
 }
 
 function renderState() {
@@ -385,8 +446,9 @@ function renderState() {
   if (view.cursor) caption += " so far";
   if (view.sort === "size" && view.truncated) caption += ` (largest among the first ${SIZE_SORT_LIMIT})`;
   $("results-caption").textContent = caption;
-  $("size-header").setAttribute("aria-sort", view.sort === "size" ? (view.order === "desc" ? "descending" : "ascending") : "none");
-  $("time-header").setAttribute("aria-sort", view.sort === "time" ? (view.order === "desc" ? "descending" : "ascending") : "none");
+  for (const sort of ["size", "time"]) {
+    $(`${sort}-header`).setAttribute("aria-sort", view.sort === sort ? `${view.order}ending` : "none");
+  }
 }
 
 function showIndexState(state) {
@@ -400,41 +462,41 @@ function showIndexState(state) {
   }
 }
 
+// The same column again turns the order round; another starts largest or newest first.
 function sortBy(sort) {
-  if (view.sort === sort) {
-    view.order = view.order === "desc" ? "asc" : "desc";
-  } else {
-    view.sort = sort;
-    view.order = "desc";
-  }
+  view.order = view.sort === sort && view.order === "desc" ? "asc" : "desc";
+  view.sort = sort;
   loadList(true);
 }
 
 async function downloadFile(key) {
+  failed("");
   try {
     const { url } = await api(`/me/download/${keyPath(key)}`, { headers: { Accept: "application/json" } });
-    const link = document.createElement("a");
-    link.href = url;
-    link.rel = "noopener";
+    const link = el("a", { href: url, rel: "noopener" });
     document.body.append(link);
     link.click();
     link.remove();
   } catch (error) {
-    if (error.status !== 401) $("list-error").textContent = `The file could not be downloaded: ${error.message}`;
+    if (error.status !== 401) failed(`The file could not be downloaded: ${error.message}`, () => downloadFile(key));
   }
 }
 
-async function deleteFile(key, name, tr) {
-  if (!window.confirm(`Delete ${name}? This cannot be undone.`)) return;
+async function deleteFile(key, name, tr, confirmed = false) {
+  if (!confirmed && !window.confirm(`Delete ${name}? This cannot be undone.`)) return;
+  failed("");
   try {
     await api(`/me/files/${keyPath(key)}`, { method: "DELETE" });
+    // Focus stays in the list: the next row's control, else the previous row's, else the heading.
+    const near = tr.nextElementSibling || tr.previousElementSibling;
+    (near ? near.querySelector(".danger") || near.querySelector("button") : $("files-title")).focus();
     tr.remove();
     view.keys.delete(key);
     view.items = view.items.filter((item) => item.objectKey !== key);
     say(`${name} was deleted.`);
     renderState();
   } catch (error) {
-    if (error.status !== 401) $("list-error").textContent = `${name} could not be deleted: ${error.message}`;
+    if (error.status !== 401) failed(`${name} could not be deleted: ${error.message}`, () => deleteFile(key, name, tr, true));
   }
 }
 
@@ -451,24 +513,16 @@ function say(message) {
   }, 6000);
 }
 
-// ---- uploads ------------------------------------------------------------------------------------------
+// ---- uploads
 
 function uploadFiles(files) {
   for (const file of files) uploadFile(file);
 }
 
 async function uploadFile(file) {
-  const item = document.createElement("li");
-  const label = document.createElement("span");
-  label.textContent = file.name;
-  const progress = document.createElement("progress");
-  progress.max = 100;
-  progress.value = 0;
-  progress.setAttribute("aria-label", `Upload of ${file.name}`);
-  const state = document.createElement("span");
-  state.className = "upload-state";
-  state.textContent = "Starting…";
-  item.append(label, progress, state);
+  const progress = el("progress", { max: 100, value: 0, ariaLabel: `Upload of ${file.name}` });
+  const state = el("span", { className: "upload-state", textContent: "Starting…" });
+  const item = el("li", {}, el("span", { textContent: file.name }), progress, state);
   $("uploads").append(item);
   try {
     if (config.maxUploadBytes && file.size > config.maxUploadBytes) {
@@ -514,14 +568,17 @@ function postForm(form, file, onProgress) {
   });
 }
 
+// The file once listed; null at the deadline or on an answer that waiting cannot change.
 async function waitUntilIndexed(key) {
-  for (let attempt = 0; attempt < INDEX_POLL_TRIES; attempt += 1) {
+  const deadline = Date.now() + POLL_DEADLINE_MS;
+  for (let wait = POLL_FIRST_MS; Date.now() + wait < deadline; wait = Math.min(wait * 2, POLL_MAX_MS)) {
+    await sleep(wait);
     try {
       return await api(`/me/files/${keyPath(key)}`);
     } catch (error) {
-      if (error.status !== 404) throw error;
+      // Not listed yet, still busy, or the network down a moment: the upload itself is done.
+      if (![0, 404, ...RETRY_LATER].includes(error.status)) return null;
     }
-    await new Promise((resolve) => setTimeout(resolve, INDEX_POLL_MS));
   }
   return null;
 }
@@ -538,9 +595,9 @@ function showNewFile(item) {
   }
 }
 
-// ---- views --------------------------------------------------------------------------------------------
+// ---- views
 
-function showSignIn(message) {
+function showSignIn(message = "", status = "") {
   $("loading").hidden = true;
   $("files-view").hidden = true;
   $("account").hidden = true;
@@ -549,7 +606,8 @@ function showSignIn(message) {
   $("new-password-form").hidden = true;
   $("mfa-form").hidden = true;
   $("password").value = "";
-  $("sign-in-error").textContent = message || "";
+  $("sign-in-error").textContent = message;
+  $("sign-in-status").textContent = status;
   $("username").focus();
 }
 
@@ -576,6 +634,7 @@ function wire() {
     }
     $("sign-in-button").disabled = true;
     $("sign-in-error").textContent = "";
+    $("sign-in-status").textContent = "";
     try {
       await signIn(username, password);
     } catch (error) {
@@ -608,14 +667,17 @@ function wire() {
     const token = session && session.refreshToken;
     forgetSession();
     if (token) cognito("RevokeToken", { Token: token, ClientId: config.userPoolClientId }).catch(() => {});
-    showSignIn("You are signed out.");
+    showSignIn("", "You are signed out.");
   });
   $("filters").addEventListener("submit", (event) => {
     event.preventDefault();
     loadList(true);
   });
   $("clear-filters").addEventListener("click", () => {
-    for (const id of ["q", "from", "to", "min-size", "max-size"]) $(id).value = "";
+    // Every filter back to its default, the unit included; whose files stays as chosen.
+    const scope = [$("scope").value, $("scope-user").value];
+    $("filters").reset();
+    [$("scope").value, $("scope-user").value] = scope;
     loadList(true);
   });
   $("scope").addEventListener("change", () => {

@@ -7,9 +7,11 @@ them). Without a browser the tests skip with one line, except under CI=true, whe
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ import pytest
 
 from bench.page import TRANSFERRED_BYTES
 from file_index.state import IndexStateStore, Operation
-from local_stack.browser import launch, missing_browser
+from local_stack.browser import CHROMIUM_ARGS, chromium_path, launch, missing_browser
 from tests.integration.local_stack.conftest import REPO_ROOT, serving
 from tests.integration.local_stack.signed_in import add_person, call, expired, post_form, sign_in
 
@@ -38,7 +40,7 @@ if missing_browser() is not None:
         pytest.fail(reason, pytrace=False)
     pytest.skip(reason, allow_module_level=True)
 
-from playwright.sync_api import Browser, FilePayload, Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, FilePayload, Page, Route, expect, sync_playwright  # noqa: E402
 
 expect.set_options(timeout=TIMEOUT_MS)
 
@@ -99,9 +101,11 @@ def _row(page: Page, name: str) -> Any:
     return page.locator("#rows tr").filter(has=page.get_by_role("rowheader", name=name, exact=True))
 
 
-def _shot(page: Page, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+def _shot(page: Page, name: str, *, docs: bool = True) -> None:
+    """A full-page screenshot: into docs/screenshots/ (the README's), or beside the test run's files."""
+    folder = SCREENSHOTS if docs else Path(os.environ.get("PAGE_SHOTS", "/tmp")) / "page-screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / name), full_page=True)
 
 
 def test_a_person_signs_in_uploads_finds_downloads_and_deletes(
@@ -365,3 +369,260 @@ def test_more_pages_never_show_a_file_twice_and_the_keyboard_suffices(
     expect(more).to_be_hidden()
     names = rows.locator("th").all_text_contents()
     assert sorted(names) == [f"page-{index:02d}.txt" for index in range(63)]
+
+
+# ---- what a newcomer's trial found, and the API's rate limit
+
+
+def _listing_polls(url: str) -> bool:
+    """The page's requests for one file (`GET /me/files/{key}`): what it asks after an upload."""
+    return "/me/files/" in url
+
+
+def _retry_later(route: Route, ready: dict[str, Any], retry_after: str | None = None) -> None:
+    """API Gateway's answer at the stage's rate limit: 429, with its CORS header (DEFAULT_4XX's)."""
+    headers = {"Access-Control-Allow-Origin": ready["webUrl"], "Content-Type": "application/json"}
+    if retry_after is not None:
+        headers |= {"Retry-After": retry_after, "Access-Control-Expose-Headers": "Retry-After"}
+    route.fulfill(status=429, headers=headers, body=json.dumps({"message": "Too Many Requests"}))
+
+
+def _listed(page: Page) -> None:
+    """Waits until the list has answered: some rows, or the words of an empty list."""
+    expect(page.locator("#rows tr, #empty:not([hidden])").first).to_be_visible()
+
+
+def _fresh_person(ready: dict[str, Any], username: str) -> str:
+    return add_person(ready["awsEndpoint"], ready["userPoolId"], username, f"{username.title()}-Passw0rd!x")
+
+
+def test_an_upload_is_asked_for_less_and_less_often(page: Page, ready: dict[str, Any]) -> None:
+    """Polling backs off (250 ms, doubling up to 4 s) instead of asking 4 times a second for a minute.
+
+    The gaps are lower bounds, which a slow machine only widens: a poll is sent no sooner than its wait
+    after the previous one was answered, and the route handler sees it no sooner than it is sent.
+    """
+    password = _fresh_person(ready, "erin")
+    _signed_in(page, ready, "erin", password)
+    expect(page.get_by_text("No files yet.")).to_be_visible()
+    seen: list[float] = []
+
+    def not_listed_yet(route: Route) -> None:
+        if route.request.method != "GET":
+            route.fallback()
+            return
+        seen.append(time.monotonic())
+        if len(seen) <= 3:
+            route.fulfill(
+                status=404,
+                headers={"Access-Control-Allow-Origin": ready["webUrl"], "Content-Type": "application/json"},
+                body=json.dumps({"message": "no such file"}),
+            )
+        else:
+            route.fallback()
+
+    page.route(_listing_polls, not_listed_yet)
+    page.get_by_label("Choose files to upload, or drop them here").set_input_files(
+        [_file("slow to index.txt", "text/plain", SMALL)]
+    )
+    expect(_row(page, "slow to index.txt")).to_have_count(1)
+    expect(page.locator("#uploads li")).to_contain_text("Done")
+    gaps = [later - earlier for earlier, later in itertools.pairwise(seen)]
+    assert len(gaps) >= 3
+    for gap, least in zip(gaps, (0.5, 1.0, 2.0), strict=False):
+        assert gap >= least, gaps
+
+
+def test_an_upload_rides_out_the_apis_rate_limit(page: Page, ready: dict[str, Any]) -> None:
+    """429s while the page waits for an upload to be listed: it waits (Retry-After when it may read it,
+    else backing off), asks again, and the upload ends listed, not "Failed"."""
+    password = _fresh_person(ready, "frank")
+    _signed_in(page, ready, "frank", password)
+    expect(page.get_by_text("No files yet.")).to_be_visible()
+    seen: list[float] = []
+
+    def throttled(route: Route) -> None:
+        if route.request.method != "GET":
+            route.fallback()
+            return
+        seen.append(time.monotonic())
+        if len(seen) == 1:
+            _retry_later(route, ready, retry_after="2")
+        elif len(seen) <= 4:
+            _retry_later(route, ready)
+        else:
+            route.fallback()
+
+    page.route(_listing_polls, throttled)
+    page.get_by_label("Choose files to upload, or drop them here").set_input_files(
+        [_file("busy day.txt", "text/plain", SMALL)]
+    )
+    expect(_row(page, "busy day.txt")).to_have_count(1)
+    upload = page.locator("#uploads li")
+    expect(upload).to_contain_text("Done")
+    expect(upload).not_to_contain_text("Failed")
+    assert len(seen) >= 5
+    assert seen[1] - seen[0] >= 2.0  # Retry-After: 2
+
+
+def test_filters_are_checked_in_the_fields_own_words(page: Page, ready: dict[str, Any]) -> None:
+    _signed_in(page, ready, "demo", ready["demoPassword"])
+    _listed(page)
+    least, most = page.get_by_label("At least"), page.get_by_label("At most")
+    problem = page.locator("#filter-error")
+
+    def marked(*fields: Any) -> None:
+        for field in fields:
+            expect(field).to_have_attribute("aria-invalid", "true")
+            expect(field).to_have_attribute("aria-describedby", "filter-error")
+
+    # The page knows its own fields: it says what is wrong with them before asking the API.
+    least.fill("5")
+    most.fill("2")
+    page.get_by_role("button", name="Search").click()
+    expect(problem).to_have_text("“At least” must not be more than “At most”.")
+    expect(problem).to_have_attribute("role", "alert")
+    marked(least, most)
+    assert _axe_violations(page) == []
+    _shot(page, "filter-error.png", docs=False)
+    most.fill("")
+    least.fill("9999999999")
+    page.get_by_label("Unit").select_option("GB")
+    page.get_by_role("button", name="Search").click()
+    expect(problem).to_have_text("“At least” is larger than any file.")
+    marked(least)
+    expect(most).not_to_have_attribute("aria-invalid", "true")
+    least.fill("-1")
+    page.get_by_role("button", name="Search").click()
+    expect(problem).to_contain_text("“At least”: ")
+    marked(least)
+    page.get_by_role("button", name="Clear").click()
+    page.get_by_label("From", exact=True).fill("2024-05-02")
+    page.get_by_label("To", exact=True).fill("2024-05-01")
+    page.get_by_role("button", name="Search").click()
+    expect(problem).to_have_text("“From” must not be after “To”.")
+    marked(page.get_by_label("From", exact=True), page.get_by_label("To", exact=True))
+    # What only the API can tell is said under the field's label, in the API's words.
+    page.get_by_role("button", name="Clear").click()
+    page.get_by_label("Name", exact=True).fill("!!!")
+    page.get_by_role("button", name="Search").click()
+    expect(problem).to_contain_text("“Name” has no word in it")
+    marked(page.get_by_label("Name", exact=True))
+    expect(page.locator("#list-error")).to_be_hidden()
+    for api_word in ("minSize", "maxSize", "9223372036854775807", "query parameter"):
+        expect(page.locator("main")).not_to_contain_text(api_word)
+    # Right again: the marks go.
+    page.get_by_label("Name", exact=True).fill("quarterly")
+    page.get_by_role("button", name="Search").click()
+    expect(problem).to_be_hidden()
+    expect(page.get_by_label("Name", exact=True)).not_to_have_attribute("aria-invalid", "true")
+
+
+def test_a_failed_list_offers_to_try_again(page: Page, ready: dict[str, Any]) -> None:
+    answers: list[int] = []
+
+    def fails_once(route: Route) -> None:
+        if route.request.method == "GET" and not answers:
+            answers.append(500)
+            route.fulfill(
+                status=500,
+                headers={"Access-Control-Allow-Origin": ready["webUrl"], "Content-Type": "application/json"},
+                body=json.dumps({"message": "internal error"}),
+            )
+        else:
+            route.fallback()
+
+    page.route(lambda url: "/me/files?" in url, fails_once)
+    _signed_in(page, ready, "demo", ready["demoPassword"])
+    expect(page.locator("#list-error")).to_have_text("Your files could not be loaded: internal error")
+    again = page.get_by_role("button", name="Try again")
+    expect(again).to_be_visible()
+    assert _axe_violations(page) == []
+    _shot(page, "list-error.png", docs=False)
+    again.click()
+    _listed(page)
+    expect(page.locator("#list-error")).to_be_hidden()
+    expect(again).to_be_hidden()
+    assert answers == [500]
+
+
+def test_clear_resets_every_filter_the_unit_included(page: Page, ready: dict[str, Any]) -> None:
+    _signed_in(page, ready, "demo", ready["demoPassword"])
+    page.get_by_label("Name", exact=True).fill("report")
+    page.get_by_label("From", exact=True).fill("2024-01-01")
+    page.get_by_label("To", exact=True).fill("2024-12-31")
+    page.get_by_label("At least").fill("1")
+    page.get_by_label("At most").fill("2")
+    page.get_by_label("Unit").select_option("GB")
+    page.get_by_role("button", name="Clear").click()
+    for field in ("Name", "From", "To", "At least", "At most"):
+        expect(page.get_by_label(field, exact=True)).to_have_value("")
+    expect(page.get_by_label("Unit")).to_have_value(
+        page.get_by_role("option", name="MB").get_attribute("value") or ""
+    )
+
+
+def test_signing_out_is_said_as_a_status(page: Page, ready: dict[str, Any]) -> None:
+    _signed_in(page, ready, "demo", ready["demoPassword"])
+    page.get_by_role("button", name="Sign out").click()
+    said = page.get_by_role("status").filter(has_text="You are signed out.")
+    expect(said).to_be_visible()
+    expect(page.get_by_role("alert")).to_have_count(0)
+    # Not drawn as the errors are (the sign-in form's own error is the same red as every error).
+    colour = "element => getComputedStyle(element).color"
+    assert said.evaluate(colour) != page.locator("#sign-in-error").evaluate(colour)
+    assert said.evaluate("element => getComputedStyle(element).fontWeight") in ("400", "normal")
+    _shot(page, "signed-out.png", docs=False)
+
+
+def test_the_keyboard_stays_in_place_after_sign_in_and_delete(page: Page, ready: dict[str, Any]) -> None:
+    password = _fresh_person(ready, "grace")
+    page.goto(ready["webUrl"])
+    expect(page.get_by_label("User name", exact=True)).to_be_focused()
+    page.keyboard.type("grace")
+    page.keyboard.press("Tab")
+    page.keyboard.type(password)
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Your files")).to_be_focused()
+    page.get_by_label("Choose files to upload, or drop them here").set_input_files(
+        [_file(name, "text/plain", SMALL) for name in ("a.txt", "b.txt", "c.txt")]
+    )
+    expect(page.locator("#rows tr")).to_have_count(3)
+    page.on("dialog", lambda dialog: dialog.accept())
+    names = page.locator("#rows th").all_text_contents()  # newest first, whatever order they were indexed
+    # The middle one: focus goes to the next row's Delete; the last one: to the previous row's.
+    page.get_by_role("button", name=f"Delete {names[1]}").focus()
+    page.keyboard.press("Enter")
+    expect(_row(page, names[1])).to_have_count(0)
+    expect(page.get_by_role("button", name=f"Delete {names[2]}")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(_row(page, names[2])).to_have_count(0)
+    expect(page.get_by_role("button", name=f"Delete {names[0]}")).to_be_focused()
+    # The last file: the list's heading.
+    page.keyboard.press("Enter")
+    expect(page.get_by_text("No files yet.")).to_be_visible()
+    expect(page.get_by_role("heading", name="Your files")).to_be_focused()
+
+
+def test_loading_the_page_requests_nothing_missing(browser: Browser, ready: dict[str, Any]) -> None:
+    # A browser of its own: Chromium remembers an icon that was missing and would not ask for it again.
+    fresh = browser.browser_type.launch(executable_path=str(chromium_path()), args=list(CHROMIUM_ARGS))
+    try:
+        page = fresh.new_page()
+        page.goto(ready["webUrl"])
+        expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+        page.wait_for_load_state("networkidle")
+        # Without an icon the browser asks for /favicon.ico after the load: give it the time to.
+        page.wait_for_timeout(1500)
+        entries = page.evaluate(
+            "() => performance.getEntriesByType('navigation')"
+            ".concat(performance.getEntriesByType('resource'))"
+            ".map(entry => [entry.name, entry.responseStatus])"
+        )
+        assert [name for name, status in entries if status >= 400] == []
+        assert {name.rsplit("/", 1)[-1] for name, _ in entries} >= {"", "app.js", "style.css", "config.json"}
+        icon = page.locator("link[rel~='icon']")
+        expect(icon).to_have_count(1)
+        assert (icon.get_attribute("href") or "").startswith("data:image/svg+xml,")
+    finally:
+        fresh.close()
