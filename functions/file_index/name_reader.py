@@ -17,6 +17,10 @@ orders them in memory, so its cost is the number of files whose names have the l
 page: cheap for a word or a prefix of a few letters, more for a very common one (the README's figures).
 The keys plan reads at most `KEY_PAGE_READ_BUDGET` key items a page and ends early with a cursor.
 
+A key whose items sit in more than one shard (left by writers of two layouts that moved it at once, or
+by a release before the name index followed shard moves) is a candidate once: a page holds each file
+once, and no BatchGetItem names a key twice (DynamoDB refuses such a request).
+
 Cursors (`position`, plain JSON, signed by the caller): the words plan's last item (sort value and key),
 the keys plan's last key read and the last sub-folder answered, so no sub-folder is answered twice.
 """
@@ -185,7 +189,9 @@ class NameReader:
             request["ExclusiveStartKey"] = last
 
     def _entries(self, keys: Sequence[str], counter: _Counter) -> dict[str, dict[str, Any]]:
-        """The entries of `keys` (absent ones absent), BatchGetItem in parallel chunks."""
+        """The entries of `keys` (absent ones absent; a key given twice is read once: BatchGetItem refuses
+        a request that names a key twice), BatchGetItem in parallel chunks."""
+        keys = list(dict.fromkeys(keys))
         chunks = [keys[start : start + MAX_BATCH_GET] for start in range(0, len(keys), MAX_BATCH_GET)]
 
         def fetch(chunk: Sequence[str]) -> list[dict[str, Any]]:
@@ -394,6 +400,8 @@ class NameReader:
                 break
             key = str(candidate[schema.NAME_TERM])
             read += 1
+            if key == last_read:
+                continue  # the key's item in another shard too (left by a shard move): once is enough
             last_read = key
             folder = state["folder"]
             if key == after_key or (folder is not None and key.startswith(folder)):

@@ -23,13 +23,18 @@ The name index is a table of its own (`schema.NAME_TABLE_NAME`). For each live e
 
 The bucket and user partition values are the entry's own (`IndexLayout`: shards and hot users apply as
 on the entry indexes), so a read of a word queries every shard of its bucket or user, as a list does.
-Every item holds only what never changes while its key exists (key, name, bucket, user): an overwrite of
-a key writes none of them, a new key writes one per distinct word and one for the key.
+Every item holds only what never changes while its key exists in one place (key, name, bucket, user): an
+overwrite of a key writes none of them, a new key writes one per distinct word and one for the key. An
+overwrite (or a repair, or a restored version) that lands in another shard than the entry it replaces,
+as after a raise of `bucketIndexShards` or of a hot user's count, moves the items with it
+(`NameIndex.move_entry`): the new shard's items are put, then the old shard's removed where no newer than
+the replaced entry. A delete removes the items of the shards the replaced entry's stored values name.
 
 The items are a lead, never the answer: a search reads the entry of every candidate and keeps it only if
 it is live and matches, so an item left behind by a race (a create and a delete of one key written at
-once by two indexers) is never shown, and a reconcile removes it. What must not happen is a live entry
-without its items; the writes are ordered for that (`NameIndex`).
+once by two indexers, or two writers of different layouts moving one key at once) is never shown, and
+`index-names` removes it. A key with items in two shards is read once (`name_reader`). What must not
+happen is a live entry without its items; the writes are ordered for that (`NameIndex`).
 """
 
 from __future__ import annotations
@@ -197,6 +202,16 @@ def item_key(item: Mapping[str, Any]) -> dict[str, Any]:
     return {schema.NAME_SCOPE: item[schema.NAME_SCOPE], schema.NAME_TERM: item[schema.NAME_TERM]}
 
 
+def items_differ(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether two entries of one key have different name items (their shard values differ, as when a
+    raised shard count places the key's overwrite elsewhere)."""
+    return name_items(old, "") != name_items(new, "")
+
+
+def _key_of(item: Mapping[str, Any]) -> tuple[Any, Any]:
+    return item[schema.NAME_SCOPE], item[schema.NAME_TERM]
+
+
 def is_live_entry(item: Mapping[str, Any] | None) -> TypeGuard[Mapping[str, Any]]:
     """An entry in the indexes (not a tombstone, not a bare bookkeeping item)."""
     return item is not None and not item.get(schema.DELETED) and schema.BUCKET_NAME in item
@@ -237,7 +252,30 @@ class NameIndex:
 
     def delete_entry(self, entry: Mapping[str, Any], order: str) -> None:
         """Remove the items of `entry`, which a delete at position `order` replaced, where older than it."""
-        for item in name_items(entry, ""):
+        self._delete_older(name_items(entry, ""), order)
+
+    def move_entry(self, old: Mapping[str, Any], new: Mapping[str, Any], since: str | None) -> None:
+        """Give live `new` its items in place of those of live `old`, the entry of the same key it replaced
+        (`since`: `new`'s orderKey, None for none). Nothing when both have the same items (an overwrite
+        under one layout); else (the entry moved to another bucket or user shard) `new`'s items are put,
+        then `old`'s that `new` lacks are removed where no newer than `old` itself, so the items a newer
+        write put there meanwhile stay."""
+        if not items_differ(old, new):
+            return
+        self.put_entry(new, since)
+        self.delete_left_behind(old, new)
+
+    def delete_left_behind(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        """Remove the items of `old` that `new`, the entry of the same key that replaced it, lacks, where
+        written no later than `old` (`since` up to its orderKey, or none)."""
+        kept = {_key_of(item) for item in name_items(new, "")}
+        left = [item for item in name_items(old, "") if _key_of(item) not in kept]
+        # "" < "\0": up to old's own position, items without one included.
+        self._delete_older(left, str(old.get(schema.ORDER_KEY) or "") + "\0")
+
+    def _delete_older(self, items: Sequence[Mapping[str, Any]], order: str) -> None:
+        """Delete each of `items` (by its key) where its `since` is older than `order` (or absent)."""
+        for item in items:
             self.items_written += 1
             try:
                 self.client.delete_item(

@@ -464,7 +464,12 @@ class Repairer:
         if self.dry_run:
             return Finding(key, seen, Repair.DRY_RUN)
         placed = place_entry(
-            self.dynamodb, self.table_name, item, self.index_layout, judge_shards=self.judge_shards
+            self.dynamodb,
+            self.table_name,
+            item,
+            self.index_layout,
+            judge_shards=self.judge_shards,
+            name_index=self.names,
         )
         return Finding(key, seen, Repair.CONFLICT if placed is Placement.SKIPPED else Repair.FIXED)
 
@@ -521,6 +526,9 @@ def repair(
     if name_index is not None:
         if current is not None:
             name_index.put_entry(new, new.get(schema.ORDER_KEY))
+            if item is not None and is_live(item):
+                # Written by the layout given, the entry may have left the shard of `item`: so do its items.
+                name_index.delete_left_behind(item, new)
         elif item is not None and is_live(item):
             # Items up to the replaced entry's own position: "" < "\0" covers those without one.
             name_index.delete_entry(item, str(item.get(schema.ORDER_KEY) or "") + "\0")
@@ -534,6 +542,7 @@ def place_entry(
     layout: IndexLayout,
     *,
     judge_shards: bool = True,
+    name_index: NameIndex | None = None,
 ) -> Placement:
     """Give a live entry the place `layout` wants for it (its shards, its `zAddress`), if it is still
     the entry that was read.
@@ -542,7 +551,7 @@ def place_entry(
     `orderKey` (or still none), the same size and upload date, and when it moves the entry between shards
     the same shard values. Any event that changed the
     entry since the read fails it (its own write placed the entry), so the update never undoes a newer
-    write.
+    write. `name_index`, when given, follows an entry moved between shards: its items move with it.
     """
     if not is_live(item):
         raise ValueError(f"{item.get(schema.OBJECT_KEY)!r} is a tombstone: it has no place in any index")
@@ -599,6 +608,9 @@ def place_entry(
         if _code(error) == "ConditionalCheckFailedException":
             return Placement.SKIPPED
         raise
+    if name_index is not None:
+        placed_entry = {name: value for name, value in {**item, **placed}.items() if value is not None}
+        name_index.move_entry(item, placed_entry, placed_entry.get(schema.ORDER_KEY))
     return Placement.UPDATED
 
 

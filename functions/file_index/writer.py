@@ -59,7 +59,9 @@ Placement
 Every entry this module writes is built by `entry_item` under the writer's `IndexLayout`
 (`file_index.layout`): the bucket's shard value in `bucketName`, the user's in `uploadUser` (with
 `userShard` on a hot user's shard above 0), and `zAddress` when the Z-order index is on. Shards depend only
-on the object key, so an overwrite lands in the shard of the entry it replaces. Every tombstone, whichever
+on the object key, so under one layout an overwrite lands in the shard of the entry it replaces; after a
+raise of a shard count it may land in another, and the key's name items move with it (`update_names`,
+which knows the old shard from the replaced entry that the write returns). Every tombstone, whichever
 write makes it, carries none of these, so it is in no index.
 
 Case 2 is the only one with more than one call (two writes and a HEAD); an ordinary event, a duplicate or
@@ -176,7 +178,8 @@ def apply_event(
     `s3` is used only for a HEAD of the event's object when a permanent version delete may have changed
     which version is current. `layout` places the entry (`entry_item`). `names`, when given, keeps the
     name index in step (`file_index.names`): a new live entry's items are put after it (an overwrite of a
-    live entry puts none), a removed entry's items are deleted where older than the removal. Raises
+    live entry puts none unless it moved the entry to another shard: then its items move too), a removed
+    entry's items, in the shards its stored values name, are deleted where older than the removal. Raises
     botocore's ClientError for anything but a failed condition (e.g. throttling that outlasted the SDK's
     retries, or a HEAD answered with 403), and `WriteContentionError` when other writers kept changing
     the item.
@@ -370,14 +373,19 @@ class _Write:
         update_names: dict[str, str] = {}
         update_values: dict[str, Any] = {}
         set_part, remove_part = _set_and_remove(tombstone, update_names, update_values, prefix="h")
-        return self._conditional(
+        result = self._conditional(
             "update_item",
             Key=self._key(),
+            # The entry hidden, for its name items (returned values cost no capacity).
+            ReturnValues="ALL_OLD",
             ConditionExpression=condition,
             UpdateExpression=f"{set_part} {remove_part}".strip(),
             ExpressionAttributeNames={**names, **update_names},
             ExpressionAttributeValues=serialize({**values, **update_values}),
         )
+        if result is _APPLIED:
+            self.seen["hidden"] = self.seen.get("old")
+        return result
 
     def _write_current(self, s3: S3Client) -> Outcome:
         """Case 2, the lookup and the second write; DELETED when there is no current version."""
@@ -425,16 +433,26 @@ class _Write:
     def update_names(self, names: NameIndex, outcome: Outcome) -> None:
         """Keep the name index in step with what this event did (`file_index.names`)."""
         if self.event.removes_one_version:
-            # A permanent version delete that restored the current version: its entry gets its items
-            # (a hidden entry's items stay until a reconcile: searches skip them).
+            hidden = self.seen.get("hidden")
             if self.seen.get("restored_applied"):
+                # The restored current version gets its items; those of the entry it hid that it lacks
+                # (it may land in another shard than the hidden entry) go.
                 names.put_entry(self.seen["restored"], self.order)
+                if is_live_entry(hidden):
+                    names.delete_left_behind(hidden, self.seen["restored"])
+            elif is_live_entry(hidden):
+                # No version is current (or a later event wrote one, with its own items): the hidden
+                # entry's items go, where older than the delete.
+                names.delete_entry(hidden, self.order)
             return
         old = self.seen.get("old")
         if outcome is Outcome.WRITTEN and not self.event.is_removal:
-            # A new key, or one that was deleted: its items. An overwrite of a live entry has them.
+            # A new key, or one that was deleted: its items. An overwrite of a live entry has them, unless
+            # it moved the entry to another shard (a raised shard count): then they move with it.
             if not is_live_entry(old):
                 names.put_entry(self.seen["written"], self.order)
+            else:
+                names.move_entry(old, self.seen["written"], self.order)
         elif outcome is Outcome.DELETED:
             if is_live_entry(old):
                 names.delete_entry(old, self.order)

@@ -1,0 +1,388 @@
+"""The name index across a raise of `bucketIndexShards`: every folder and name list answers each file once.
+
+An entry is written to the shard its writer's layout gives its key; raising the count moves a key's next
+overwrite to another shard. These tests write a key's events under the layout before and after a raise
+(1 shard, then 16) through the writer (`writer.apply_event` with a `NameIndex`), then read the folder and
+the words of the key as the search does (`NameReader`), on moto and on DynamoDB Local.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from file_index import schema
+from file_index.key_layout import KeyLayout
+from file_index.layout import IndexLayout
+from file_index.name_reader import NameQuery, NameReader
+from file_index.name_sync import sync_names
+from file_index.names import NameIndex, name_items
+from file_index.objects import ObjectEvent
+from file_index.reader import BucketQuery, FileReader, UserQuery
+from file_index.repair import ListedObject, Placement, place_entry, plain_item, repair
+from file_index.writer import apply_event
+from tests.integration.conftest import DynamoDBLocal
+
+BUCKET = "fileupload.a"
+USER = "alice"
+BEFORE = IndexLayout()
+AFTER = IndexLayout(bucket_shards=16)
+START = datetime(2024, 5, 1, 10, tzinfo=UTC)
+
+
+KEYS = KeyLayout.parse(None)
+NameKey = tuple[str, str, str | None]
+
+
+def moved_key(name: str, moves: Callable[[str], bool] | None = None) -> str:
+    """A key of alice's reports folder that 16 shards place outside shard 0 (where 1 shard puts it), and
+    that `moves` accepts."""
+    for n in range(200):
+        key = f"{USER}/reports/{name}-{n}.txt"
+        if AFTER.bucket_partition(BUCKET, key) != BUCKET and (moves is None or moves(key)):
+            return key
+    raise AssertionError("no candidate key fits")
+
+
+@dataclass
+class Tables:
+    dynamodb: Any
+    s3: Any
+    table: str
+    name_table: str
+    position: int = 0
+
+    @property
+    def names(self) -> NameIndex:
+        return NameIndex(self.dynamodb, self.name_table)
+
+    def apply(
+        self,
+        kind: str,
+        key: str,
+        layout: IndexLayout,
+        *,
+        position: int | None = None,
+        version_id: str | None = None,
+    ) -> NameIndex:
+        """Apply the event `kind` of `key` ("put"; "delete" in an unversioned bucket; "purge", the
+        permanent delete of `version_id`) at the next position of the history, or at `position` (a late
+        delivery of an earlier event). Returns the name index writer the event used."""
+        if position is None:
+            self.position += 1
+            position = self.position
+        parts = KEYS.split(key)
+        event = ObjectEvent(
+            event_name={
+                "put": "ObjectCreated:Put",
+                "delete": "ObjectRemoved:Delete",
+                "purge": "ObjectRemoved:Delete",
+            }[kind],
+            bucket=BUCKET,
+            key=key,
+            event_time=START + timedelta(seconds=position),
+            sequencer=f"{position:016X}",
+            size=100 + position if kind == "put" else None,
+            e_tag=f"etag-{position}" if kind == "put" else None,
+            version_id=version_id,
+            upload_user=parts.upload_user,
+            file_id=parts.file_id,
+        )
+        names = self.names
+        apply_event(self.dynamodb, self.table, event, s3=self.s3, layout=layout, names=names)
+        return names
+
+    def entries(self) -> list[dict[str, Any]]:
+        """Every live entry of the table."""
+        paginator = self.dynamodb.get_paginator("scan")
+        found = []
+        for page in paginator.paginate(TableName=self.table, ConsistentRead=True):
+            for raw in page["Items"]:
+                entry = plain_item(raw)
+                if not entry.get(schema.DELETED) and schema.BUCKET_NAME in entry:
+                    found.append(entry)
+        return found
+
+    def entry(self, key: str) -> dict[str, Any]:
+        response = self.dynamodb.get_item(
+            TableName=self.table, Key={schema.OBJECT_KEY: {"S": key}}, ConsistentRead=True
+        )
+        return plain_item(response["Item"])
+
+    def name_keys(self) -> set[NameKey]:
+        """Every item of the name index: its key and the user partition it is under."""
+        paginator = self.dynamodb.get_paginator("scan")
+        return {
+            (raw[schema.NAME_SCOPE]["S"], raw[schema.NAME_TERM]["S"], raw.get(schema.NAME_USER, {}).get("S"))
+            for page in paginator.paginate(TableName=self.name_table, ConsistentRead=True)
+            for raw in page["Items"]
+        }
+
+    def expected_name_keys(self) -> set[NameKey]:
+        """What `index-names` gives the live entries: the items of each entry's stored partitions."""
+        return {
+            (item[schema.NAME_SCOPE], item[schema.NAME_TERM], item.get(schema.NAME_USER))
+            for entry in self.entries()
+            for item in name_items(entry, "")
+        }
+
+    def stale_items(self, key: str, bucket_partition: str) -> None:
+        """Name items of `key` under `bucket_partition`, as a shard move before this release left them."""
+        entry = {**self.entry(key), schema.BUCKET_NAME: bucket_partition}
+        self.names.put_entry(entry, "")
+
+    def reader(self, layout: IndexLayout = AFTER) -> NameReader:
+        table = boto3.resource("dynamodb", endpoint_url=self.dynamodb.meta.endpoint_url).Table(self.table)
+        return NameReader(
+            table.meta.client,
+            self.table,
+            self.name_table,
+            layout=layout,
+            entries=FileReader(table, layout),
+        )
+
+    def pages(
+        self, query: NameQuery, *, limit: int = 100, layout: IndexLayout = AFTER
+    ) -> tuple[list[str], list[str]]:
+        """Every key and every sub-folder of `query`, page after page."""
+        reader = self.reader(layout)
+        keys: list[str] = []
+        folders: list[str] = []
+        position = None
+        for _ in range(100):
+            page = reader.list_files(query, limit=limit, position=position)
+            keys += [item[schema.OBJECT_KEY] for item in page.items]
+            folders += page.common_prefixes or []
+            position = page.next_position
+            if position is None:
+                return keys, folders
+        raise AssertionError("the list never ended")
+
+    def folder(
+        self, prefix: str, *, limit: int = 100, layout: IndexLayout = AFTER, **query: Any
+    ) -> list[str]:
+        """Every key of the folder list of `prefix` (the bucket's unless `scope` is given)."""
+        scope = query.pop("scope", BucketQuery(bucket=BUCKET))
+        return self.pages(NameQuery(scope=scope, prefix=prefix, **query), limit=limit, layout=layout)[0]
+
+
+@pytest.fixture(params=["moto", pytest.param("dynamodb_local", marks=pytest.mark.dynamodb_local)])
+def tables(request: pytest.FixtureRequest) -> Iterator[Tables]:
+    endpoint = None
+    if request.param == "dynamodb_local":
+        local: DynamoDBLocal = request.getfixturevalue("dynamodb_local")
+        endpoint = local.endpoint_url
+    suffix = uuid.uuid4().hex[:8]
+    table, name_table = f"FileMetaData-{suffix}", f"FileNameIndex-{suffix}"
+    # S3 is moto's in both cases: the writer's lookups after a permanent version delete read it.
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb", endpoint_url=endpoint)
+        dynamodb.create_table(**schema.create_table_request(table))
+        dynamodb.create_table(**schema.create_name_table_request(name_table))
+        for name in (table, name_table):
+            dynamodb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 0.1})
+        s3 = boto3.client("s3")
+        s3.create_bucket(Bucket=BUCKET)
+        try:
+            yield Tables(dynamodb, s3, table, name_table)
+        finally:
+            dynamodb.delete_table(TableName=table)
+            dynamodb.delete_table(TableName=name_table)
+
+
+# -- the issue's history -------------------------------------------------------------------------------
+
+
+def test_a_key_recreated_after_a_raise_is_listed_once(tables: Tables) -> None:
+    """Create at 1 shard; overwrite, delete and create again at 16; the folder lists the key once, and
+    the name index holds what `index-names` would give it."""
+    key = moved_key("q3")
+    tables.apply("put", key, BEFORE)
+    tables.apply("put", key, AFTER)
+    tables.apply("delete", key, AFTER)
+    tables.apply("put", key, AFTER)
+    assert tables.folder(f"{USER}/") == [key]
+    assert tables.folder(f"{USER}/", scope=UserQuery(user=USER)) == [key]
+    assert tables.pages(NameQuery(scope=BucketQuery(bucket=BUCKET), prefix="", delimiter="/")) == (
+        [],
+        [f"{USER}/"],
+    )
+    assert tables.name_keys() == tables.expected_name_keys()
+    assert sync_names(tables.dynamodb, tables.table, tables.name_table, BUCKET).to_json()["removed"] == 0
+
+
+# -- the reader: each key once, whatever the name items say ------------------------------------------------
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3, 100])
+@pytest.mark.parametrize("ascending", [True, False])
+def test_lists_hold_each_key_once_when_its_items_are_in_two_shards(
+    tables: Tables, limit: int, ascending: bool
+) -> None:
+    """Items of a key in its own shard and in shard 0 (left by a shard move): every list answers each
+    file once, in order, across pages; BatchGetItem is never asked for a key twice."""
+    keys = sorted(
+        [moved_key("a"), moved_key("b"), f"{USER}/reports/zz.txt", f"{USER}/old/y.txt", f"{USER}/top.txt"]
+    )
+    for key in keys:
+        tables.apply("put", key, AFTER)
+        tables.stale_items(key, BUCKET)
+    in_order = keys if ascending else keys[::-1]
+    reports = [key for key in in_order if key.startswith(f"{USER}/reports/")]
+    for scope in (BucketQuery(bucket=BUCKET), UserQuery(user=USER)):
+        assert tables.folder(f"{USER}/", scope=scope, limit=limit, ascending=ascending) == in_order
+        assert tables.folder(f"{USER}/reports/", scope=scope, limit=limit, ascending=ascending) == reports
+        keys_seen, folders = tables.pages(
+            NameQuery(scope=scope, prefix=f"{USER}/", delimiter="/", ascending=ascending), limit=limit
+        )
+        assert keys_seen == [f"{USER}/top.txt"]
+        assert folders == sorted([f"{USER}/old/", f"{USER}/reports/"], reverse=not ascending)
+        found, _ = tables.pages(
+            NameQuery(scope=scope, words=("txt",), order_by="objectKey", ascending=ascending), limit=limit
+        )
+        assert found == in_order
+        found, _ = tables.pages(NameQuery(scope=scope, ext="txt"), limit=limit)
+        assert sorted(found) == keys
+
+
+# -- the writers: name items follow the entry to its shard ------------------------------------------------
+
+
+def test_an_overwrite_that_moves_the_entry_moves_its_name_items(tables: Tables) -> None:
+    key = moved_key("moves")
+    tables.apply("put", key, BEFORE)
+    before = tables.name_keys()
+    assert {scope.split("|")[0] for scope, _, _ in before} == {BUCKET}
+    tables.apply("put", key, AFTER)
+    after = tables.name_keys()
+    assert after == tables.expected_name_keys()
+    assert {scope.split("|")[0] for scope, _, _ in after} == {AFTER.bucket_partition(BUCKET, key)}
+
+
+def test_an_overwrite_in_place_writes_no_name_item(tables: Tables) -> None:
+    """The common overwrite (the entry stays in its shard) costs the name index nothing."""
+    key = moved_key("stays")
+    assert tables.apply("put", key, BEFORE).items_written > 0
+    assert tables.apply("put", key, BEFORE).items_written == 0
+    tables.apply("put", key, AFTER)
+    assert tables.apply("put", key, AFTER).items_written == 0
+    assert tables.name_keys() == tables.expected_name_keys()
+
+
+def test_an_overwrite_after_a_user_turns_hot_moves_the_items_to_the_users_shard(tables: Tables) -> None:
+    hot = IndexLayout(bucket_shards=16, hot_users={USER: 4})
+    key = moved_key("hot", lambda key: hot.user_shard(USER, key) != 0)
+    tables.apply("put", key, AFTER)
+    tables.apply("put", key, hot)
+    held = tables.name_keys()
+    assert held == tables.expected_name_keys()
+    assert {str(user).split("|")[0] for _, _, user in held} == {hot.user_partition(USER, key)}
+    assert tables.folder(f"{USER}/", scope=UserQuery(user=USER), layout=hot) == [key]
+
+
+@pytest.mark.parametrize("raise_after", range(5))
+def test_any_delivery_order_around_a_raise_leaves_the_items_index_names_would_build(
+    tables: Tables, raise_after: int
+) -> None:
+    """A key's create, overwrite, delete and create, delivered in every order, the first `raise_after`
+    deliveries by a writer of 1 shard and the others by one of 16: the name index is what `index-names`
+    would build, and the folder lists the key once."""
+    history = ("put", "put", "delete", "put")
+    for number, order in enumerate(itertools.permutations(range(len(history)))):
+        key = moved_key(f"order{raise_after}-{number}")
+        for delivered, position in enumerate(order):
+            layout = BEFORE if delivered < raise_after else AFTER
+            tables.apply(history[position], key, layout, position=position + 1)
+        assert tables.name_keys() == tables.expected_name_keys(), (raise_after, order)
+        live = sorted(entry[schema.OBJECT_KEY] for entry in tables.entries())
+        assert tables.folder(f"{USER}/reports/", ascending=True) == live
+
+
+def test_a_delete_removes_the_items_in_the_shard_the_entry_was_in(tables: Tables) -> None:
+    key = moved_key("gone")
+    tables.apply("put", key, BEFORE)
+    tables.apply("delete", key, AFTER)  # a writer of 16 shards deletes an entry of shard 0
+    assert tables.name_keys() == set()
+    assert tables.folder(f"{USER}/") == []
+
+
+def _versioned(tables: Tables, key: str) -> list[str]:
+    """Two versions of `key` in the (now versioned) bucket, oldest first."""
+    tables.s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+    return [
+        str(tables.s3.put_object(Bucket=BUCKET, Key=key, Body=body)["VersionId"]) for body in (b"1", b"22")
+    ]
+
+
+def test_a_version_restored_in_another_shard_takes_the_name_items_along(tables: Tables) -> None:
+    """The current version is deleted for good after a raise: the version that is current again is
+    written to the key's new shard, and the items of the entry it replaced leave shard 0."""
+    key = moved_key("restored")
+    first, second = _versioned(tables, key)
+    tables.apply("put", key, BEFORE, version_id=first)
+    tables.apply("put", key, BEFORE, version_id=second)
+    tables.s3.delete_object(Bucket=BUCKET, Key=key, VersionId=second)
+    tables.apply("purge", key, AFTER, version_id=second)
+    assert tables.entry(key)[schema.VERSION_ID] == first
+    assert tables.entry(key)[schema.BUCKET_NAME] == AFTER.bucket_partition(BUCKET, key)
+    assert tables.name_keys() == tables.expected_name_keys()
+    assert tables.folder(f"{USER}/") == [key]
+
+
+def test_the_last_version_deleted_for_good_takes_its_name_items(tables: Tables) -> None:
+    key = moved_key("purged")
+    first, second = _versioned(tables, key)
+    tables.apply("put", key, BEFORE, version_id=second)
+    for version in (first, second):
+        tables.s3.delete_object(Bucket=BUCKET, Key=key, VersionId=version)
+    tables.apply("purge", key, AFTER, version_id=second)
+    assert tables.entries() == []
+    assert tables.name_keys() == set()
+
+
+# -- backfill and reconcile writes ---------------------------------------------------------------------
+
+
+def test_a_repair_that_moves_the_entry_moves_its_name_items(tables: Tables) -> None:
+    """A reconcile under 16 shards rewrites a stale entry of shard 0 in the key's shard: its items go too."""
+    key = moved_key("repaired")
+    tables.apply("put", key, BEFORE)
+    body = tables.s3.put_object(Bucket=BUCKET, Key=key, Body=b"the object as it is now")
+    current = ListedObject(key=key, size=23, e_tag=body["ETag"].strip('"'), last_modified=START)
+    assert repair(
+        tables.dynamodb,
+        tables.table,
+        BUCKET,
+        key,
+        tables.entry(key),
+        current,
+        KEYS,
+        index_layout=AFTER,
+        name_index=tables.names,
+    )
+    assert tables.entry(key)[schema.BUCKET_NAME] == AFTER.bucket_partition(BUCKET, key)
+    assert tables.name_keys() == tables.expected_name_keys()
+    assert tables.folder(f"{USER}/") == [key]
+
+
+def test_placing_an_entry_in_another_shard_moves_its_name_items(tables: Tables) -> None:
+    """An entry in a shard the layout never reads (written under 16 shards, read under 4) is placed in
+    its shard of 4, and its name items with it."""
+    four = IndexLayout(bucket_shards=4)
+    key = moved_key("placed", lambda key: int(AFTER.bucket_partition(BUCKET, key).split("#")[1]) >= 4)
+    tables.apply("put", key, AFTER)
+    entry = tables.entry(key)
+    assert (
+        place_entry(tables.dynamodb, tables.table, entry, four, name_index=tables.names) is Placement.UPDATED
+    )
+    assert tables.entry(key)[schema.BUCKET_NAME] == four.bucket_partition(BUCKET, key)
+    assert tables.name_keys() == tables.expected_name_keys()
+    assert tables.folder(f"{USER}/") == [key]
