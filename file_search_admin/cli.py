@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -313,11 +314,7 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
     if args.command == "index-names":
         check_table(dynamodb, args.name_table)
         check_bucket(aws.client("s3"), args.bucket)
-        with NameSyncProgress(enabled=err.isatty() and not args.json) as names_progress:
-            synced = sync_names(
-                dynamodb, args.table, args.name_table, args.bucket, on_progress=names_progress.update
-            )
-        return {"command": "index-names", "bucket": args.bucket, **synced.to_json()}
+        return {"command": "index-names", "bucket": args.bucket, **_sync_names(dynamodb, args, err)}
     s3 = aws.client("s3")
     check_bucket(s3, args.bucket)  # also for status: a typo in the name must not read as "never built"
     if args.command == "status":
@@ -346,7 +343,7 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
                 index_layout=args.index_layout,
                 names=names,
             )
-        return {**summary.to_json(), **_sync_names(dynamodb, args, names)}
+        return _with_names(summary.to_json(), dynamodb, args, names, err)
     if args.command == "migrate":
         with MigrateProgress(enabled=err.isatty() and not args.json) as migrate_progress:
             migrated = run_migrate(
@@ -373,7 +370,7 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
         # A guessed layout (no cdk.json, no option, no deployed stack) never moves entries between shards.
         judge_shards=not args.resolved_layout.defaulted,
     )
-    return {**result.to_json(), **({} if args.dry_run else _sync_names(dynamodb, args, names))}
+    return _with_names(result.to_json(), dynamodb, args, None if args.dry_run else names, err)
 
 
 def _name_index_if_kept(dynamodb: Any, args: argparse.Namespace) -> NameIndex | None:
@@ -393,11 +390,23 @@ def initial_state(bucket: str) -> State:
     return State.BUILDING if existing == bucket else State.READY
 
 
-def _sync_names(dynamodb: Any, args: argparse.Namespace, names: NameIndex | None) -> dict[str, Any]:
-    """After a backfill or a reconcile: what no single write could see (items of no entry) set right."""
+def _sync_names(dynamodb: Any, args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
+    """Bring the bucket's name items in step with its entries, with a live line on a terminal."""
+    started = time.monotonic()
+    with NameSyncProgress(enabled=err.isatty() and not args.json) as progress:
+        synced = sync_names(dynamodb, args.table, args.name_table, args.bucket, on_progress=progress.update)
+    return {**synced.to_json(), "seconds": round(time.monotonic() - started, 3)}
+
+
+def _with_names(
+    summary: dict[str, Any], dynamodb: Any, args: argparse.Namespace, names: NameIndex | None, err: TextIO
+) -> dict[str, Any]:
+    """After a backfill or a reconcile: what no single write could see (items of no entry) set right, and
+    the whole command's time (`totalSeconds`), the name index's step included."""
     if names is None:
-        return {}
-    return {"names": sync_names(dynamodb, args.table, args.name_table, args.bucket).to_json()}
+        return {**summary, "totalSeconds": summary["seconds"]}
+    synced = _sync_names(dynamodb, args, err)
+    return {**summary, "names": synced, "totalSeconds": round(summary["seconds"] + synced["seconds"], 3)}
 
 
 def _check_migrate_needed(args: argparse.Namespace) -> None:
@@ -494,14 +503,19 @@ def _human(summary: dict[str, Any]) -> str:
         return f"started {command} on {summary['stateMachineArn']}\nexecution {summary['executionArn']}"
     if command == "backfill":
         resumed = f" (resumed after {summary['resumedAfter']!r})" if summary["resumed"] else ""
-        return (
+        lines = [
             f"backfill of s3://{summary['bucket']} into {summary['table']}{resumed}: "
             f"listed {summary['listed']:,}, written {summary['written']:,}, skipped {summary['skipped']:,} "
-            f"in {summary['seconds']:.1f} s ({summary['objectsPerSecond']:,.0f} objects/s); "
-            f"index {summary['state']}"
-        )
+            f"in {summary['seconds']:.1f} s ({summary['objectsPerSecond']:,.0f} objects/s)"
+        ]
+        if "names" in summary:
+            lines.append(_human_names("  name index", summary["names"]))
+        lines.append(f"{summary['totalSeconds']:.1f} s in all; index {summary['state']}")
+        return "\n".join(lines)
     if command == "reconcile":
         return _human_reconcile(summary)
+    if command == "index-names":
+        return _human_names(f"index-names of s3://{summary['bucket']}", summary)
     if command == "migrate":
         pending = (
             "still pending (run it again)" if summary["zOrderPending"] else "complete: searches may use it"
@@ -561,6 +575,15 @@ def _human_reconcile(summary: dict[str, Any]) -> str:
         lines.append(f"  changed by a live event meanwhile (left to it): {summary['conflicts']:,}")
     if not any(summary["found"].values()) and not summary["unplaced"]["found"]:
         lines.append("  the index matches the bucket")
+    if "names" in summary:
+        lines.append(_human_names("  name index", summary["names"]))
     if summary["state"]:
-        lines.append(f"index {summary['state']}")
+        lines.append(f"{summary['totalSeconds']:.1f} s in all; index {summary['state']}")
     return "\n".join(lines)
+
+
+def _human_names(label: str, names: dict[str, Any]) -> str:
+    return (
+        f"{label}: {names['entries']:,} entries, {names['nameItems']:,} name items; put {names['put']:,}, "
+        f"removed {names['removed']:,} in {names['seconds']:.1f} s"
+    )

@@ -147,3 +147,20 @@ def default_serve() -> Any:
     """`serve` with the repository's cdk.json, for the whole module."""
     with serving() as ready:
         yield ready
+
+
+def test_the_human_summaries_tell_the_name_index_step(default_serve: dict[str, Any], tmp_path: Path) -> None:
+    ready = default_serve
+    client(ready, "s3").put_object(Bucket=ready["bucket"], Key="carol/notes.txt", Body=b"x")
+    names = admin(ready, tmp_path, "index-names")
+    assert names.returncode == 0, names.stderr
+    assert names.stdout.startswith(f"index-names of s3://{ready['bucket']}: ")
+    assert " name items; put " in names.stdout
+    backfill = admin(ready, tmp_path, "backfill")
+    assert backfill.returncode == 0, backfill.stderr
+    lines = backfill.stdout.splitlines()
+    assert lines[0].startswith(f"backfill of s3://{ready['bucket']} into ")
+    assert lines[1].startswith("  name index: ")
+    assert lines[2].endswith("s in all; index READY")
+    summary = json.loads(admin(ready, tmp_path, "backfill", "--json").stdout)
+    assert summary["totalSeconds"] >= summary["seconds"] + summary["names"]["seconds"] - 0.01
