@@ -35,6 +35,8 @@ STAGE_NAME = "v1"
 # Per-stage limits protect the table's on-demand bill from a runaway client; raise them for real traffic.
 THROTTLING_RATE_LIMIT = 50
 THROTTLING_BURST_LIMIT = 100
+# What a 429 of the stage's rate limit tells a caller to wait (seconds): the limit refills every second.
+THROTTLED_RETRY_AFTER_SECONDS = 1
 # Metrics the stack derives from the access log, in the namespace of the functions' own metrics.
 METRICS_NAMESPACE = "S3FileSearch"
 # One JSON object per request. `status` is the status the caller got: API Gateway's metrics count a
@@ -361,6 +363,18 @@ class SearchApi(Construct):
                 type=response_type,
                 response_headers={"Access-Control-Allow-Origin": quoted_origin, "Vary": "'Origin'"},
             )
+        # The stage's rate limit answers 429 before the function runs: it says when to come back, and the
+        # page may read that.
+        self.api.add_gateway_response(
+            "CorsTHROTTLED",
+            type=apigw.ResponseType.THROTTLED,
+            response_headers={
+                "Access-Control-Allow-Origin": quoted_origin,
+                "Access-Control-Expose-Headers": "'Retry-After'",
+                "Retry-After": f"'{THROTTLED_RETRY_AFTER_SECONDS}'",
+                "Vary": "'Origin'",
+            },
+        )
 
     def _count_answers(
         self, construct_id: str, metric_name: str, pattern: logs.IFilterPattern

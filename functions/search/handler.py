@@ -1031,7 +1031,12 @@ def _allow_web_origin(response: dict[str, Any]) -> None:
         return
     if access is None or access.web_origin is None:
         return
-    cors = {"Access-Control-Allow-Origin": access.web_origin, "Vary": "Origin"}
+    # The page waits as a 503's Retry-After says: it may read that header only when it is exposed.
+    cors = {
+        "Access-Control-Allow-Origin": access.web_origin,
+        "Access-Control-Expose-Headers": "Retry-After",
+        "Vary": "Origin",
+    }
     if "multiValueHeaders" in response:
         response["multiValueHeaders"].update({name: [value] for name, value in cors.items()})
     else:

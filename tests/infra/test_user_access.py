@@ -81,7 +81,17 @@ def test_the_me_routes_take_the_pools_id_tokens(default_synth: Synth) -> None:
         props["Properties"]["ResponseType"]
         for props in default_synth.resources("AWS::ApiGateway::GatewayResponse").values()
     }
-    assert responses == {"UNAUTHORIZED", "ACCESS_DENIED", "DEFAULT_4XX"}
+    assert responses == {"UNAUTHORIZED", "ACCESS_DENIED", "DEFAULT_4XX", "THROTTLED"}
+    # The stage's own 429 says when to come back, readable by the page.
+    (throttled,) = [
+        props["Properties"]
+        for props in default_synth.resources("AWS::ApiGateway::GatewayResponse").values()
+        if props["Properties"]["ResponseType"] == "THROTTLED"
+    ]
+    assert throttled["ResponseParameters"]["gatewayresponse.header.Retry-After"] == "'1'"
+    assert throttled["ResponseParameters"]["gatewayresponse.header.Access-Control-Expose-Headers"] == (
+        "'Retry-After'"
+    )
 
 
 def test_the_search_function_knows_the_client_and_may_sign_uploads(default_synth: Synth) -> None:

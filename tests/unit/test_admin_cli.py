@@ -150,7 +150,8 @@ def test_migrate_defaults_and_the_layout_options() -> None:
     [
         (
             [],
-            "the 0.2.0 index layout (1 bucket shard, no hot users, no Z-order index, the default key pattern)",
+            "the 0.2.0 index layout (1 bucket shard, no hot users, no Z-order index, "
+            "the default key pattern)",
         ),
         (
             ["--hot-users", "{}"],

@@ -49,6 +49,7 @@ def test_a_request_without_the_authorizers_claims_is_a_401(signed_in_api: Search
         status, body, headers = _call(signed_in_api, method, path, None)
         assert status == 401, (method, path, body)
         assert headers["Access-Control-Allow-Origin"] == "https://files.example.com"
+        assert headers["Access-Control-Expose-Headers"] == "Retry-After"  # a 503's, for the page
     status, body, _ = _call(signed_in_api, "GET", "/me/files", CLAIMS)
     assert status == 200
     assert [item["objectKey"] for item in body["items"]] == ["USER001_a.txt"]
