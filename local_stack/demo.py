@@ -398,9 +398,10 @@ def signed_in_people(stack: LocalFileSearch) -> None:
     say(f"    GET /me/files/<{ready['demoUser']}'s key> as guest: {status_of_file} (as if it did not exist)")
     if status != 200 or page["items"] or status_of_file != 404:
         raise DemoCheckFailed("another person saw the file")
-    say(f"  the page: {ready['webUrl']} (make serve keeps it up, on port 8080); sign in as")
-    say(f"  {ready['demoUser']} / {ready['demoPassword']}")
-    say(f"  or, an admin, {ready['adminUser']} / {ready['adminPassword']}")
+    # This stack stops when the demo ends, and its passwords with it: say how to reach one that stays.
+    say("  the page: `make serve` keeps a stack up and prints its address (http://127.0.0.1:8080 unless")
+    say(f"  WEB_PORT says otherwise) and the passwords of {ready['demoUser']} and of the admin")
+    say(f"  {ready['adminUser']}, made afresh each time it starts")
 
 
 def main() -> int:

@@ -107,6 +107,16 @@ def main() -> int:
             return EXIT_OK
         print(f"READY {json.dumps(stack.describe())}", file=ready_stream, flush=True)
         logger.info("ready: API %s, AWS endpoint %s; Ctrl-C stops", stack.api_url, stack.aws_endpoint)
+        ready = stack.describe()
+        if ready.get("webUrl"):
+            logger.info(
+                "the page: %s; sign in as %s / %s, or the admin %s / %s (new passwords at each start)",
+                ready["webUrl"],
+                ready["demoUser"],
+                ready["demoPassword"],
+                ready["adminUser"],
+                ready["adminPassword"],
+            )
         # A timed wait lets the main thread run the signal handlers promptly.
         while not stopping.wait(0.5):
             pass

@@ -42,6 +42,10 @@ def test_the_demo_verifies_the_four_searches_and_exits_0():
     assert "entry of another version   found      1, fixed      1: USER001_FILE002.csv" in result.stdout
     assert "found {'missing': 0, 'stale': 0, 'orphaned': 0}" in result.stdout
     assert "Demo passed" in result.stdout
+    # The demo's stack is gone when it ends: it names no address or password of it, only how to get one.
+    assert "`make serve` keeps a stack up and prints its address" in result.stdout
+    assert "webUrl" not in result.stdout
+    assert " / " not in result.stdout.split("the page:", 1)[1]
 
 
 def item_of(sample: demo.SampleFile, **changes: object) -> dict[str, object]:

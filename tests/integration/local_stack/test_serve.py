@@ -39,6 +39,19 @@ def get_json(url: str) -> tuple[int, Any]:
         return error.code, json.load(error)
 
 
+def test_serve_says_where_the_page_is_and_who_may_sign_in(start_serve):
+    serve = start_serve(API_PORT="0", AWS_PORT="0")
+    ready = serve.wait_ready()
+    said = (
+        f"the page: {ready['webUrl']}; sign in as {ready['demoUser']} / {ready['demoPassword']}, "
+        f"or the admin {ready['adminUser']} / {ready['adminPassword']}"
+    )
+    deadline = time.monotonic() + 30
+    while said not in serve.stderr():
+        assert time.monotonic() < deadline, serve.stderr()
+        time.sleep(0.1)
+
+
 def test_serve_indexes_an_upload_and_finds_it_over_http(start_serve):
     api_port, aws_port = free_port(), free_port()
     serve = start_serve(API_PORT=str(api_port), AWS_PORT=str(aws_port))
