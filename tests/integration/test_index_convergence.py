@@ -16,9 +16,12 @@ the bucket's final state), these are interleaved in a random order:
   taken in the middle of the history (a backfill while uploads go on) may land before or after any event;
 - reconcile runs (`file_search_admin.reconcile.run_reconcile`, as the command runs it), at any point.
 
-Two properties, both on moto and on DynamoDB Local, under the 0.2.0 index layout and under a scaled one
+Two properties, both on moto and on DynamoDB Local, under the 0.2.0 index layout, under a scaled one
 (4 bucket shards, a hot user with 3 shards, the Z-order index on) that the indexer, the backfill writes
-and the reconciles all use:
+and the reconciles all use, and under a raise: the 0.2.0 layout until a point drawn among the steps, then
+16 bucket shards and a hot user with 4 (a deployment raising `bucketIndexShards` and adding a hot user
+while events, backfills and reconciles go on: a key created at 1 shard may be overwritten, deleted and
+created again at 16):
 
 - without any final step, once every event has been delivered the index equals the bucket: "after the
   backfill finishes and the queue drains, the index equals the bucket, whatever happened during the run";
@@ -30,7 +33,10 @@ read) hold exactly the live keys, so neither a tombstone nor the index state rec
 Searches are read as a reader of the layout reads them (every shard value of the bucket or the user; a
 hot user's shard `u#k` keeps only items whose `userShard` is k) and compared by the public bucket and
 user; with the Z-order index on, every live entry carries its own `zAddress` and the Z-order index of the
-bucket's shards holds exactly the live keys.
+bucket's shards holds exactly the live keys. The name index holds exactly what `index-names` would build
+from the live entries (each entry's items under its stored bucket and user partitions, nothing else), and
+every list by a word, by a folder (`prefix`) and by sub-folders (`delimiter`), of the bucket and of each
+user, answers each live file once, page after page.
 
 Examples: INDEX_CONVERGENCE_EXAMPLES (default 5) per engine and kind of bucket.
 """
@@ -82,16 +88,30 @@ convergence_settings = settings(
 )
 
 
-# The writers' index layouts the property runs under; "scaled" makes the first user of every example hot.
-INDEX_LAYOUTS = ("0.2.0", "scaled")
+# The writers' index layouts the property runs under; "scaled" makes the first user of every example hot,
+# "raised" starts as 0.2.0 and raises (`raised_layout_for`) at a step the example draws.
+INDEX_LAYOUTS = ("0.2.0", "scaled", "raised")
+# Folder and sub-folder lists are read in pages this small, so that every list crosses pages.
+FOLDER_PAGE = 2
+
+
+def _hot_user(keys: list[str]) -> str:
+    hot = LAYOUT.split(keys[0]).upload_user
+    assert hot is not None
+    return hot
 
 
 def index_layout_for(name: str, keys: list[str]) -> IndexLayout:
-    if name == "0.2.0":
+    if name in ("0.2.0", "raised"):
         return IndexLayout()
-    hot = LAYOUT.split(keys[0]).upload_user
-    assert hot is not None
-    return IndexLayout(bucket_shards=4, hot_users={hot: 3}, multi_attribute_index=True)
+    return IndexLayout(bucket_shards=4, hot_users={_hot_user(keys): 3}, multi_attribute_index=True)
+
+
+def raised_layout_for(name: str, keys: list[str]) -> IndexLayout | None:
+    """The layout a "raised" example switches to: 16 bucket shards and a newly hot user."""
+    if name != "raised":
+        return None
+    return IndexLayout(bucket_shards=16, hot_users={_hot_user(keys): 4})
 
 
 @dataclass(frozen=True)
@@ -114,7 +134,14 @@ class Reconcile:
     """A reconcile run of the whole bucket."""
 
 
-Step = Deliver | Backfill | Reconcile
+@dataclass(frozen=True)
+class RaiseShards:
+    """A deployment of a larger layout: every later step writes and reads under `layout`."""
+
+    layout: IndexLayout
+
+
+Step = Deliver | Backfill | Reconcile | RaiseShards
 
 
 @dataclass
@@ -133,6 +160,12 @@ class World:
     @property
     def names(self) -> NameIndex:
         return NameIndex(self.dynamodb, self.name_table)
+
+    def raise_layout(self, layout: IndexLayout) -> None:
+        """Deploy `layout`: the indexer starts cold with it; backfills, reconciles and reads use it."""
+        self.index_layout = layout
+        os.environ.update(layout.to_env())
+        _fresh_handler()
 
     def deliver(self, records: list[dict[str, Any]]) -> None:
         """One SQS batch, one record per message, through the indexer Lambda's handler."""
@@ -167,8 +200,18 @@ class World:
             for raw in page["Items"]
         }
 
+    def name_items_with_users(self) -> set[tuple[str, str, str | None]]:
+        """Every item of the name index, by its key and its user partition (`nameUser`)."""
+        paginator = self.dynamodb.get_paginator("scan")
+        return {
+            (raw[schema.NAME_SCOPE]["S"], raw[schema.NAME_TERM]["S"], raw.get(schema.NAME_USER, {}).get("S"))
+            for page in paginator.paginate(TableName=self.name_table, ConsistentRead=True)
+            for raw in page["Items"]
+        }
+
     def name_mismatches(self, live: set[str], items: dict[str, Any]) -> list[str]:
-        """How name searches differ from the bucket: each word of each key's name, bucket and user."""
+        """How name searches differ from the bucket: the name items against what `index-names` would
+        build, each word of each key's name, and the folder lists, of the bucket and of each user."""
         problems = []
         held = self.name_items()
         for key in live:
@@ -178,6 +221,15 @@ class World:
             wanted = {(i[schema.NAME_SCOPE], i[schema.NAME_TERM]) for i in name_items(item, "")}
             if not wanted <= held:
                 problems.append(f"{key!r} lacks name items {sorted(wanted - held)}")
+        built = {
+            (i[schema.NAME_SCOPE], i[schema.NAME_TERM], i.get(schema.NAME_USER))
+            for item in items.values()
+            if item is not None and is_live(item)
+            for i in name_items(item, "")
+        }
+        extra = self.name_items_with_users() - built
+        if extra:
+            problems.append(f"the name index holds items index-names would not build: {sorted(extra)}")
         table = boto3.resource("dynamodb").Table(self.table)
         reader = NameReader(
             table.meta.client,
@@ -202,6 +254,44 @@ class World:
                 )
                 if sorted(found) != sorted(expected):
                     problems.append(f"q={word!r} on {scope} answers {sorted(found)}, not {sorted(expected)}")
+        for scope in scopes:
+            problems += self.folder_mismatches(reader, scope, live)
+        return problems
+
+    def folder_mismatches(
+        self, reader: NameReader, scope: BucketQuery | UserQuery, live: set[str]
+    ) -> list[str]:
+        """How the folder lists of `scope` differ from the bucket: the whole bucket or user by key
+        (`prefix` ""), its top level (`delimiter` "/"), and each sub-folder, in pages of FOLDER_PAGE."""
+        if isinstance(scope, UserQuery):
+            live = {key for key in live if LAYOUT.split(key).upload_user == scope.user}
+        folders = {key[: key.index("/") + 1] for key in self.keys if "/" in key}
+        problems = []
+        for prefix, delimiter in [("", None), ("", "/"), *((folder, "/") for folder in sorted(folders))]:
+            under = sorted(key for key in live if key.startswith(prefix))
+            if delimiter is None:
+                expected_keys, expected_folders = under, []
+            else:
+                expected_keys = [key for key in under if "/" not in key[len(prefix) :]]
+                expected_folders = sorted(
+                    {key[: key.index("/", len(prefix)) + 1] for key in under if key not in expected_keys}
+                )
+            query = NameQuery(scope=scope, prefix=prefix, delimiter=delimiter, ascending=True)
+            found_keys: list[str] = []
+            found_folders: list[str] = []
+            position = None
+            for _ in range(4 * len(self.keys) + 2):
+                page = reader.list_files(query, limit=FOLDER_PAGE, position=position)
+                found_keys += [item[schema.OBJECT_KEY] for item in page.items]
+                found_folders += page.common_prefixes or []
+                position = page.next_position
+                if position is None:
+                    break
+            if (found_keys, found_folders) != (expected_keys, expected_folders):
+                problems.append(
+                    f"prefix={prefix!r} delimiter={delimiter!r} on {scope} answers {found_keys} and "
+                    f"{found_folders}, not {expected_keys} and {expected_folders}"
+                )
         return problems
 
     def search(self, index: schema.GlobalIndex, partitions: list[str], user: str | None = None) -> set[str]:
@@ -368,6 +458,9 @@ def run_steps(world: World, steps: list[Step], batch_size: int) -> None:
             case Reconcile():
                 flush()
                 world.reconcile()
+            case RaiseShards(layout):
+                flush()
+                world.raise_layout(layout)
     flush()
 
 
@@ -391,6 +484,9 @@ def test_listings_backfills_events_and_repairs_converge_to_the_bucket(
         steps += [Backfill(snapshot, obj) for snapshot in played.snapshots for obj in snapshot.objects]
         steps += [Reconcile() for _ in range(data.draw(st.integers(0, 2), label="reconciles"))]
         order = data.draw(st.permutations(steps), label="order")
+        raised = raised_layout_for(index_layout, w.keys)
+        if raised is not None:
+            order.insert(data.draw(st.integers(0, len(order)), label="raised after"), RaiseShards(raised))
         run_steps(w, order, batch_size=data.draw(st.integers(1, 10), label="batch size"))
 
         drained = w.mismatches()
@@ -429,7 +525,8 @@ def test_the_oracle_catches_a_wrong_index(lambda_context: FakeLambdaContext) -> 
         w.s3.put_object(Bucket=w.bucket.name, Key=changed, Body=b"second version")
         w.dynamodb.delete_item(TableName=w.table, Key={schema.OBJECT_KEY: {"S": lost}})
         everything = w.mismatches()
-        problems = [problem for problem in everything if not problem.startswith("q=")]
+        name_problems = ("q=", "prefix=", "the name index holds")
+        problems = [problem for problem in everything if not problem.startswith(name_problems)]
         for problem, key in zip(problems, (gone, changed, lost), strict=False):
             assert problem.startswith(repr(key)), problems
         # The bucket's search shows the deleted key and lacks the lost one, and so does a user's...
@@ -437,8 +534,13 @@ def test_the_oracle_catches_a_wrong_index(lambda_context: FakeLambdaContext) -> 
             "a search of the bucket",
             f"a search of {LAYOUT.split(gone).upload_user!r}",
         ]
-        # ...and so do the name searches of their words.
+        # ...and so do the name searches of their words and the folder lists.
         assert any(problem.startswith("q=") and repr(gone) in problem for problem in everything), everything
+        assert any(problem.startswith("prefix=") and repr(gone) in problem for problem in everything)
+        # The lost entry's name items are items no entry has.
+        assert any(
+            problem.startswith("the name index holds") and repr(lost) in problem for problem in everything
+        )
         summary = w.reconcile()
         assert {kind.value: count for kind, count in summary.fixed().items()} == {
             "orphaned": 1,
@@ -462,6 +564,30 @@ def test_the_oracle_catches_an_entry_without_its_name_items(lambda_context: Fake
         )
         problems = w.mismatches()
         assert problems[0].startswith(f"{key!r} lacks name items"), problems
+        sync_names(w.dynamodb, w.table, w.name_table, w.bucket.name)
+        assert w.mismatches() == []
+
+
+def test_the_oracle_catches_name_items_in_a_shard_the_entry_left(lambda_context: FakeLambdaContext) -> None:
+    """After a raise, name items of a key under a shard its entry is not in (as an overwrite that moved
+    the entry left them before the name index followed shard moves) are reported; `index-names` removes
+    them."""
+    with world(None, lambda_context, Versioning.NEVER, "raised") as w:
+        raised = raised_layout_for("raised", w.keys)
+        assert raised is not None
+        w.raise_layout(raised)
+        w.bucket.create()
+        key = next(key for key in w.keys if raised.bucket_partition(w.bucket.name, key) != w.bucket.name)
+        w.s3.put_object(Bucket=w.bucket.name, Key=key, Body=b"first")
+        for obj in w.bucket.snapshot(0).objects:
+            w.backfill(obj)
+        assert w.mismatches() == []
+        entry = read_items(w.dynamodb, w.table, [key])[key]
+        assert entry is not None
+        w.names.put_entry({**entry, schema.BUCKET_NAME: w.bucket.name}, "")
+        problems = w.mismatches()
+        assert len(problems) == 1, problems
+        assert problems[0].startswith("the name index holds items index-names would not build"), problems
         sync_names(w.dynamodb, w.table, w.name_table, w.bucket.name)
         assert w.mismatches() == []
 
