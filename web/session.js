@@ -1,0 +1,240 @@
+// Sign-in and tokens: Cognito's JSON API and the sign-in view. Tokens live in sessionStorage (gone with
+// the tab); the password goes to Cognito only; the ID token is refreshed before it expires.
+
+import { $, config } from "./page.js";
+
+const SESSION_KEY = "s3-file-search.session";
+const REFRESH_MARGIN_MS = 5 * 60 * 1000;
+
+// Who is signed in (null: nobody).
+export let session = null;
+let refreshTimer = null;
+let pendingChallenge = null;
+let signedIn = () => {};
+
+class CognitoError extends Error {
+  constructor(type, message) {
+    super(message);
+    this.type = type;
+  }
+}
+
+async function cognito(action, body) {
+  const endpoint = config.cognitoEndpoint || `https://cognito-idp.${config.region}.amazonaws.com/`;
+  let response;
+  try {
+    response = await fetch(endpoint, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/x-amz-json-1.1",
+        "X-Amz-Target": `AWSCognitoIdentityProviderService.${action}`,
+      },
+      body: JSON.stringify(body),
+    });
+  } catch {
+    throw new CognitoError("Network", "The sign-in service cannot be reached. Check your connection.");
+  }
+  const answer = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    const type = String(answer.__type || "").split("#").pop();
+    throw new CognitoError(type, answer.message || "Sign-in failed.");
+  }
+  return answer;
+}
+
+function claimsOf(token) {
+  const payload = token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+  const binary = atob(payload.padEnd(payload.length + ((4 - (payload.length % 4)) % 4), "="));
+  return JSON.parse(new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0))));
+}
+
+function keepSession(result, username) {
+  const idToken = result.IdToken;
+  const claims = claimsOf(idToken);
+  session = {
+    idToken,
+    refreshToken: result.RefreshToken || (session && session.refreshToken),
+    expiresAt: claims.exp * 1000,
+    username: claims["cognito:username"] || username,
+    // The claim the API names a person's files by (their uploadUser).
+    user: claims[config.userClaim || "sub"],
+    groups: [].concat(claims["cognito:groups"] || []),
+  };
+  sessionStorage.setItem(SESSION_KEY, JSON.stringify(session));
+  scheduleRefresh();
+}
+
+function scheduleRefresh() {
+  clearTimeout(refreshTimer);
+  if (!session || !session.refreshToken) return;
+  const wait = Math.max(session.expiresAt - Date.now() - REFRESH_MARGIN_MS, 1000);
+  refreshTimer = setTimeout(() => refresh().catch(() => expireSession()), wait);
+}
+
+export async function refresh() {
+  if (!session || !session.refreshToken) throw new Error("no refresh token");
+  const answer = await cognito("InitiateAuth", {
+    AuthFlow: "REFRESH_TOKEN_AUTH",
+    ClientId: config.userPoolClientId,
+    AuthParameters: { REFRESH_TOKEN: session.refreshToken },
+  });
+  keepSession(answer.AuthenticationResult, session.username);
+}
+
+function forgetSession() {
+  clearTimeout(refreshTimer);
+  session = null;
+  sessionStorage.removeItem(SESSION_KEY);
+}
+
+export function expireSession() {
+  forgetSession();
+  showSignIn("Your session has expired. Please sign in again.");
+}
+
+export function isAdmin() {
+  return Boolean(session && config.adminGroup && session.groups.includes(config.adminGroup));
+}
+
+// The tab's session (refreshed if expired) and the files, else sign-in.
+export async function resumeSession() {
+  const kept = sessionStorage.getItem(SESSION_KEY);
+  if (kept) {
+    try {
+      session = JSON.parse(kept);
+    } catch {
+      session = null;
+    }
+  }
+  if (session && session.expiresAt > Date.now()) {
+    scheduleRefresh();
+    signedIn();
+  } else if (session) {
+    try {
+      await refresh();
+      signedIn();
+    } catch {
+      expireSession();
+    }
+  } else {
+    showSignIn();
+  }
+}
+
+async function signIn(username, password) {
+  const answer = await cognito("InitiateAuth", {
+    AuthFlow: "USER_PASSWORD_AUTH",
+    ClientId: config.userPoolClientId,
+    AuthParameters: { USERNAME: username, PASSWORD: password },
+  });
+  await finishSignIn(answer, username);
+}
+
+async function finishSignIn(answer, username) {
+  if (answer.AuthenticationResult) {
+    pendingChallenge = null;
+    keepSession(answer.AuthenticationResult, username);
+    signedIn();
+    $("files-title").focus();
+    return;
+  }
+  pendingChallenge = { name: answer.ChallengeName, session: answer.Session, username };
+  $("sign-in-form").hidden = true;
+  if (answer.ChallengeName === "NEW_PASSWORD_REQUIRED") {
+    $("new-password-form").hidden = false;
+    $("new-password").focus();
+  } else if (answer.ChallengeName === "SOFTWARE_TOKEN_MFA") {
+    $("mfa-form").hidden = false;
+    $("mfa-code").focus();
+  } else {
+    throw new CognitoError("Challenge", `This page cannot answer the sign-in step ${answer.ChallengeName}.`);
+  }
+}
+
+async function answerChallenge(responses) {
+  const challenge = pendingChallenge;
+  const answer = await cognito("RespondToAuthChallenge", {
+    ChallengeName: challenge.name,
+    ClientId: config.userPoolClientId,
+    Session: challenge.session,
+    ChallengeResponses: { USERNAME: challenge.username, ...responses },
+  });
+  $("new-password-form").hidden = true;
+  $("mfa-form").hidden = true;
+  $("sign-in-form").hidden = false;
+  await finishSignIn(answer, challenge.username);
+}
+
+function signInMessage(error) {
+  if (error.type === "NotAuthorizedException" || error.type === "UserNotFoundException") {
+    return "Wrong user name or password.";
+  }
+  if (error.type === "PasswordResetRequiredException") return "Your password must be reset: ask an administrator.";
+  if (error.type === "InvalidPasswordException") return error.message;
+  if (error.type === "CodeMismatchException") return "That code is not right. Try again.";
+  return error.message || "Sign-in failed.";
+}
+
+function showSignIn(message = "", status = "") {
+  $("loading").hidden = true;
+  $("files-view").hidden = true;
+  $("account").hidden = true;
+  $("sign-in-view").hidden = false;
+  $("sign-in-form").hidden = false;
+  $("new-password-form").hidden = true;
+  $("mfa-form").hidden = true;
+  $("password").value = "";
+  $("sign-in-error").textContent = message;
+  $("sign-in-status").textContent = status;
+  $("username").focus();
+}
+
+// `onSignedIn` shows a signed-in person's view.
+export function wireSignIn(onSignedIn) {
+  signedIn = onSignedIn;
+  $("sign-in-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const username = $("username").value.trim();
+    const password = $("password").value;
+    if (!username || !password) {
+      $("sign-in-error").textContent = "Enter your user name and password.";
+      return;
+    }
+    $("sign-in-button").disabled = true;
+    $("sign-in-error").textContent = "";
+    $("sign-in-status").textContent = "";
+    try {
+      await signIn(username, password);
+    } catch (error) {
+      $("sign-in-error").textContent = signInMessage(error);
+      $("password").value = "";
+      $("password").focus();
+    } finally {
+      $("sign-in-button").disabled = false;
+    }
+  });
+  $("new-password-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      await answerChallenge({ NEW_PASSWORD: $("new-password").value });
+    } catch (error) {
+      $("sign-in-error").textContent = signInMessage(error);
+    } finally {
+      $("new-password").value = "";
+    }
+  });
+  $("mfa-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      await answerChallenge({ SOFTWARE_TOKEN_MFA_CODE: $("mfa-code").value.trim() });
+    } catch (error) {
+      $("sign-in-error").textContent = signInMessage(error);
+    }
+  });
+  $("sign-out").addEventListener("click", () => {
+    const token = session && session.refreshToken;
+    forgetSession();
+    if (token) cognito("RevokeToken", { Token: token, ClientId: config.userPoolClientId }).catch(() => {});
+    showSignIn("", "You are signed out.");
+  });
+}
