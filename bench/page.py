@@ -3,7 +3,7 @@
 Three figures, each beside what it cannot beat: from the sign-in click to the first results on screen, and
 from an upload finished (its progress bar full) to the file listed, each against one `GET /me/files`
 round trip made by the page itself (the floor: nothing shows before one list answers); and the bytes the
-first load transfers (the page, its script, its styles, its configuration) against the 300 KB budget.
+first load transfers (the page, its script modules, its styles, its configuration) against the 300 KB budget.
 Median and p95 over `runs` runs; each run is a fresh browser context (nothing cached, nobody signed in).
 
 What this does not model: CloudFront's and the regions' network round trips (the local stack answers on
@@ -143,7 +143,7 @@ def run(*, runs: int) -> Measured:
             FIRST_LOAD_BUDGET_BYTES / 1024,
             "the 300 KB budget",
             FIRST_LOAD_BUDGET_BYTES / statistics.median(first_load_bytes),
-            "HTML, script, styles and config.json; no library, no build step",
+            "HTML, script modules, styles and config.json; no library, no build step",
         ),
     ]
     return Measured(rows)
