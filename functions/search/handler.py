@@ -53,6 +53,7 @@ from file_index.reader import MAX_QUERY_ITEMS, PAGE_ROUNDS, FileReader
 from file_index.state import IndexStateStore
 from search.config import load_config, queue_name
 from search.cursor import MAX_CURSOR_LENGTH
+from search.dal import BacklogReader, ObjectStore
 from search.errors import BadRequest, ConfigError, FileNotFound, Forbidden, SearchError, Unauthorized
 from search.people import (
     Person,
@@ -64,7 +65,7 @@ from search.people import (
 )
 from search.queries import MAX_KEY_BYTES, MAX_PREFIX_BYTES, ListParameters, build_query
 from search.service import FileSearch, decode_object_key
-from search.status import BacklogReader, IndexStateView
+from search.status import IndexStateView
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.openapi.models import OpenAPI
@@ -383,8 +384,7 @@ def file_search() -> FileSearch:
             config.initial_state,
         ),
         backlog=backlog,
-        s3_client=s3_client,
-        bucket_name=config.bucket_name,
+        objects=ObjectStore(s3_client, config.bucket_name),
         cursor_secret=cursor_secret,
         download_url_expiry_seconds=config.download_url_expiry_seconds,
         enrich=config.enrich,

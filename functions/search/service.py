@@ -1,5 +1,5 @@
-"""The search use cases, free of Lambda and HTTP: look up, list with cursors, presign a download, and
-tell the index state and backlog."""
+"""The search use cases, free of Lambda and HTTP: look up, list with cursors, a person's files, presign a
+download or an upload, and tell the index state and backlog."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from file_index.name_reader import NameQuery, NameReader
 from file_index.reader import FileQuery, FileReader, InvalidStartKey, ListCursor, UnavailableOrder
 from file_index.state import State
 from search.cursor import InvalidCursor, decode_cursor, encode_cursor
+from search.dal import BacklogReader, ObjectStore
 from search.errors import BadRequest, FileNotFound
 from search.payload import PAGE_ITEMS_BUDGET_BYTES, items_within
 from search.people import (
@@ -25,7 +26,7 @@ from search.people import (
     upload_size,
 )
 from search.queries import check_key_value
-from search.status import BacklogReader, IndexStateView, StatusReport
+from search.status import IndexStateView, StatusReport
 
 # The type every download is answered with: one no browser renders or runs.
 DOWNLOAD_CONTENT_TYPE = "application/octet-stream"
@@ -75,8 +76,8 @@ def decode_object_key(raw: str) -> str:
 
 
 class FileSearch:
-    """Answers the API's requests from the index (`reader`, `index_state`), S3 (`s3_client`, for
-    presigning) and the indexer's queues (`backlog`)."""
+    """Answers the API's requests from the index (`reader`, `names`, `index_state`), the bucket (`objects`)
+    and the indexer's queues (`backlog`)."""
 
     def __init__(
         self,
@@ -84,8 +85,7 @@ class FileSearch:
         reader: FileReader,
         index_state: IndexStateView,
         backlog: BacklogReader,
-        s3_client: Any,
-        bucket_name: str,
+        objects: ObjectStore,
         cursor_secret: bytes,
         download_url_expiry_seconds: int,
         page_budget_bytes: int = PAGE_ITEMS_BUDGET_BYTES,
@@ -97,8 +97,8 @@ class FileSearch:
         self._reader = reader
         self._index_state = index_state
         self._backlog = backlog
-        self._s3 = s3_client
-        self._bucket_name = bucket_name
+        self._objects = objects
+        self._bucket_name = objects.bucket
         self._cursor_secret = cursor_secret
         self._expiry = download_url_expiry_seconds
         self._page_budget = page_budget_bytes
@@ -217,7 +217,7 @@ class FileSearch:
         """Delete `person`'s own file from the bucket; the index follows through the bucket's events."""
         item = self.persons_file(person, object_key, admin_may=False)
         # Not the indexed version: in a versioned bucket this adds a delete marker, as any delete does.
-        self._s3.delete_object(Bucket=self._bucket_name, Key=item["objectKey"])
+        self._objects.delete(item["objectKey"])
 
     def upload_form(self, person: Person, request: Any, access: UserAccess) -> dict[str, Any]:
         """A presigned POST for `person` to upload one file: its key, the URL and the form's fields.
@@ -237,17 +237,10 @@ class FileSearch:
         key = upload_key(person, request["name"], request.get("folder"), self._key_layout)
         content_type = upload_content_type(request.get("contentType"))
         size = upload_size(request["size"], access)
-        form: dict[str, Any] = self._s3.generate_presigned_post(
-            Bucket=self._bucket_name,
-            Key=key,
-            Fields={"Content-Type": content_type},
-            Conditions=[
-                {"Content-Type": content_type},
-                ["content-length-range", size, size],
-            ],
-            ExpiresIn=access.upload_url_expiry_seconds,
+        form = self._objects.upload_form(
+            key, content_type=content_type, size=size, expires_in=access.upload_url_expiry_seconds
         )
-        return {"key": key, "url": form["url"], "fields": form["fields"]}
+        return {"key": key, **form}
 
     def download_url(self, object_key: str, *, item: dict[str, Any] | None = None) -> str:
         """A presigned GET of the indexed version of the file, valid for the configured expiry.
@@ -265,10 +258,11 @@ class FileSearch:
         if item.get("bucketName") != self._bucket_name:
             # Downloads are limited to the configured bucket, whatever else the index holds.
             raise FileNotFound(f"no downloadable file with key {object_key!r}")
-        params = {"Bucket": self._bucket_name, "Key": object_key}
-        if "versionId" in item:
-            params["VersionId"] = item["versionId"]
-        params["ResponseContentDisposition"] = attachment_disposition(object_key)
-        params["ResponseContentType"] = DOWNLOAD_CONTENT_TYPE
-        url: str = self._s3.generate_presigned_url("get_object", Params=params, ExpiresIn=self._expiry)
+        url = self._objects.download_url(
+            object_key,
+            version_id=item.get("versionId"),
+            disposition=attachment_disposition(object_key),
+            content_type=DOWNLOAD_CONTENT_TYPE,
+            expires_in=self._expiry,
+        )
         return keep_dot_segments(url)

@@ -8,39 +8,20 @@ API's list rate there, besides adding a round trip to every page. Kept this brie
 at most `STATE_MAX_AGE_SECONDS` (plus DynamoDB's eventual consistency, normally under a second) after a
 backfill or reconcile finished. `GET /status` always reads the record afresh.
 
-The backlog comes from SQS (`GetQueueAttributes`, approximate counts) and CloudWatch (the queue's
-`ApproximateAgeOfOldestMessage`, which SQS publishes only as a metric, once a minute). Each of those
-three calls may fail on its own (throttling, a network fault, a missing permission) without failing the
-status: its figures are null and `unavailable` names them, so a null is never mistaken for a zero.
+The backlog is read from SQS and CloudWatch (`search.dal.BacklogReader`); a figure that could not be
+read is null and `unavailable` names it, so a null is never mistaken for a zero.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from time import monotonic
-from typing import Any, TypeVar
-
-from aws_lambda_powertools import Logger
-from botocore.exceptions import BotoCoreError, ClientError
+from typing import Any
 
 from file_index.cost import IndexStatistics
 from file_index.state import IndexState, IndexStateStore, State, effective_state
 
 STATE_MAX_AGE_SECONDS = 2.0
-# SQS publishes its metrics once a minute, a few minutes late at times: the newest point of this window
-# is the current age; an idle queue (or an emulator) has none.
-AGE_METRIC_WINDOW = timedelta(minutes=10)
-AGE_METRIC_PERIOD_SECONDS = 60
-
-logger = Logger(service="file-search", child=True)
-
-T = TypeVar("T")
-
-# boto3 ships no type information for its generated clients.
-SqsClient = Any
-CloudWatchClient = Any
 
 
 class IndexStateView:
@@ -108,87 +89,6 @@ class Backlog:
     oldest_message_age_seconds: int | None = None
     dead_letter_messages: int | None = None
     unavailable: list[str] = field(default_factory=list)
-
-
-class BacklogReader:
-    """Reads the backlog of the indexer's queue and its dead-letter queue."""
-
-    def __init__(
-        self,
-        *,
-        sqs: SqsClient,
-        cloudwatch: CloudWatchClient,
-        queue_url: str,
-        queue_name: str,
-        dead_letter_queue_url: str,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-    ) -> None:
-        self._sqs = sqs
-        self._cloudwatch = cloudwatch
-        self._queue_url = queue_url
-        self._queue_name = queue_name
-        self._dlq_url = dead_letter_queue_url
-        self._clock = clock
-
-    def read(self) -> Backlog:
-        unavailable: list[str] = []
-        queue = self._attempt("queue", unavailable, lambda: self._counts(self._queue_url))
-        age = self._attempt("queue.oldestMessageAgeSeconds", unavailable, self._oldest_message_age)
-        dead = self._attempt("deadLetterQueue", unavailable, lambda: self._counts(self._dlq_url))
-        return Backlog(
-            messages_waiting=queue[0] if queue else None,
-            messages_in_flight=queue[1] if queue else None,
-            messages_delayed=queue[2] if queue else None,
-            oldest_message_age_seconds=age,
-            # Messages someone is reading (inspecting, redriving) are still dead letters.
-            dead_letter_messages=dead[0] + dead[1] + dead[2] if dead else None,
-            unavailable=unavailable,
-        )
-
-    def _attempt(self, figure: str, unavailable: list[str], read: Callable[[], T]) -> T | None:
-        try:
-            return read()
-        except ClientError as error:
-            code = error.response.get("Error", {}).get("Code", "unknown")
-            logger.warning("a backlog figure is unavailable", extra={"figure": figure, "code": code})
-        except BotoCoreError as error:
-            logger.warning("a backlog figure is unavailable", extra={"figure": figure, "error": str(error)})
-        unavailable.append(figure)
-        return None
-
-    def _counts(self, queue_url: str) -> tuple[int, int, int]:
-        """Visible, in-flight and delayed messages (SQS's approximate counts)."""
-        attributes = self._sqs.get_queue_attributes(
-            QueueUrl=queue_url,
-            AttributeNames=[
-                "ApproximateNumberOfMessages",
-                "ApproximateNumberOfMessagesNotVisible",
-                "ApproximateNumberOfMessagesDelayed",
-            ],
-        )["Attributes"]
-        return (
-            int(attributes.get("ApproximateNumberOfMessages", 0)),
-            int(attributes.get("ApproximateNumberOfMessagesNotVisible", 0)),
-            int(attributes.get("ApproximateNumberOfMessagesDelayed", 0)),
-        )
-
-    def _oldest_message_age(self) -> int | None:
-        """The newest Maximum of the queue's ApproximateAgeOfOldestMessage in the window, or None."""
-        end = self._clock()
-        response = self._cloudwatch.get_metric_statistics(
-            Namespace="AWS/SQS",
-            MetricName="ApproximateAgeOfOldestMessage",
-            Dimensions=[{"Name": "QueueName", "Value": self._queue_name}],
-            StartTime=end - AGE_METRIC_WINDOW,
-            EndTime=end,
-            Period=AGE_METRIC_PERIOD_SECONDS,
-            Statistics=["Maximum"],
-        )
-        points = [point for point in response.get("Datapoints", []) if "Maximum" in point]
-        if not points:
-            return None
-        newest = max(points, key=lambda point: point["Timestamp"])
-        return int(newest["Maximum"])
 
 
 @dataclass(frozen=True)

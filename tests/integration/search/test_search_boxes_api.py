@@ -24,6 +24,7 @@ from file_index.reader import FileReader
 from file_index.state import IndexStateStore, Operation, State
 from file_index.writer import entry_item
 from search import handler
+from search.dal import ObjectStore
 from search.queries import ListParameters, build_query
 from search.service import FileSearch
 from search.status import IndexStateView
@@ -177,8 +178,7 @@ def test_a_sharded_page_cut_to_fit_the_response_continues_after_its_last_item(z_
         reader=reader,
         index_state=state,
         backlog=None,  # type: ignore[arg-type]  # not used by lists
-        s3_client=None,
-        bucket_name=BUCKET,
+        objects=ObjectStore(None, BUCKET),
         cursor_secret=CURSOR_KEY.encode(),
         download_url_expiry_seconds=60,
         page_budget_bytes=900,  # a few items per page, fewer than the limit

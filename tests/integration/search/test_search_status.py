@@ -395,7 +395,7 @@ def test_every_client_of_the_search_is_built_by_its_sdk_settings(
     search = handler.file_search()
     clients = {
         "table": search._reader._client,
-        "s3": search._s3,
+        "s3": search._objects._s3,
         "state": search._index_state._store._dynamodb,
         "sqs": search._backlog._sqs,
         "cloudwatch": search._backlog._cloudwatch,
