@@ -39,16 +39,16 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from functools import partial
 
 from bench import aws, deployment, reading
 from bench.entries import YEAR_2017, create_event, entry, item_bytes, log_uniform_size
 from bench.memory_table import MemoryTable
+from bench.reader_030 import Reader030
 from bench.report import Row, progress
 from file_index import cost, schema, shards, zorder
 from file_index.layout import IndexLayout
 from file_index.objects import iso_utc_millis
-from file_index.reader import LEGACY_Z_WALK, PAGE_ROUNDS, BucketQuery, FileReader, ListCursor, Plan, UserQuery
+from file_index.reader import BucketQuery, FileReader, ListCursor, Plan, UserQuery
 
 USERS = 10  # 10,000 files each at 100k objects, so narrow user boxes still match something
 USER = "USER007"
@@ -294,7 +294,8 @@ def statistics_of(data: Sequence[Entry]) -> cost.IndexStatistics:
     return statistics
 
 
-# The deployments a box is read in: (name, the Z-order index on, 0.3.0's reader of that deployment).
+# The deployments a box is read in (name, the Z-order index on), each by today's reader and by 0.3.0's
+# (`bench.reader_030`, without the bucket's time index, as 0.3.0's table).
 CONFIGURATIONS = (("default", False), ("Z-order on", True))
 
 
@@ -319,14 +320,7 @@ def plan_rows(data: list[Entry], layout: IndexLayout, *, page: int) -> list[Row]
         summary = PlanSummary()
         deployed = replace(layout, multi_attribute_index=z_order)
         reader = FileReader(table, deployed)
-        legacy = FileReader(
-            table,
-            deployed,
-            bucket_time_index=False,
-            z_walk=LEGACY_Z_WALK,
-            compact_cursors=False,
-            page_rounds=None,
-        )
+        legacy = Reader030(table, deployed, bucket_time_index=False)
         for shape in SHAPES:
             query = bucket_query(shape.box)
             readings = {
@@ -508,11 +502,11 @@ def cross_check(objects: int, shapes: Sequence[BoxShape] = SHAPES, *, limit: int
     memory = MemoryTable(
         "FileMetaData", (e.item for e in data), schema.global_indexes(True), key_only_when_more=True
     )
-    ways = (
-        ("size", Plan.SIZE, None),
-        ("uploadDate", Plan.UPLOAD_DATE, None),
-        ("zAddress walk", Plan.Z_ORDER, None),
-        ("zAddress 0.3.0", Plan.Z_ORDER, LEGACY_Z_WALK),
+    ways: tuple[tuple[str, Plan, type[FileReader]], ...] = (
+        ("size", Plan.SIZE, FileReader),
+        ("uploadDate", Plan.UPLOAD_DATE, FileReader),
+        ("zAddress walk", Plan.Z_ORDER, FileReader),
+        ("zAddress 0.3.0", Plan.Z_ORDER, Reader030),
     )
     checks = {name: Check(name) for name, _, _ in ways}
     with aws.fake_credentials(), mock_aws():
@@ -520,11 +514,7 @@ def cross_check(objects: int, shapes: Sequence[BoxShape] = SHAPES, *, limit: int
         table = reading.load("FileMetaDataBoxes", (e.item for e in data), multi_attribute_index=True)
         for shape in shapes:
             query = bucket_query(shape.box)
-            for name, plan, walk in ways:
-                now = walk is None  # else 0.3.0's walk with 0.3.0's cursors and bound
-                reader = partial(
-                    FileReader, z_walk=walk, compact_cursors=now, page_rounds=PAGE_ROUNDS if now else None
-                )
+            for name, plan, reader in ways:
                 on_moto = _paged(reader(table, layout), query, plan, limit)
                 memory.reset()
                 on_memory = _paged(reader(memory, layout), query, plan, limit)

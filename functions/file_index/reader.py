@@ -15,13 +15,14 @@ the bucket's time index). A bucket's list without time bounds is `size`. With ti
 deployment has may answer (the time index, the size index, the Z-order index when it is on and built: the
 layout says it exists, the caller that every entry has its address); with the bucket's statistics
 (`cost.IndexStatistics`) the planner takes the one whose estimated read units are least
-(`cost.estimate_plan`), without them 0.3.0's rule (time bounds alone: the time index; else the Z-order
+(`cost.estimate_plan`), without them a fixed rule (time bounds alone: the time index; else the Z-order
 index if it can answer, else `size`). Without the bounds a plan does not key on, a list reads exactly the
-items it returns, as before sharding.
+items it returns, plus the shards' read-ahead.
 
 The Z-order walk (`ZWalk`): a shard reads the box's address range in order; when a Query stops on an entry
 outside the box (its `LastEvaluatedKey`), the next one starts at the next address inside the box
-(BIGMIN/LITMAX), so a stretch outside the box is skipped, read by no Query.
+(BIGMIN/LITMAX), so a stretch outside the box is skipped, read by no Query. Each of its Queries asks for
+what the page still needs, at least `Z_WALK_MIN_LIMIT` items.
 
 Each plan reads every partition value of its bucket or user (`IndexLayout.bucket_partitions`,
 `user_partitions`) and merges them (`shards.merge_page`): by (sort value, objectKey) across shards, in
@@ -30,13 +31,15 @@ DynamoDB's order inside one. A user partition `u#k` holds a hot user's shard k o
 `u#k` writes none), so a filter on `userShard` keeps them apart.
 
 A filtered read may read far more than it keeps, so every page is bounded: at most `PAGE_ROUNDS` rounds
-of Queries (the shards of a round in parallel, so a page waits for at most that many Query latencies), each
-Query reading at most `MAX_QUERY_ITEMS` items. A round also tops up the shards running low, so a shard
-does not wait for a round of its own. A page that reaches the bound ends with what it has, every item no
-shard can precede (possibly nothing), and a cursor past what it read.
+of Queries (the shards of a round in parallel, so a page waits for at most that many Query latencies and
+makes at most that many Queries of a shard), each Query reading at most `MAX_QUERY_ITEMS` items. A round
+also tops up the shards running low, so a shard does not wait for a round of its own. A page that reaches
+the bound ends with what it has, every item no shard can precede (possibly nothing), and a cursor past
+what it read.
 
-Paging: `ListCursor` is the plan and the merge's `MergeCursor` (each shard's last returned item, or how
-far a filtered read got) as plain JSON, for the caller to sign. A cursor is checked against its query
+Paging: `ListCursor` is the plan and the merge's `MergeCursor` (where each shard resumes: its next item's
+sort value, its last returned item on a tie, or how far a filtered read got) as plain JSON, for the caller
+to sign. A cursor is checked against its query
 (`InvalidStartKey`) before any read, so it cannot move a read outside the query it was made for.
 """
 
@@ -48,14 +51,21 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 
 from file_index import cost, schema, shards, zorder
 from file_index.layout import IndexLayout
 from file_index.objects import MAX_KEY_BYTES
-from file_index.shards import InvalidMergeCursorError, MergeCursor, Position, ShardBatch
+from file_index.shards import (
+    InvalidMergeCursorError,
+    MergeCursor,
+    MergedPage,
+    Position,
+    ShardBatch,
+    ShardFetch,
+)
 
 # The attributes a search answers with (the README's table); bookkeeping attributes stay private.
 PUBLIC_ATTRIBUTES = (schema.OBJECT_KEY, *schema.OBJECT_ATTRIBUTES, *schema.ENRICHMENT_ATTRIBUTES)
@@ -72,30 +82,20 @@ DEFAULT_PAGE = 100
 # The Z-order walk asks at least this many items of a Query: about one read unit (4 KB) of entries, the
 # least a Query is billed, so a short read costs no more than a jump and may save one.
 Z_WALK_MIN_LIMIT = 10
-# A reader without a round bound (`FileReader(page_rounds=None)`, 0.3.0's, kept to compare) bounds the
-# Queries of a page instead: at least PAGE_REQUESTS, or two per shard when there are more shards (the first
-# round asks every shard once); on the Z-order index, its 32 ranges plus two a shard.
-PAGE_REQUESTS = 32
-Z_ORDER_PAGE_REQUESTS_PER_SHARD = zorder.DEFAULT_MAX_RANGES + 2
 
 
 @dataclass(frozen=True)
 class ZWalk:
     """How the Z-order plan walks each shard.
 
-    The walk reads the box's `max_ranges` z-ranges in order. With `jumps`, a Query whose read stops on an
-    entry outside the box goes on from the next address inside it (BIGMIN, or LITMAX reading downwards):
-    whatever lies between is skipped, read by no Query. `min_limit` is the least a Query asks for (the
-    page's need otherwise); `min_limit=None`: the read-ahead of the filtered plans.
-    `LEGACY_Z_WALK` is 0.3.0's walk (32 ranges, each at least one Query, no jumps), kept to compare.
+    The walk reads the box's `max_ranges` z-ranges in order. A Query whose read stops on an entry outside
+    the box goes on from the next address inside it (BIGMIN, or LITMAX reading downwards): whatever lies
+    between is skipped, read by no Query. `min_limit` is the least a Query asks for (the page's need
+    otherwise). `ZWalk()` is the deployed walk; other values make it jump more often (tests).
     """
 
     max_ranges: int = zorder.WALK_MAX_RANGES
-    jumps: bool = True
-    min_limit: int | None = Z_WALK_MIN_LIMIT
-
-
-LEGACY_Z_WALK = ZWalk(max_ranges=zorder.DEFAULT_MAX_RANGES, jumps=False, min_limit=None)
+    min_limit: int = Z_WALK_MIN_LIMIT
 
 
 class Plan(StrEnum):
@@ -104,16 +104,6 @@ class Plan(StrEnum):
     SIZE = "size"
     UPLOAD_DATE = "uploadDate"
     Z_ORDER = "zAddress"
-
-
-def page_request_budget(shard_count: int, plan: Plan, page_rounds: int | None = PAGE_ROUNDS) -> int:
-    """The most Queries one page of a list over `shard_count` partitions makes: one a shard in each of its
-    `page_rounds` rounds; `page_rounds=None`: 0.3.0's bound of Queries a page."""
-    if page_rounds is not None:
-        return page_rounds * shard_count
-    if plan is Plan.Z_ORDER:
-        return Z_ORDER_PAGE_REQUESTS_PER_SHARD * shard_count
-    return max(PAGE_REQUESTS, 2 * shard_count)
 
 
 @dataclass(frozen=True)
@@ -270,7 +260,6 @@ class Page:
     _positions: tuple[Position, ...] = field(default=(), repr=False)
     _sources: tuple[int, ...] = field(default=(), repr=False)
     _start: MergeCursor | None = field(default=None, repr=False)
-    _compact: bool = field(default=True, repr=False)
 
     def cursor_after(self, count: int) -> ListCursor:
         """The cursor just after the first `count` (at least one) items, for a page cut shorter: as bounded
@@ -278,9 +267,7 @@ class Page:
         if not 1 <= count <= len(self.items) or self._start is None:
             raise ValueError(f"a page of {len(self.items)} items has no cursor after {count}")
         end = None if self.next_cursor is None else self.next_cursor.merge
-        merge = shards.cursor_after(
-            self._start, self._sources, self._positions, count, end, compact_cursor=self._compact
-        )
+        merge = shards.cursor_after(self._start, self._sources, self._positions, count, end)
         return ListCursor(self.ordered_by, merge)
 
 
@@ -314,8 +301,9 @@ class _Partition:
 class _ShardReader:
     """The fetcher of one partition (`shards.ShardFetch`): one Query per call.
 
-    With `ranges` (the Z-order plan) it walks them in the read's order: a position inside a range
-    continues it; one past a range's end (`_past`) starts the next. Counts its Queries and reads.
+    With `ranges` (the Z-order plan, with its `box` and `walk`) it walks them in the read's order: a
+    position inside a range continues it; one past a range's end (`_past`) starts the next; a Query that
+    stops outside the box goes on at the next address inside it (`_jump`). Counts its Queries and reads.
     """
 
     def __init__(
@@ -342,7 +330,7 @@ class _ShardReader:
         self._filter = _and(filter_condition, partition.shard_filter)
         self._ranges = None if ranges is None else (list(ranges) if ascending else list(reversed(ranges)))
         self._ascending = ascending
-        self._box = box if walk is not None and walk.jumps else None
+        self._box = box
         self._walk_limit = None if walk is None else walk.min_limit
         self.requests = 0
         self.scanned = 0
@@ -353,6 +341,14 @@ class _ShardReader:
         # Growth is capped: what a shard reads ahead of the page's end is read again by the next page.
         wanted = math.ceil(count * (self.scanned + 1) / (self._kept + 1))
         return max(1, min(MAX_QUERY_ITEMS, READ_AHEAD_FACTOR * count, max(count, wanted)))
+
+    def _query_limit(self, count: int) -> int:
+        """The Limit of the next Query for a page that still needs `count` items from this shard."""
+        if self._walk_limit is None:
+            return self._limit(count)
+        # What the page needs, at least one read unit's worth: the walk jumps where the data leaves the
+        # box rather than reading ahead through it.
+        return min(MAX_QUERY_ITEMS, max(self._walk_limit, count))
 
     def _start_key(self, after: Position) -> dict[str, Any]:
         return {
@@ -372,7 +368,7 @@ class _ShardReader:
         sort_condition = _range(sort_key, low, high)
         current: zorder.ZRange | None = None
         last_range = True
-        limit = self._limit(count)
+        limit = self._query_limit(count)
         if self._ranges is not None:
             remaining = [
                 r for r in self._ranges if after is None or not self._passed(r, str(after.sort_value))
@@ -387,10 +383,6 @@ class _ShardReader:
             sort_condition = sort_key.between(lo, hi)
             if after is None or not after.object_key or not lo <= str(after.sort_value) <= hi:
                 start_key = None
-            if self._walk_limit is not None:
-                # What the page needs, at least one read unit's worth: the walk jumps where the data
-                # leaves the box rather than reading ahead through it.
-                limit = min(MAX_QUERY_ITEMS, max(self._walk_limit, count))
         request: dict[str, Any] = {
             "TableName": self._table_name,
             "IndexName": self._index.name,
@@ -457,7 +449,7 @@ class _ShardReader:
         return shards.compact(format(value, f"0{zorder.ADDRESS_WIDTH}x"))
 
 
-def _position_of(sort_attribute: str) -> Any:
+def _position_of(sort_attribute: str) -> Callable[[Mapping[str, Any]], Position]:
     def position_of(item: Mapping[str, Any]) -> Position:
         value = item[sort_attribute]
         return Position(
@@ -475,6 +467,9 @@ class FileReader:
     table's client, which is safe to share between threads (a resource object is not).
     """
 
+    # What reads one partition; `_merge` puts the partitions' pages together.
+    _shard_reader_class: ClassVar[type[_ShardReader]] = _ShardReader
+
     def __init__(
         self,
         table: Any,
@@ -483,23 +478,15 @@ class FileReader:
         *,
         bucket_time_index: bool = True,
         z_walk: ZWalk | None = None,
-        compact_cursors: bool = True,
-        page_rounds: int | None = PAGE_ROUNDS,
     ) -> None:
         """`bucket_time_index`: the table has `bucketName-uploadDate-index` (`bucketTimeIndex`); `z_walk`:
-        how the Z-order plan walks a shard (`ZWalk()`, the adaptive walk, unless told); `compact_cursors`:
-        shards resume from their next item's sort value where they can (`shards.merge_page`), False for
-        0.3.0's cursors (every shard's last returned item), kept to compare; `page_rounds`: the most round
-        trips a page makes (shards topped up as they run low, a page that stops returning what it safely
-        can), None for 0.3.0's bound of Queries a page (`page_request_budget`) and its stop instead."""
+        how the Z-order plan walks a shard (`ZWalk()` unless told)."""
         self._table = table
         self._client = table.meta.client
         self._layout = layout if layout is not None else IndexLayout()
         self._executor = executor
         self._bucket_time_index = bucket_time_index
         self._z_walk = z_walk if z_walk is not None else ZWalk()
-        self._compact_cursors = compact_cursors
-        self._page_rounds = page_rounds
 
     @property
     def layout(self) -> IndexLayout:
@@ -551,7 +538,7 @@ class FileReader:
         Time bounds without size bounds: the bucket's time index, which reads what it returns. Otherwise,
         with `statistics` (the index state record's, `cost.IndexStatistics`) each plan's read units for
         the whole answer, in pages of `page` items, are estimated (`cost.estimate_plan`); without them,
-        the Z-order index if it can answer, else the size index (0.3.0's choice).
+        the Z-order index if it can answer, else the size index.
         `z_order_ready`: every entry has its Z-order address (the index state record's `zOrderPending`
         is not set), so the Z-order index answers exactly.
         """
@@ -612,21 +599,10 @@ class FileReader:
         fetchers, sort_attribute = self._fetchers(query, plan, keep)
         if cursor is not None:
             self._check_cursor(query, plan, cursor, len(fetchers))
-        merged = shards.merge_page(
-            fetchers,
-            position_of=_position_of(sort_attribute),
-            limit=limit,
-            ascending=query.ascending,
-            cursor=cursor,
-            batch_size=shards.fair_share(limit, len(fetchers)),
-            executor=self._executor if len(fetchers) > 1 else None,
-            max_fetches=page_request_budget(len(fetchers), plan, self._page_rounds),
-            max_rounds=self._page_rounds,
-            top_up=self._page_rounds is not None,
-            drain=self._page_rounds is not None,
-            compact_cursor=self._compact_cursors,
-        )
         position_of = _position_of(sort_attribute)
+        merged = self._merge(
+            fetchers, position_of=position_of, limit=limit, ascending=query.ascending, cursor=cursor
+        )
         return Page(
             items=[public_item(item) for item in merged.items],
             next_cursor=None if merged.cursor is None else ListCursor(plan, merged.cursor),
@@ -638,7 +614,29 @@ class FileReader:
             _positions=tuple(position_of(item) for item in merged.items),
             _sources=tuple(merged.sources),
             _start=merged.start,
-            _compact=self._compact_cursors,
+        )
+
+    def _merge(
+        self,
+        fetchers: Sequence[ShardFetch[dict[str, Any]]],
+        *,
+        position_of: Callable[[dict[str, Any]], Position],
+        limit: int,
+        ascending: bool,
+        cursor: MergeCursor | None,
+    ) -> MergedPage[dict[str, Any]]:
+        """One page of the shards' items in order (`shards.merge_page`): each shard asked for its fair
+        share, shards topped up as they run low, at most `PAGE_ROUNDS` rounds of Queries."""
+        return shards.merge_page(
+            fetchers,
+            position_of=position_of,
+            limit=limit,
+            ascending=ascending,
+            cursor=cursor,
+            batch_size=shards.fair_share(limit, len(fetchers)),
+            executor=self._executor if len(fetchers) > 1 else None,
+            max_rounds=PAGE_ROUNDS,
+            top_up=True,
         )
 
     def _check_plan(self, query: FileQuery, plan: Plan, *, z_order_ready: bool) -> None:
@@ -706,7 +704,7 @@ class FileReader:
                 bounds = (query.min_size, query.max_size)
                 filter_condition = _range(Attr(schema.UPLOAD_DATE), query.start, query.end)
         fetchers = [
-            _ShardReader(
+            self._shard_reader_class(
                 self._client,
                 self._table.name,
                 index=index,

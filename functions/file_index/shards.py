@@ -10,7 +10,7 @@ Keys
 machine and every run, unlike Python's `hash()`. `sharded_key(value, shard)` is the partition key value:
 shard 0 is the value itself, shard k > 0 is `value#k`. So:
 
-- one shard is exactly today's key (no suffix), and an entry written before sharding is in shard 0;
+- one shard is exactly the unsharded key (no suffix), and an entry written before sharding is in shard 0;
 - raising the shard count on a live table loses nothing: an entry stays in the shard it was written to,
   and a reader that queries shards `0..n-1` of the largest count ever deployed finds every entry,
   whichever count wrote it. Lowering it would strand the entries of the shards it drops, which is why
@@ -262,7 +262,7 @@ class MergedPage[T]:
     # the cursor of any shorter page (`cursor_after`), e.g. one cut to fit a response limit.
     sources: list[int] = field(default_factory=list)
     start: MergeCursor | None = None
-    # True when the page stopped at `max_fetches` before it was full: it has a cursor, maybe no items.
+    # True when the page stopped at `max_rounds` before it was full: it has a cursor, maybe no items.
     stopped_early: bool = False
     # Rounds of fetches made one after the other (the fetches of one round run together): the page's
     # round trips in sequence when each fetch is one query and the shards are read in parallel.
@@ -302,11 +302,8 @@ def merge_page[T](
     cursor: MergeCursor | None = None,
     batch_size: int | None = None,
     executor: Executor | None = None,
-    max_fetches: int | None = None,
     max_rounds: int | None = None,
     top_up: bool = False,
-    compact_cursor: bool = True,
-    drain: bool = True,
 ) -> MergedPage[T]:
     """The next `limit` items of a sharded read, in global order, and where the page after starts.
 
@@ -315,22 +312,19 @@ def merge_page[T](
     no shard is asked for more than the page could take from it. Shards that need a fetch at the same
     moment (all of them, at the start) are fetched together on `executor` if one is given.
 
-    `max_fetches` bounds the work of one page (a filtered read may read much and keep little): once
-    that many fetches were made and a shard still needs one, the page ends with what it has (perhaps
-    nothing) and a cursor; a shard that read past its kept items resumes after what it read. The first
-    fetch of each shard is always made, so a page makes at most max(`max_fetches`, shards) fetches.
-    `max_rounds` bounds a page's round trips the same way: once that many rounds were made and a shard
-    still needs a fetch, the page ends. A page that ends on either bound still returns every item it holds
-    that no shard can precede any more: those before every waiting shard's read position (`drain=False`:
-    only what it took before it stopped, as 0.3.0).
+    `max_rounds` bounds the work of one page (a filtered read may read much and keep little) in round
+    trips: once that many rounds were made and a shard still needs a fetch, the page ends with a cursor;
+    a shard that read past its kept items resumes after what it read. A round fetches each shard at most
+    once, so a page makes at most `max_rounds` x shards fetches. A page that ends on the bound still
+    returns every item it holds that no shard can precede any more: those before every waiting shard's
+    read position (perhaps none).
 
     `cursor` resumes a previous page; a cursor from fewer shards is widened (`MergeCursor.widened`).
     An item ranked before the previous page's last sort value can only have been written since that
     page; it is skipped, as a single index's cursor skips writes behind it, so pages never go back.
     `top_up`: a round of fetches also fetches the shards whose buffer holds less than their even part of
     what the page still needs, so a sparse read (a fetch returning an item or none) does not make a round of
-    its own for each shard in turn: fewer rounds, for a little read ahead. `compact_cursor=False` keeps
-    every shard's last returned item in the cursor (0.3.0's cursors, kept to compare).
+    its own for each shard in turn: fewer rounds, for a little read ahead.
     Raises `ShardContractError` if a fetcher returns an empty batch that is not the end and does not
     move on, or items whose sort values go against the read's order.
     """
@@ -338,8 +332,6 @@ def merge_page[T](
         raise ValueError(f"limit must be at least 1, not {limit}")
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
-    if max_fetches is not None and max_fetches < 1:
-        raise ValueError(f"max_fetches must be at least 1, not {max_fetches}")
     if max_rounds is not None and max_rounds < 1:
         raise ValueError(f"max_rounds must be at least 1, not {max_rounds}")
     start = MergeCursor.start(len(fetchers)) if cursor is None else cursor.widened(len(fetchers))
@@ -362,16 +354,10 @@ def merge_page[T](
             # Every shard must show its next item before the smallest can be taken: fetch first.
             # The first round asks every shard, whatever the bound: then each page moves every shard
             # that needs it on (or returns items), so following the cursors always ends.
-            if fetches > 0 and (
-                (max_fetches is not None and fetches >= max_fetches)
-                or (max_rounds is not None and rounds >= max_rounds)
-            ):
+            if max_rounds is not None and rounds >= max_rounds:
                 stopped_early = True
-                if drain:
-                    last = _drain(shards, heap, rank, limit, items, sources, ascending) or last
+                last = _drain(shards, heap, rank, limit, items, sources, ascending) or last
                 break
-            if max_fetches is not None and fetches > 0:
-                needing = needing[: max_fetches - fetches]
             wanted = limit - len(items)
             if batch_size is not None:
                 wanted = min(wanted, batch_size)
@@ -384,7 +370,7 @@ def merge_page[T](
                     index
                     for index, shard in enumerate(shards)
                     if len(shard.buffer) < need and not shard.exhausted and index not in needing
-                ][: _room(max_fetches, fetches + len(needing))]
+                ]
             requests = [(fetchers[index], shards[index].read_to) for index in needing]
             if executor is not None and len(requests) > 1:
                 futures = [executor.submit(fetch, after, wanted) for fetch, after in requests]
@@ -404,7 +390,7 @@ def merge_page[T](
             break
         _, last = _take_next(shards, heap, rank, items, sources)
 
-    next_cursor = MergeCursor(tuple(_resume(shard, compact_cursor) for shard in shards), last)
+    next_cursor = MergeCursor(tuple(_resume(shard) for shard in shards), last)
     return MergedPage(
         items=items,
         cursor=None if next_cursor.finished else next_cursor,
@@ -462,7 +448,7 @@ def _take_next[T](
     return index, position
 
 
-def _resume[T](shard: _Shard[T], compact_cursor: bool) -> ShardCursor:
+def _resume[T](shard: _Shard[T]) -> ShardCursor:
     """Where a shard's next page starts.
 
     A shard without buffered items has handed over everything it read: it resumes after that (past items
@@ -472,8 +458,8 @@ def _resume[T](shard: _Shard[T], compact_cursor: bool) -> ShardCursor:
     """
     if not shard.buffer:
         return ShardCursor(shard.read_to, shard.exhausted)
-    if not compact_cursor or shard.returned is None:
-        return ShardCursor(shard.returned)
+    if shard.returned is None:
+        return ShardCursor()  # it has handed over nothing: from its start again
     return _resume_before(shard.buffer[0][0], shard.returned)
 
 
@@ -491,19 +477,12 @@ def compact(sort_value: SortValue) -> Position:
     return Position(sort_value, "")
 
 
-def _room(max_fetches: int | None, planned: int) -> int | None:
-    """How many more fetches a round may add to `planned` under `max_fetches` (None: no bound)."""
-    return None if max_fetches is None else max(0, max_fetches - planned)
-
-
 def cursor_after(
     start: MergeCursor,
     sources: Sequence[int],
     positions: Sequence[Position],
     count: int,
     end: MergeCursor | None,
-    *,
-    compact_cursor: bool = True,
 ) -> MergeCursor:
     """The cursor just after the first `count` items of a page: `sources[i]` is the shard of the page's
     item at `positions[i]` (every item of the page, in its order), `start` the cursor the page started
@@ -512,8 +491,7 @@ def cursor_after(
     Items leave the merge in order, so each shard stands after its last item among the first `count`
     (or where the page started it). A shard with items after the cut resumes at the sort value of the
     first of them (`compact`, no key) unless that ties with where it stands; a shard without resumes where
-    the page left it (`end`): it returned nothing after the cut. `compact_cursor=False`: every shard
-    stands at its last returned item, or where the page started it (0.3.0's cursors).
+    the page left it (`end`): it returned nothing after the cut.
     """
     if len(sources) != len(positions) or not 0 <= count <= len(positions):
         raise ValueError("one shard per position, and a cut inside the page")
@@ -521,11 +499,6 @@ def cursor_after(
     for source, position in zip(sources[:count], positions[:count], strict=True):
         after[source] = position
     last = positions[count - 1] if count else start.last
-    if not compact_cursor:
-        exhausted = [shard.exhausted for shard in start.shards]
-        return MergeCursor(
-            tuple(ShardCursor(position, done) for position, done in zip(after, exhausted, strict=True)), last
-        )
     following: dict[int, Position] = {}
     for source, position in zip(sources[count:], positions[count:], strict=True):
         following.setdefault(source, position)

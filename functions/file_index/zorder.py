@@ -39,10 +39,10 @@ Box decomposition
 cells that lie outside the box while the number of ranges stays within `max_ranges`, then trims each
 range's ends to the first and last in-box address (BIGMIN/LITMAX: `next_in_box`, `prev_in_box`). The
 result covers every in-box address, starts and ends on in-box addresses, and, when `max_ranges` is large
-enough, holds only in-box addresses. Each range is at least one Query per shard: 0.3.0's reader walked
-`DEFAULT_MAX_RANGES` of them (docs/scaling.md gives the measurements behind that bound). The reader now
-walks `WALK_MAX_RANGES` and jumps where it meets data outside the box (`next_address_in_box`,
-`prev_address_in_box`), so the ranges it does not need cost nothing.
+enough, holds only in-box addresses. `DEFAULT_MAX_RANGES` is the bound when none is given
+(docs/scaling.md gives the measurements behind it). Each range costs at least one Query per shard, so
+the reader walks `WALK_MAX_RANGES` and jumps where it meets data outside the box (`next_address_in_box`,
+`prev_address_in_box`): the stretches it does not need cost nothing.
 """
 
 from __future__ import annotations

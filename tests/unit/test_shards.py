@@ -296,11 +296,6 @@ def test_the_cursor_holds_the_last_returned_item_not_the_read_ahead() -> None:
     # The shard resumes at its next item's size, 3, not after what it read ahead; without an object key.
     assert page.cursor == MergeCursor((ShardCursor(compact(3)),), last=Position(2, "k2"))
     assert page.cursor.to_json() == {"shards": [[3]], "last": {"v": 2, "k": "k2"}}
-    # 0.3.0's cursors (kept to compare) hold the last returned item.
-    legacy = merge_page(
-        [read_everything], position_of=position_of, limit=3, ascending=True, compact_cursor=False
-    )
-    assert legacy.cursor == MergeCursor((ShardCursor(Position(2, "k2")),), last=Position(2, "k2"))
     # On a tie with its last returned item, it keeps that item's place.
     tied = [Entry(1, "a"), Entry(1, "b"), Entry(1, "c")]
     tie_shard = FakeShard(tied, ascending=True, ties=lambda key: key, seed=0)
@@ -514,7 +509,6 @@ spread_entries = st.lists(
     *MERGE_CASES[1:],
     st.integers(1, 6),
     st.none() | st.integers(1, 4),
-    st.none() | st.integers(1, 4),
     st.booleans(),
     st.none() | st.integers(1, 5),
     st.booleans(),
@@ -527,15 +521,14 @@ def test_bounded_filtered_pages_give_every_kept_item_once_in_order(
     ascending: bool,
     seed: int,
     modulus: int,
-    max_fetches: int | None,
     max_rounds: int | None,
     top_up: bool,
     batch_size: int | None,
     key_ties: bool,
     jumps: bool,
 ) -> None:
-    """Bounded by Queries or by rounds (a page that stops returns what no shard can precede), in objectKey
-    order or another inside a shard: every kept item once, in order."""
+    """Bounded by rounds (a page that stops returns what no shard can precede), in objectKey order or
+    another inside a shard: every kept item once, in order."""
     keep = keeping(modulus)
     shards = filtered_shards(entries, shard_count, keep, ascending, seed, key_ties=key_ties, jumps=jumps)
     items: list[Entry] = []
@@ -548,14 +541,12 @@ def test_bounded_filtered_pages_give_every_kept_item_once_in_order(
             ascending=ascending,
             cursor=cursor,
             batch_size=batch_size,
-            max_fetches=max_fetches,
             max_rounds=max_rounds,
             top_up=top_up,
         )
-        if max_fetches is not None:
-            assert page.fetches <= max(max_fetches, shard_count)
         if max_rounds is not None:
             assert page.rounds <= max_rounds
+            assert page.fetches <= max_rounds * shard_count
         assert len(page.items) <= limit
         if len(page.items) < limit and page.cursor is not None:
             assert page.stopped_early  # a short page with a cursor says why
@@ -578,7 +569,7 @@ def test_bounded_filtered_pages_give_every_kept_item_once_in_order(
 def test_a_filtered_page_with_nothing_kept_still_moves_on() -> None:
     entries = [Entry(n, f"k{n:02d}") for n in range(30)]
     shard = FilteredShard(entries, keep=lambda e: e.size == 29, ascending=True, ties=lambda k: k, seed=0)
-    page = merge_page([shard.fetch], position_of=position_of, limit=5, ascending=True, max_fetches=2)
+    page = merge_page([shard.fetch], position_of=position_of, limit=5, ascending=True, max_rounds=2)
     assert page.items == []
     assert page.stopped_early
     assert page.cursor is not None
@@ -594,7 +585,7 @@ def test_an_empty_batch_that_does_not_move_on_is_a_broken_contract() -> None:
     def backwards(after: Position | None, count: int) -> ShardBatch[Entry]:
         return ShardBatch([Entry(5, "a")], exhausted=False, resume=Position(4, "z"))
 
-    merge_page([stuck], position_of=position_of, limit=1, ascending=True, max_fetches=1)  # first: moved
+    merge_page([stuck], position_of=position_of, limit=1, ascending=True, max_rounds=1)  # first: moved
     with pytest.raises(ShardContractError, match="no items"):
         merge_page(
             [stuck],
@@ -605,8 +596,6 @@ def test_an_empty_batch_that_does_not_move_on_is_a_broken_contract() -> None:
         )
     with pytest.raises(ShardContractError, match="resumes at sort value 4, before 5"):
         merge_page([backwards], position_of=position_of, limit=1, ascending=True)
-    with pytest.raises(ValueError, match="max_fetches"):
-        merge_page([backwards], position_of=position_of, limit=1, ascending=True, max_fetches=0)
     with pytest.raises(ValueError, match="max_rounds"):
         merge_page([backwards], position_of=position_of, limit=1, ascending=True, max_rounds=0)
 
@@ -625,12 +614,9 @@ def test_the_cursor_after_the_first_items_of_a_page_continues_right_after_them(
     for cut in range(1, len(page.items) + 1):
         # A page cut to its first `cut` items (to fit a response) continues after the last of them.
         positions = [position_of(e) for e in page.items]
-        for compact_cursor in (True, False):
-            cursor = cursor_after(
-                page.start, page.sources, positions, cut, page.cursor, compact_cursor=compact_cursor
-            )
-            rest, _ = read_all(fetchers, limit=limit, ascending=ascending, cursor=cursor)
-            assert page.items[:cut] + rest == everything
+        cursor = cursor_after(page.start, page.sources, positions, cut, page.cursor)
+        rest, _ = read_all(fetchers, limit=limit, ascending=ascending, cursor=cursor)
+        assert page.items[:cut] + rest == everything
 
 
 @settings(max_examples=150, deadline=None)
@@ -654,7 +640,7 @@ def test_a_cut_bounded_filtered_page_continues_right_after_its_cut(
     jumps: bool,
 ) -> None:
     """Filtered shards (resuming past what they read, or at jump landings), a page bounded by rounds and
-    topped up, cut anywhere: the cut cursor (compact or 0.3.0's) continues with exactly the rest."""
+    topped up, cut anywhere: the cut cursor continues with exactly the rest."""
     keep = keeping(modulus)
 
     def fetchers() -> list[ShardFetch[Entry]]:
@@ -673,14 +659,11 @@ def test_a_cut_bounded_filtered_page_continues_right_after_its_cut(
     assert page.start is not None
     positions = [position_of(e) for e in page.items]
     for cut in range(1, len(page.items) + 1):
-        for compact_cursor in (True, False):
-            cursor = cursor_after(
-                page.start, page.sources, positions, cut, page.cursor, compact_cursor=compact_cursor
-            )
-            rest, _ = read_all(fetchers(), limit=limit, ascending=ascending, cursor=cursor)
-            got = page.items[:cut] + rest
-            assert sorted(got, key=position_of) == sorted(expected, key=position_of)
-            assert [e.size for e in got] == [e.size for e in expected]
+        cursor = cursor_after(page.start, page.sources, positions, cut, page.cursor)
+        rest, _ = read_all(fetchers(), limit=limit, ascending=ascending, cursor=cursor)
+        got = page.items[:cut] + rest
+        assert sorted(got, key=position_of) == sorted(expected, key=position_of)
+        assert [e.size for e in got] == [e.size for e in expected]
 
 
 def test_a_cut_cursor_carries_a_key_only_for_a_shard_tied_where_it_stands() -> None:

@@ -24,11 +24,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
+from bench import reader_030
+from bench.reader_030 import Reader030
 from file_index import cost, schema, zorder
 from file_index.layout import IndexLayout
 from file_index.objects import ObjectEvent, iso_utc_millis
 from file_index.reader import (
-    LEGACY_Z_WALK,
     PAGE_ROUNDS,
     BucketQuery,
     FileQuery,
@@ -39,7 +40,6 @@ from file_index.reader import (
     UnavailableOrder,
     UserQuery,
     ZWalk,
-    page_request_budget,
 )
 from file_index.shards import MergeCursor, Position, ShardCursor
 from file_index.writer import entry_item
@@ -298,7 +298,7 @@ def test_user_lists_of_a_hot_user_and_of_a_user_named_like_its_shard_stay_apart(
 @HYPOTHESIS
 @given(
     bucket=st.sampled_from(sorted(BUCKET_SHARDS)),
-    mode=st.sampled_from(["z", "z pending", "z off", "0.3.0"]),
+    mode=st.sampled_from(["z", "z pending", "z off", "no time index"]),
     order_by=st.sampled_from([None, None, "uploadDate", "size"]),
     limit=st.sampled_from([1, 2, 3, 7, 30]),
     ascending=st.booleans(),
@@ -306,7 +306,7 @@ def test_user_lists_of_a_hot_user_and_of_a_user_named_like_its_shard_stay_apart(
     end=st.sampled_from(TIMES),
     low=sizes,
     high=sizes,
-    walk=st.sampled_from([ZWalk(), ZWalk(min_limit=1), ZWalk(max_ranges=4, min_limit=2), LEGACY_Z_WALK]),
+    walk=st.sampled_from([ZWalk(), ZWalk(min_limit=1), ZWalk(max_ranges=4, min_limit=2), None]),
 )
 def test_bucket_boxes_on_every_plan_equal_brute_force(
     table: Any,
@@ -319,19 +319,32 @@ def test_bucket_boxes_on_every_plan_equal_brute_force(
     end: str,
     low: int | None,
     high: int | None,
-    walk: ZWalk,
+    walk: ZWalk | None,
 ) -> None:
     """Every plan a bucket's box may take, chosen or asked for (`order_by`): exact, in its order, bounded.
-    Modes: the Z-order index on, being filled, off (with the bucket's time index), and 0.3.0's table (no
-    time index, Z-order off). Every other plan that can read the box gives the same entries in its order;
-    the Z-order walk jumps (small Query limits make it jump at almost every Query), or not (0.3.0's)."""
+    Modes: the Z-order index on, being filled, off (with the bucket's time index), and a table without the
+    bucket's time index (`bucketTimeIndex: false`, Z-order off). Every other plan that can read the box
+    gives the same entries in its order; the Z-order walk jumps (small Query limits make it jump at almost
+    every Query). `walk=None`: the bench's 0.3.0 reader (`bench.reader_030`), exact too, its pages bounded
+    by its own budget."""
     if start is not None and start > end:
         start, end = end, start
     if low is not None and high is not None and low > high:
         low, high = high, low
-    time_index = mode != "0.3.0"
+    time_index = mode != "no time index"
     layout = IndexLayout(BUCKET_SHARDS[bucket], HOT, multi_attribute_index=mode in ("z", "z pending"))
-    reader = FileReader(table, layout, bucket_time_index=time_index, z_walk=walk)
+    reader = (
+        Reader030(table, layout, bucket_time_index=time_index)
+        if walk is None
+        else FileReader(table, layout, bucket_time_index=time_index, z_walk=walk)
+    )
+
+    def budget(plan: Plan) -> int:
+        shard_count = BUCKET_SHARDS[bucket]
+        return (
+            reader_030.page_request_budget(shard_count, plan) if walk is None else PAGE_ROUNDS * shard_count
+        )
+
     query = BucketQuery(
         bucket=bucket,
         min_size=low,
@@ -356,14 +369,14 @@ def test_bucket_boxes_on_every_plan_equal_brute_force(
     assert plans == {plan}
     expected = [t for t in DATA if t.bucket == bucket and _in_box(t, query)]
     _check_answer(items, expected, plan, ascending)
-    assert all(count <= page_request_budget(BUCKET_SHARDS[bucket], plan) for count in requests)
+    assert all(count <= budget(plan) for count in requests)
     ready = mode != "z pending"
     for other in reader.plans(query, z_order_ready=ready):
         if other is not plan:
             items, requests, plans = _read_all(reader, query, limit=limit, z_order_ready=ready, plan=other)
             assert plans == {other}
             _check_answer(items, expected, other, ascending)
-            assert all(count <= page_request_budget(BUCKET_SHARDS[bucket], other) for count in requests)
+            assert all(count <= budget(other) for count in requests)
 
 
 @HYPOTHESIS
@@ -399,15 +412,16 @@ def test_the_z_order_walk_jumps_over_what_lies_outside_the_box_and_misses_nothin
     items, requests, plans = _read_all(FileReader(table, layout, z_walk=walk), query, limit=limit)
     assert plans == {Plan.Z_ORDER}
     _check_answer(items, expected, Plan.Z_ORDER, ascending)
-    assert all(count <= page_request_budget(WALK_SHARDS, Plan.Z_ORDER) for count in requests)
+    assert all(count <= PAGE_ROUNDS * WALK_SHARDS for count in requests)
 
 
 def test_the_z_order_walk_reads_less_than_0_3_0_and_an_empty_region_costs_one_query_a_shard(
     table: Any,
 ) -> None:
+    """The deployed walk against the bench's 0.3.0 reader (32 ranges, no jumps), as measure 13 compares."""
     layout = IndexLayout(WALK_SHARDS, HOT, multi_attribute_index=True)
     adaptive = FileReader(table, layout)
-    legacy = FileReader(table, layout, z_walk=LEGACY_Z_WALK, page_rounds=None)
+    legacy = Reader030(table, layout)
     # One week of 2017 and 1-2 MB: few entries inside, many around it in the box's z-range.
     week = BucketQuery(
         bucket="walk",
@@ -437,7 +451,7 @@ def test_the_z_order_walk_reads_less_than_0_3_0_and_an_empty_region_costs_one_qu
 
 def test_a_time_range_of_a_bucket_reads_what_it_returns_on_the_time_index(table: Any) -> None:
     """No size bounds: the bucket's time index keys on the range, so a page reads its own items (plus the
-    shards' read-ahead), where 0.3.0's table filters the whole bucket by time on the size index."""
+    shards' read-ahead), where a table without it filters the whole bucket by time on the size index."""
     query = BucketQuery(bucket="sixteen", start=TIMES[1], end=TIMES[2])
     expected = [t for t in DATA if t.bucket == "sixteen" and _in_box(t, query)]
     assert expected
@@ -587,9 +601,9 @@ def _walk_statistics() -> cost.IndexStatistics:
 
 
 def test_with_statistics_the_planner_takes_the_plan_that_keys_on_the_narrow_bound(table: Any) -> None:
-    """0.3.0's rule (and the planner without statistics) reads every box with time and size bounds on the
-    size index (the Z-order index when on); with the bucket's statistics a box narrow in time reads the
-    time index and one narrow in size the size index. Time bounds alone always read the time index."""
+    """Without statistics the planner reads every box with time and size bounds on the size index (the
+    Z-order index when on); with the bucket's statistics a box narrow in time reads the time index and one
+    narrow in size the size index. Time bounds alone always read the time index."""
     statistics = _walk_statistics()
     reader = FileReader(table, IndexLayout(WALK_SHARDS, HOT))
     day = BucketQuery(
@@ -630,9 +644,9 @@ def test_a_cursor_of_256_shards_with_1024_byte_keys_stays_within_the_apis_limit(
     table: Any, plan: Plan
 ) -> None:
     """Each shard resumes at its next item's sort value (no key) unless that ties with its last returned
-    item, so a cursor carries about one key (the last item's), not one per shard: 0.3.0's cursors of
-    256 such keys took about 238,000 characters, far past the API's 8,192. So does the cursor of a page
-    cut short (to fit a response), wherever it is cut."""
+    item, so a cursor carries about one key (the last item's), not one per shard: a cursor of 256 such
+    keys would take about 238,000 characters, far past the API's 8,192. So does the cursor of a page cut
+    short (to fit a response), wherever it is cut."""
     layout = IndexLayout(256, HOT, multi_attribute_index=True)
     rng = Random(256)
     sizes = rng.sample(range(1, 10**9), 600)

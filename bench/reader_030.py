@@ -1,0 +1,271 @@
+"""Release 0.3.0's reader, the comparison of measure 13: the deployed reader with 0.3.0's walk and merge.
+
+`Reader030` is `file_index.reader.FileReader` (the same plans, planner, Queries and checks) except where
+0.3.0 read differently:
+
+- the Z-order walk reads the box's `zorder.DEFAULT_MAX_RANGES` (32) z-ranges, each at least one Query
+  per shard, and never jumps: a Query that stops outside the box goes on with the next item of its range;
+  a Query asks for the page's need grown by what the shard's filter dropped (the read-ahead of the
+  filtered plans), not the walk's least `Z_WALK_MIN_LIMIT`;
+- a page is bounded by Queries (`page_request_budget`), not rounds: a page that reaches the bound ends
+  with only the items it took before it stopped; shards are not topped up before they run dry;
+- a cursor holds every shard's last returned item (its object key included), not the next item's sort
+  value.
+
+Its pages' `cursor_after` (a page cut short) is the deployed reader's; the bench does not cut pages.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor
+from typing import Any
+
+from file_index import zorder
+from file_index.layout import IndexLayout
+from file_index.reader import FileQuery, FileReader, Plan, ZWalk, _ShardReader
+from file_index.shards import (
+    MergeCursor,
+    MergedPage,
+    Position,
+    ShardBatch,
+    ShardContractError,
+    ShardCursor,
+    ShardFetch,
+    fair_share,
+)
+
+# The Queries one page makes at most: at least PAGE_REQUESTS, or two per shard when there are more
+# shards (the first round asks every shard once); on the Z-order index, its 32 ranges plus two a shard.
+PAGE_REQUESTS = 32
+Z_ORDER_PAGE_REQUESTS_PER_SHARD = zorder.DEFAULT_MAX_RANGES + 2
+
+
+def page_request_budget(shard_count: int, plan: Plan) -> int:
+    """The most Queries one page of a list over `shard_count` partitions makes on `plan`."""
+    if plan is Plan.Z_ORDER:
+        return Z_ORDER_PAGE_REQUESTS_PER_SHARD * shard_count
+    return max(PAGE_REQUESTS, 2 * shard_count)
+
+
+class _ShardReader030(_ShardReader):
+    """The deployed fetcher of one partition, walking 0.3.0's way: no jumps, read-ahead Limits."""
+
+    def _query_limit(self, count: int) -> int:
+        return self._limit(count)
+
+    def _jump(self, address: str) -> str | None:
+        return address  # goes on where the Query stopped, inside the box or not
+
+
+class Reader030(FileReader):
+    """0.3.0's reader over a table (see the module docstring); not safe to share between threads."""
+
+    _shard_reader_class = _ShardReader030
+
+    def __init__(
+        self,
+        table: Any,
+        layout: IndexLayout | None = None,
+        executor: Executor | None = None,
+        *,
+        bucket_time_index: bool = True,
+    ) -> None:
+        super().__init__(
+            table,
+            layout,
+            executor,
+            bucket_time_index=bucket_time_index,
+            z_walk=ZWalk(max_ranges=zorder.DEFAULT_MAX_RANGES),
+        )
+        self._budget = 1
+
+    def _fetchers(
+        self, query: FileQuery, plan: Plan, keep: Callable[[Mapping[str, Any]], bool] | None = None
+    ) -> tuple[list[_ShardReader], str]:
+        fetchers, sort_attribute = super()._fetchers(query, plan, keep)
+        # The page about to be merged (`_merge`, right after) is bounded by its plan's Queries.
+        self._budget = page_request_budget(len(fetchers), plan)
+        return fetchers, sort_attribute
+
+    def _merge(
+        self,
+        fetchers: Sequence[ShardFetch[dict[str, Any]]],
+        *,
+        position_of: Callable[[dict[str, Any]], Position],
+        limit: int,
+        ascending: bool,
+        cursor: MergeCursor | None,
+    ) -> MergedPage[dict[str, Any]]:
+        return merge_page(
+            fetchers,
+            position_of=position_of,
+            limit=limit,
+            ascending=ascending,
+            cursor=cursor,
+            batch_size=fair_share(limit, len(fetchers)),
+            executor=self._executor if len(fetchers) > 1 else None,
+            max_fetches=self._budget,
+        )
+
+
+class _Descending:
+    """Reverses the order of a Position, so one min-heap serves both directions."""
+
+    __slots__ = ("position",)
+
+    def __init__(self, position: Position) -> None:
+        self.position = position
+
+    def __lt__(self, other: _Descending) -> bool:
+        return other.position < self.position
+
+
+class _Shard[T]:
+    def __init__(self, cursor: ShardCursor) -> None:
+        self.buffer: deque[tuple[Position, T]] = deque()
+        self.exhausted = cursor.exhausted
+        self.returned = cursor.after  # position of the last item returned from this shard
+        self.read_to = cursor.after  # position of the last item fetched
+
+    @property
+    def needs_fetch(self) -> bool:
+        return not self.buffer and not self.exhausted
+
+
+def merge_page[T](
+    fetchers: Sequence[ShardFetch[T]],
+    *,
+    position_of: Callable[[T], Position],
+    limit: int,
+    ascending: bool,
+    cursor: MergeCursor | None = None,
+    batch_size: int | None = None,
+    executor: Executor | None = None,
+    max_fetches: int | None = None,
+) -> MergedPage[T]:
+    """0.3.0's merge: the next `limit` items of a sharded read in global order, and where the next page
+    starts (`file_index.shards.merge_page` without top-ups, bounded by fetches instead of rounds).
+
+    A round fetches the shards that need their next item (on `executor`, when given), each asked for
+    what the page may still need, capped by `batch_size`. Once `max_fetches` fetches were made and a
+    shard still needs one, the page ends with the items taken so far (perhaps none); the first round
+    always asks every shard, so a page makes at most max(`max_fetches`, shards) fetches. The cursor holds,
+    for each shard, its last returned item, or how far it read when nothing it read is left over.
+    """
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, not {limit}")
+    if batch_size is not None and batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+    if max_fetches is not None and max_fetches < 1:
+        raise ValueError(f"max_fetches must be at least 1, not {max_fetches}")
+    start = MergeCursor.start(len(fetchers)) if cursor is None else cursor.widened(len(fetchers))
+    shards: list[_Shard[T]] = [_Shard(shard_cursor) for shard_cursor in start.shards]
+    last = start.last
+    items: list[T] = []
+    sources: list[int] = []
+    fetches = rounds = items_read = 0
+    stopped_early = False
+
+    def rank(position: Position) -> Position | _Descending:
+        return position if ascending else _Descending(position)
+
+    heap: list[tuple[Position | _Descending, int]] = []
+    while len(items) < limit:
+        needing = [index for index, shard in enumerate(shards) if shard.needs_fetch]
+        if needing:
+            if max_fetches is not None and fetches > 0:
+                if fetches >= max_fetches:
+                    stopped_early = True
+                    break
+                needing = needing[: max_fetches - fetches]
+            wanted = limit - len(items)
+            if batch_size is not None:
+                wanted = min(wanted, batch_size)
+            requests = [(fetchers[index], shards[index].read_to) for index in needing]
+            if executor is not None and len(requests) > 1:
+                futures = [executor.submit(fetch, after, wanted) for fetch, after in requests]
+                batches = [future.result() for future in futures]
+            else:
+                batches = [fetch(after, wanted) for fetch, after in requests]
+            fetches += len(batches)
+            rounds += 1
+            for index, batch in zip(needing, batches, strict=True):
+                items_read += len(batch.items)
+                queued = bool(shards[index].buffer)  # its head is in the heap already
+                _take(shards[index], index, batch, position_of, ascending, start.last)
+                if shards[index].buffer and not queued:
+                    heapq.heappush(heap, (rank(shards[index].buffer[0][0]), index))
+            continue
+        if not heap:
+            break
+        _, index = heapq.heappop(heap)
+        shard = shards[index]
+        last, item = shard.buffer.popleft()
+        items.append(item)
+        sources.append(index)
+        shard.returned = last
+        if shard.buffer:
+            heapq.heappush(heap, (rank(shard.buffer[0][0]), index))
+
+    next_cursor = MergeCursor(
+        tuple(
+            ShardCursor(shard.returned) if shard.buffer else ShardCursor(shard.read_to, shard.exhausted)
+            for shard in shards
+        ),
+        last,
+    )
+    return MergedPage(
+        items=items,
+        cursor=None if next_cursor.finished else next_cursor,
+        fetches=fetches,
+        items_read=items_read,
+        sources=sources,
+        start=start,
+        stopped_early=stopped_early,
+        rounds=rounds,
+    )
+
+
+def _before(value: int | str, other: int | str, ascending: bool) -> bool:
+    return value < other if ascending else value > other  # type: ignore[operator]
+
+
+def _take[T](
+    shard: _Shard[T],
+    index: int,
+    batch: ShardBatch[T],
+    position_of: Callable[[T], Position],
+    ascending: bool,
+    floor: Position | None,
+) -> None:
+    """Buffer a shard's batch: items behind the previous page's last sort value are skipped (written since
+    that page), a batch that does not move on or goes against the read's order breaks the contract."""
+    previous = shard.read_to
+    if previous is not None and not shard.buffer:
+        shard.returned = previous
+    moved_on = batch.resume is not None and batch.resume != previous
+    if not batch.items and not batch.exhausted and not moved_on:
+        raise ShardContractError(f"shard {index} returned no items but is not exhausted")
+    for item in batch.items:
+        position = position_of(item)
+        if previous is not None and _before(position.sort_value, previous.sort_value, ascending):
+            raise ShardContractError(
+                f"shard {index} returned sort value {position.sort_value!r} after {previous.sort_value!r}"
+            )
+        previous = position
+        if floor is not None and _before(position.sort_value, floor.sort_value, ascending):
+            shard.returned = position
+            continue
+        shard.buffer.append((position, item))
+    if batch.resume is not None:
+        if previous is not None and _before(batch.resume.sort_value, previous.sort_value, ascending):
+            raise ShardContractError(
+                f"shard {index} resumes at sort value {batch.resume.sort_value!r}, "
+                f"before {previous.sort_value!r}"
+            )
+        previous = batch.resume
+    shard.read_to = previous
+    shard.exhausted = batch.exhausted
