@@ -9,8 +9,8 @@ even a leaked cursor cannot read outside the query it was made for.
 
 A cursor holds the last item's object key and, per shard, the sort value it resumes from (`shards.compact`;
 a shard keeps its last item's key only on a tie), so it stays small whatever the keys: with 256 shards of
-1,024-byte keys about 2.4 to 3.5 kilobytes. Cursors of version 1 (one DynamoDB start key, before sharding)
-are refused with a message that says to start the list again.
+1,024-byte keys about 2.4 to 3.5 kilobytes. Cursors of version 1 (one DynamoDB start key) are refused
+with a message that says to start the list again.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
-"""The search use cases, free of Lambda and HTTP: look up, list with cursors, a person's files, presign a
-download or an upload, and tell the index state and backlog."""
+"""The search use cases, free of Lambda and HTTP.
+
+Look up a file, list with cursors, a signed-in person's files, presign a download or an upload form, and
+tell the index state and backlog.
+"""
 
 from __future__ import annotations
 

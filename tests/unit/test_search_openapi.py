@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from local_stack.api_gateway import to_rest_event
-from search import handler
+from search import handler, openapi
 
 DOCUMENT = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 
@@ -168,7 +168,7 @@ def _api_gateway_event(path: str, *, host: str, full_path: str, proto: str = "ht
     ],
 )
 def test_the_base_url_is_the_one_the_request_came_in_on(event: dict[str, Any], base_url: str) -> None:
-    assert handler.request_base_url(event) == base_url
+    assert openapi.request_base_url(event) == base_url
     served = handler.lambda_handler(event, None)
     assert json.loads(served["body"])["servers"] == [{"url": base_url}]
 

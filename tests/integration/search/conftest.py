@@ -31,7 +31,7 @@ from moto import mock_aws
 
 from file_index import schema
 from local_stack.api_gateway import to_rest_event
-from search import handler, status
+from search import composition, handler, status
 from tests.integration.conftest import DynamoDBLocal
 
 REGION = "us-east-1"
@@ -182,9 +182,9 @@ def moto_stack() -> Iterator[MotoStack]:
             "QUEUE_URL": queue_url,
             "DEAD_LETTER_QUEUE_URL": dlq_url,
         }
-        handler.file_search.cache_clear()
+        composition.file_search.cache_clear()
         yield MotoStack(env=env, table=dynamodb.Table(schema.TABLE_NAME), s3=s3, sqs=sqs)
-        handler.file_search.cache_clear()
+        composition.file_search.cache_clear()
 
 
 @pytest.fixture
@@ -192,7 +192,7 @@ def search_env(moto_stack: MotoStack, monkeypatch: pytest.MonkeyPatch) -> dict[s
     """The handler's environment, an empty table and empty queues.
 
     The handler's cold-start state is kept between tests of a module (same table, bucket and secret);
-    a test that changes the environment clears it with `handler.file_search.cache_clear()`.
+    a test that changes the environment clears it with `composition.file_search.cache_clear()`.
     """
     for name, value in moto_stack.env.items():
         monkeypatch.setenv(name, value)
@@ -253,9 +253,9 @@ def api(
     dynamodb.meta.client.get_waiter("table_exists").wait(
         TableName=table_name, WaiterConfig={"Delay": 0.1, "MaxAttempts": 100}
     )
-    handler.file_search.cache_clear()
+    composition.file_search.cache_clear()
     try:
         yield moto_stack.api(dynamodb.Table(table_name), lambda_context)
     finally:
-        handler.file_search.cache_clear()
+        composition.file_search.cache_clear()
         dynamodb.meta.client.delete_table(TableName=table_name)

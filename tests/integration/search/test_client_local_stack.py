@@ -30,7 +30,7 @@ from file_index import schema
 from file_index.state import IndexStateStore, Operation
 from file_search_client.cli import BUILDING_WARNING, EXIT_OUTPUT_CLOSED, main
 from local_stack.api_gateway import ApiGatewayServer
-from search import handler
+from search import composition, handler
 
 BUCKET = "fileupload.a"
 
@@ -101,7 +101,7 @@ def local_stack(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[L
         events.append(event)
         return handler.lambda_handler(event, context)
 
-    handler.file_search.cache_clear()
+    composition.file_search.cache_clear()
     gateway = ApiGatewayServer(capturing_handler).start()
     yield LocalStack(
         api_url=gateway.url,
@@ -113,7 +113,7 @@ def local_stack(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[L
         dlq_url=dlq_url,
     )
     gateway.close()
-    handler.file_search.cache_clear()
+    composition.file_search.cache_clear()
 
 
 def run(*argv: str) -> tuple[int, str]:

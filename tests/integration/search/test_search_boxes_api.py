@@ -23,7 +23,7 @@ from file_index.objects import ObjectEvent
 from file_index.reader import FileReader
 from file_index.state import IndexStateStore, Operation, State
 from file_index.writer import entry_item
-from search import handler
+from search import composition
 from search.dal import ObjectStore
 from search.queries import ListParameters, build_query
 from search.service import FileSearch
@@ -66,11 +66,11 @@ def z_api(
     monkeypatch.setenv("TABLE_NAME", Z_TABLE)
     for name, value in LAYOUT.to_env().items():
         monkeypatch.setenv(name, value)
-    handler.file_search.cache_clear()
+    composition.file_search.cache_clear()
     try:
         yield moto_stack.api(boto3.resource("dynamodb", region_name=REGION).Table(Z_TABLE), lambda_context)
     finally:
-        handler.file_search.cache_clear()
+        composition.file_search.cache_clear()
         client.delete_table(TableName=Z_TABLE)
 
 
@@ -307,7 +307,7 @@ def test_without_the_bucket_time_index_a_time_range_filters_and_sort_by_time_is_
     _fill(z_api)
     monkeypatch.setenv("BUCKET_TIME_INDEX", "false")
     monkeypatch.setenv("MULTI_ATTRIBUTE_INDEX", "false")
-    handler.file_search.cache_clear()
+    composition.file_search.cache_clear()
     assert _pages(z_api, f"{B}&from=2017-08-12&limit=9")[1] == {"size"}
     refused = z_api.get(f"{B}&sort=uploadDate")
     assert refused.status == 400

@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 import pytest
 import requests
 
-from search import handler
+from search import composition
 from tests.integration.search.conftest import BUCKET, SearchApi
 
 
@@ -38,12 +38,12 @@ def test_download_presigns_the_indexed_version(api: SearchApi) -> None:
 
 def test_download_expiry_comes_from_the_environment(api: SearchApi, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DOWNLOAD_URL_EXPIRY_SECONDS", "60")
-    handler.file_search.cache_clear()
+    composition.file_search.cache_clear()
     try:
         api.put_file("USER001_a.txt")
         location = api.get("/download/USER001_a.txt").headers["Location"]
     finally:
-        handler.file_search.cache_clear()
+        composition.file_search.cache_clear()
     assert parse_qs(urlsplit(location).query)["X-Amz-Expires"] == ["60"]
 
 
@@ -68,11 +68,11 @@ def test_a_missing_variable_fails_with_its_name_and_no_detail_to_the_client(
     api: SearchApi, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.delenv("CURSOR_SECRET_ARN")
-    handler.file_search.cache_clear()
+    composition.file_search.cache_clear()
     try:
         response = api.get("/files?user=U")
     finally:
-        handler.file_search.cache_clear()
+        composition.file_search.cache_clear()
     assert response.status == 500
     assert response.json == {"message": "internal error"}
     logged = [str(record.exc_info[1]) for record in caplog.records if record.exc_info]

@@ -15,7 +15,7 @@ from moto.server import ThreadedMotoServer
 
 from file_index import schema
 from local_stack.api_gateway import to_rest_event
-from search import handler
+from search import composition, handler
 from search.payload import RESPONSE_LIMIT_BYTES, RUNTIME_ESCAPES_NON_ASCII
 from tests.integration.search.conftest import BUCKET, SearchApi, both_engines
 
@@ -176,11 +176,11 @@ def moto_server(api: SearchApi, monkeypatch: pytest.MonkeyPatch) -> Iterator[str
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"
     monkeypatch.setenv("AWS_ENDPOINT_URL_S3", endpoint)
-    handler.file_search.cache_clear()
+    composition.file_search.cache_clear()
     try:
         yield endpoint
     finally:
-        handler.file_search.cache_clear()
+        composition.file_search.cache_clear()
         server.stop()
 
 

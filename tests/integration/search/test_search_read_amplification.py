@@ -10,7 +10,7 @@ import boto3
 import pytest
 from boto3.dynamodb.conditions import Attr, Key
 
-from search import handler
+from search import composition
 from tests.integration.search.conftest import BUCKET, SearchApi, both_engines
 
 pytestmark = both_engines
@@ -28,11 +28,11 @@ def query_calls(api: SearchApi) -> Iterator[list[dict[str, Any]]]:
         boto3.setup_default_session()
     session = boto3.DEFAULT_SESSION
     assert session is not None
-    handler.file_search.cache_clear()  # the handler's clients are created after the hook is in place
+    composition.file_search.cache_clear()  # the handler's clients are created after the hook is in place
     session.events.register("after-call.dynamodb.Query", record)
     yield calls
     session.events.unregister("after-call.dynamodb.Query", record)
-    handler.file_search.cache_clear()
+    composition.file_search.cache_clear()
 
 
 def _fill(api: SearchApi) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from local_stack.api_gateway import to_rest_event
-from search import handler
+from search import composition, handler
 from tests.integration.search.conftest import SearchApi
 
 CLIENT_ID = "web-client"
@@ -24,7 +24,7 @@ CLAIMS = {"token_use": "id", "aud": CLIENT_ID, "sub": "USER001"}
 def signed_in_api(api: SearchApi, monkeypatch: pytest.MonkeyPatch) -> SearchApi:
     monkeypatch.setenv("USER_POOL_CLIENT_ID", CLIENT_ID)
     monkeypatch.setenv("WEB_ORIGIN", "https://files.example.com")
-    handler.file_search.cache_clear()
+    composition.file_search.cache_clear()
     return api
 
 
@@ -57,9 +57,9 @@ def test_a_request_without_the_authorizers_claims_is_a_401(signed_in_api: Search
 
 def test_without_a_user_pool_there_are_no_me_routes(api: SearchApi, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("USER_POOL_CLIENT_ID", raising=False)
-    handler.file_search.cache_clear()
+    composition.file_search.cache_clear()
     status, body, headers = _call(api, "GET", "/me/files", CLAIMS)
     assert status == 404
     assert "userAccess is off" in body["message"]
     assert "Access-Control-Allow-Origin" not in headers
-    handler.file_search.cache_clear()
+    composition.file_search.cache_clear()

@@ -20,7 +20,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 
 from file_index import schema
 from file_index.state import IndexStateStore, Operation, state_key
-from search import handler
+from search import composition
 from search.models import IndexStatus
 from search.status import STATE_MAX_AGE_SECONDS
 from tests.integration.search.conftest import BUCKET, QUEUE_NAME, REGION, SearchApi, StateClock
@@ -46,9 +46,9 @@ def store(api: SearchApi) -> IndexStateStore:
 @pytest.fixture
 def cold_start(api: SearchApi) -> Iterator[None]:
     """A new execution environment for a test that changes the configuration or hooks the clients."""
-    handler.file_search.cache_clear()
+    composition.file_search.cache_clear()
     yield
-    handler.file_search.cache_clear()
+    composition.file_search.cache_clear()
 
 
 def status(api: SearchApi) -> dict[str, Any]:
@@ -380,10 +380,10 @@ def test_the_connection_pool_holds_the_read_fan_out(
     """Every thread of a page's fan-out has a connection (botocore's default pool of 10 would queue them)."""
     monkeypatch.setenv("BUCKET_INDEX_SHARDS", shards)
     monkeypatch.setenv("HOT_USERS", hot_users)
-    search = handler.file_search()
+    search = composition.file_search()
     client = search._reader._client  # the table's client, which every Query and BatchGetItem goes through
     assert client.meta.config.max_pool_connections == pool
-    threads = handler.read_threads(search._reader.layout)
+    threads = composition.read_threads(search._reader.layout)
     assert threads <= pool
 
 
@@ -392,7 +392,7 @@ def test_every_client_of_the_search_is_built_by_its_sdk_settings(
 ) -> None:
     """Standard retries and bounded timeouts on every client, not botocore's 60 s and legacy retries."""
     monkeypatch.setenv("BUCKET_INDEX_SHARDS", "16")
-    search = handler.file_search()
+    search = composition.file_search()
     clients = {
         "table": search._reader._client,
         "s3": search._objects._s3,

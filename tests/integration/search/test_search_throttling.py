@@ -23,7 +23,7 @@ import pytest
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 from botocore.exceptions import BotoCoreError, ConnectionClosedError, ConnectTimeoutError, ReadTimeoutError
 
-from search import handler
+from search import composition
 from tests.integration.search.conftest import BUCKET, SearchApi
 
 KEY = "USER001_FILE001.txt"
@@ -72,13 +72,13 @@ def throttle(api: SearchApi, monkeypatch: pytest.MonkeyPatch) -> Iterator[Dynamo
     session = boto3.DEFAULT_SESSION
     assert session is not None
     events = session.events
-    handler.file_search.cache_clear()  # the handler's clients are created after the hook is in place
+    composition.file_search.cache_clear()  # the handler's clients are created after the hook is in place
     events.register_first("before-send.dynamodb", injector)
     try:
         yield injector
     finally:
         events.unregister("before-send.dynamodb", injector)
-        handler.file_search.cache_clear()
+        composition.file_search.cache_clear()
 
 
 @pytest.mark.parametrize(
@@ -163,13 +163,13 @@ def slow(service: str, answers: SlowAnswers, monkeypatch: pytest.MonkeyPatch) ->
     session = boto3.DEFAULT_SESSION
     assert session is not None
     events = session.events
-    handler.file_search.cache_clear()
+    composition.file_search.cache_clear()
     events.register_first(f"before-send.{service}", answers)
     try:
         yield answers
     finally:
         events.unregister(f"before-send.{service}", answers)
-        handler.file_search.cache_clear()
+        composition.file_search.cache_clear()
 
 
 @pytest.mark.parametrize("error", [ReadTimeoutError, ConnectTimeoutError, ConnectionClosedError])

@@ -1,0 +1,219 @@
+"""The signed-in people's router, behind the user pool's Cognito authorizer, and its CORS headers.
+
+Routes: `GET /me/files`, `GET`/`DELETE /me/files/{objectKey}`, `GET /me/download/{objectKey}` and
+`POST /me/uploads`. The CORS headers let the page's origin, and only it, read their answers.
+"""
+
+from __future__ import annotations
+
+import json
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Annotated, Any
+
+from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Query
+
+from search.composition import file_search
+from search.errors import BadRequest, FileNotFound, Forbidden
+from search.observability import logger, record_shape
+from search.openapi import ERRORS, NOT_FOUND, json_answer
+from search.people import (
+    Person,
+    UserAccess,
+    authorization_values,
+    folder_prefix,
+    own_folder,
+    person_from_claims,
+)
+from search.queries import MAX_PREFIX_BYTES
+from search.routes.files import DOWNLOAD_DESCRIPTION, KEY_PARAMETER
+from search.routes.lists import ListQuery, check_list_query, list_page
+from search.routes.query_string import refuse_unknown
+from search.service import decode_object_key
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+
+router = Router()
+
+ME_PREFIX = "/me/"
+_ME_TAG = "signed-in people"
+_SIGNED_IN: list[dict[str, list[str]]] = [{"cognito": []}]
+_SIGNED_IN_ERRORS: dict[int, OpenAPIResponse] = {
+    **ERRORS,
+    401: json_answer("No valid ID token of this application", "ErrorMessage"),
+}
+
+
+def _query_string() -> dict[str, list[str]]:
+    return router.current_event.multi_value_query_string_parameters or {}
+
+
+def _user_access() -> UserAccess:
+    access = file_search().user_access
+    if access is None:  # the deployed API has no /me routes then; the function says so all the same
+        raise FileNotFound("this deployment has no user sign-in (userAccess is off)")
+    return access
+
+
+def signed_in_person() -> Person:
+    """The person whose ID token the user pool's authorizer accepted for this request (else 401)."""
+    access = _user_access()
+    event = router.current_event.raw_event
+    authorizer = (event.get("requestContext") or {}).get("authorizer") or {}
+    return person_from_claims(authorizer.get("claims"), access, authorization_values(event))
+
+
+@router.get(
+    "/me/files",
+    summary="List the signed-in person's files (admins: any user's, or the bucket's)",
+    description=(
+        "The parameters and answer of `GET /files`, for the person the ID token names: `user` and "
+        "`bucket` are for members of the admin group only (403 for anybody else); without them the list "
+        "is the person's own files.\n\n"
+        "**Folders are the person's own.** With `prefix` or `delimiter`, the list is of the person's "
+        "folder `{user}/` (where `POST /me/uploads` puts files): `prefix=reports/` lists the keys under "
+        "`{user}/reports/`, and `commonPrefixes` are relative to `{user}/` (`reports/2026/`). Items keep "
+        "their full `objectKey`, the key `/me/files/{objectKey}` and `/me/download/{objectKey}` take. "
+        "With `user`, an admin's `prefix` is relative to that user's folder in the same way; with "
+        "`bucket`, `prefix` and `commonPrefixes` are whole keys, as on `GET /files`. A leading `/` of "
+        f"`prefix` is dropped; the folder and `prefix` together take at most {MAX_PREFIX_BYTES} bytes."
+    ),
+    responses={200: json_answer("One page", "FileListPage"), **_SIGNED_IN_ERRORS},
+    tags=[_ME_TAG],
+    security=_SIGNED_IN,
+)
+def list_my_files(query: Annotated[ListQuery, Query()]) -> Response[dict[str, Any]]:
+    check_list_query(router.current_event)
+    person = signed_in_person()
+    user, bucket, prefix = query.user, query.bucket, query.prefix
+    if (user is not None or bucket is not None) and not person.is_admin:
+        raise Forbidden("user and bucket are for admins; without them the list is your own files")
+    if user is None and bucket is None:
+        user = person.user
+    folder = ""
+    if user is not None and bucket is None and (prefix is not None or query.delimiter is not None):
+        # Folders are the user's own: `prefix` and `commonPrefixes` are relative to `{user}/`.
+        folder = own_folder(user)
+        prefix = folder_prefix(user, prefix)
+    return list_page("GET /me/files", router.current_event, query, folder=folder, user=user, prefix=prefix)
+
+
+@router.get(
+    "/me/files/<objectKey>",
+    summary="One of the signed-in person's files by its exact key",
+    responses={200: json_answer("The file", "FileItem"), **_SIGNED_IN_ERRORS, **NOT_FOUND},
+    tags=[_ME_TAG],
+    security=_SIGNED_IN,
+)
+def get_my_file(objectKey: Annotated[str, KEY_PARAMETER]) -> Response[dict[str, Any]]:
+    record_shape("key")
+    person = signed_in_person()
+    refuse_unknown(_query_string(), "GET /me/files/{objectKey}")
+    item = file_search().persons_file(person, decode_object_key(objectKey))
+    return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=item)
+
+
+@router.delete(
+    "/me/files/<objectKey>",
+    summary="Delete one of the signed-in person's own files",
+    description="Deletes the object; the index follows through the bucket's events, as for any delete.",
+    responses={204: {"description": "Deleted"}, **_SIGNED_IN_ERRORS, **NOT_FOUND},
+    tags=[_ME_TAG],
+    security=_SIGNED_IN,
+)
+def delete_my_file(objectKey: Annotated[str, KEY_PARAMETER]) -> Response[None]:
+    record_shape("delete")
+    person = signed_in_person()
+    refuse_unknown(_query_string(), "DELETE /me/files/{objectKey}")
+    key = decode_object_key(objectKey)
+    file_search().delete_persons_file(person, key)
+    logger.info("deleted", extra={"uploadUser": person.user})
+    return Response(status_code=HTTPStatus.NO_CONTENT, content_type=None, body=None)
+
+
+@router.get(
+    "/me/download/<objectKey>",
+    summary="Redirect to a short-lived presigned S3 URL of one of the signed-in person's files",
+    description=(
+        f"As `GET /download/{{objectKey}}`. {DOWNLOAD_DESCRIPTION} With "
+        '`Accept: application/json` the answer is `{"url": ...}` instead of a redirect (for pages, '
+        "which cannot read a redirect's target)."
+    ),
+    responses={
+        302: {"description": "Redirect; `Location` is the presigned URL"},
+        **_SIGNED_IN_ERRORS,
+        **NOT_FOUND,
+    },
+    tags=[_ME_TAG],
+    security=_SIGNED_IN,
+)
+def download_my_file(objectKey: Annotated[str, KEY_PARAMETER]) -> Response[Any]:
+    record_shape("download")
+    person = signed_in_person()
+    refuse_unknown(_query_string(), "GET /me/download/{objectKey}")
+    key = decode_object_key(objectKey)
+    search = file_search()
+    url = search.download_url(key, item=search.persons_file(person, key))
+    if "application/json" in (router.current_event.headers.get("accept") or ""):
+        body = {"url": url}
+        headers = {"Cache-Control": "no-store"}
+        return Response(HTTPStatus.OK, content_types.APPLICATION_JSON, body, headers=headers)
+    headers = {"Location": url, "Cache-Control": "no-store"}
+    return Response(status_code=HTTPStatus.FOUND, content_type=None, body=None, headers=headers)
+
+
+@router.post(
+    "/me/uploads",
+    summary="A presigned POST form for the signed-in person to upload one file",
+    description=(
+        'Body: `{"name": ..., "contentType": ..., "size": ..., "folder": optional}`. The answer '
+        '`{"key", "url", "fields"}` is an HTML form POST to S3: send every field, then the file as the '
+        "field `file`. The signed policy pins the key (under the person's own prefix), the content type "
+        "and the size: S3 takes a file of exactly `size` bytes (at most the deployment's upload limit); "
+        "the file reaches the index through the bucket's events."
+    ),
+    responses={200: {"description": "The form"}, **_SIGNED_IN_ERRORS},
+    tags=[_ME_TAG],
+    security=_SIGNED_IN,
+)
+def create_my_upload() -> Response[dict[str, Any]]:
+    record_shape("upload")
+    person = signed_in_person()
+    access = _user_access()
+    refuse_unknown(_query_string(), "POST /me/uploads")
+    try:
+        request = json.loads(router.current_event.decoded_body or "")
+    except ValueError:
+        raise BadRequest(
+            'the body must be JSON: {"name": ..., "contentType": ..., "size": ..., "folder": ...}'
+        ) from None
+    form = file_search().upload_form(person, request, access)
+    logger.info("upload signed", extra={"uploadUser": person.user, "size": request.get("size")})
+    return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=form)
+
+
+def is_signed_in_route(event: dict[str, Any]) -> bool:
+    """Whether `event` asks for a path of the signed-in people's routes (`/me/...`), a known one or not."""
+    return str(event.get("path") or "").startswith(ME_PREFIX)
+
+
+def allow_web_origin(response: dict[str, Any]) -> None:
+    """Let the page (and only the page's origin) read a `/me/...` answer, errors included."""
+    try:
+        access = file_search().user_access
+    except Exception:  # a configuration fault is answered (500) and logged by the route already
+        return
+    if access is None or access.web_origin is None:
+        return
+    # The page waits as a 503's Retry-After says: it may read that header only when it is exposed.
+    cors = {
+        "Access-Control-Allow-Origin": access.web_origin,
+        "Access-Control-Expose-Headers": "Retry-After",
+        "Vary": "Origin",
+    }
+    if "multiValueHeaders" in response:
+        response["multiValueHeaders"].update({name: [value] for name, value in cors.items()})
+    else:
+        response.setdefault("headers", {}).update(cors)
