@@ -137,6 +137,11 @@ def test_each_measure_runs_and_prints_its_rows(measure: str, tmp_path: Path) -> 
         # Every shape in both deployments, and the chosen plan against the cheapest in hindsight.
         assert sum("13. bucket box," in row for row in rows) >= len(box_reads.SHAPES), rows  # empty: no row
         assert any("chosen ÷ cheapest" in row for row in rows)
+    if measure == "batch_latency":
+        # What concurrent writes save, per batch size: the same handler with one write in flight.
+        one_writer = [row for row in rows if "(ours, WRITE_CONCURRENCY=1)" in row]
+        assert len(one_writer) == 2, rows
+        assert all(" | round trips | " in row for row in one_writer), one_writer
 
 
 def test_a_quick_run_draws_no_chart_unless_asked() -> None:
