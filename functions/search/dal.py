@@ -1,6 +1,8 @@
-"""The search function's calls to AWS besides the index: S3 (presigned downloads and upload forms, deletes)
-and the indexer's queues in SQS and CloudWatch. The index itself is read through `file_index` (its
-readers and state store), the only code that talks to DynamoDB."""
+"""The search function's calls to AWS besides the index: S3, and the indexer's queues in SQS and CloudWatch.
+
+S3: presigned downloads and upload forms, and deletes. The index itself is read through `file_index`
+(its readers and state store), the only code that talks to DynamoDB.
+"""
 
 from __future__ import annotations
 
