@@ -68,7 +68,7 @@ serve: setup  ## keep the local stack up (API_PORT, AWS_PORT); prints READY {jso
 	@# that need status 0 run `$(PY) -m local_stack.serve` directly.
 	@$(LOCAL_AWS) $(PY) -m local_stack.serve
 
-test: setup  ## unit, integration and infrastructure tests
+test: setup  ## unit, integration, infrastructure and browser tests
 	$(LOCAL_AWS) $(PY) -m pytest -n 2 --dist loadgroup
 
 test-unit: setup

@@ -82,7 +82,7 @@ def create_user_pool(cognito: Any, *, endpoint: str, region: str, admin_group: s
         ExplicitAuthFlows=list(USER_POOL_CLIENT_AUTH_FLOWS),
         PreventUserExistenceErrors="ENABLED",
         # As the deployed client: people may write their locale and nothing the product reads. moto does
-        # not enforce write attributes (the README's "The page" says what that leaves open locally).
+        # not enforce write attributes (docs/page.md says what that leaves open locally).
         WriteAttributes=list(USER_WRITABLE_ATTRIBUTES),
     )["UserPoolClient"]["ClientId"]
     cognito.create_group(GroupName=admin_group, UserPoolId=pool_id, Description=ADMIN_GROUP_DESCRIPTION)

@@ -5,7 +5,7 @@ import { formatSize, showNewFile } from "./list.js";
 import { $, config, el } from "./page.js";
 
 // An upload's file is asked for until listed: after 250 ms, then twice as long each time up to 4 s, for a
-// minute at most (the API's rate limit is shared: README, "The page").
+// minute at most (the API's rate limit is shared: docs/page.md).
 const POLL_FIRST_MS = 250;
 const POLL_MAX_MS = 4000;
 const POLL_DEADLINE_MS = 60 * 1000;

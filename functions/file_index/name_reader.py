@@ -14,7 +14,7 @@ Every candidate's entry is read (BatchGetItem) and kept only if it is live, in t
 user, inside the bounds, and its name (from the entry) has every word and the extension: the name index
 finds candidates, the entries decide. The words plan reads all candidates of a query on each page and
 orders them in memory, so its cost is the number of files whose names have the looked-up word, not the
-page: cheap for a word or a prefix of a few letters, more for a very common one (the README's figures).
+page: cheap for a word or a prefix of a few letters, more for a very common one (docs/searching.md).
 The keys plan reads at most `KEY_PAGE_READ_BUDGET` key items a page and ends early with a cursor.
 
 A key whose items sit in more than one shard (left by writers of two layouts that moved it at once, or

@@ -1,4 +1,4 @@
-"""Words of a file's name, and the name index that finds a file by them (README: "Finding files by name").
+"""Words of a file's name, and the name index that finds a file by them (docs/searching.md).
 
 A file's **name** is the last `/` segment of its file id: `USER001_FILE001.txt` is named `FILE001.txt`,
 `USER001/reports/Q3.pdf` is named `Q3.pdf`. Its **words**:

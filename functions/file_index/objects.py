@@ -4,7 +4,7 @@ An `ObjectEvent` is one change to one key of the indexed bucket: a create or a r
 notification or an EventBridge event (the indexer parses both), or from a listing (backfill and reconcile
 build creates without a sequencer).
 
-Ordering (the README's "What the index promises"): each event gets an `order_key`, a string whose plain
+Ordering (docs/consistency.md): each event gets an `order_key`, a string whose plain
 comparison orders the events of one key.
 
 - With a sequencer (real S3): the sequencer upper-cased and right-padded with "0" to 64 characters.

@@ -67,7 +67,7 @@ from file_index.shards import (
     ShardFetch,
 )
 
-# The attributes a search answers with (the README's table); bookkeeping attributes stay private.
+# The attributes a search answers with (the README's attribute table); bookkeeping attributes stay private.
 PUBLIC_ATTRIBUTES = (schema.OBJECT_KEY, *schema.OBJECT_ATTRIBUTES, *schema.ENRICHMENT_ATTRIBUTES)
 
 # DynamoDB answers at most 1 MB per Query whatever its Limit; this bounds the items one Query may read.

@@ -13,7 +13,7 @@ AttributeType = Literal["S", "N"]
 
 TABLE_NAME = "FileMetaData"
 
-# Attributes of an indexed file (the README's table).
+# Attributes of an indexed file (the README's attribute table).
 OBJECT_KEY = "objectKey"  # partition key: the S3 key, URL-decoded
 BUCKET_NAME = "bucketName"
 FILE_ID = "fileId"

@@ -242,7 +242,7 @@ def truth(corpus: Corpus, box: Mapping[str, Any]) -> set[str]:
 
 
 def expected_order(corpus: Corpus, box: Mapping[str, Any]) -> tuple[str, bool]:
-    """The `orderedBy` the README documents for the box's plan, and whether it ascends."""
+    """The `orderedBy` docs/scaling.md documents for the box's plan, and whether it ascends."""
     if "user" in box:
         return "uploadDate", box.get("order") != "desc"
     has_time = any(bound in box for bound in ("from", "to", "date"))

@@ -141,7 +141,7 @@ def test_moto_lets_a_person_rewrite_a_custom_claim_which_cognito_refuses() -> No
 
     On AWS, `UpdateUserAttributes` of `custom:uploadUser` with the person's access token is refused (the
     stack's client does not list it); moto writes it, and the next ID token carries it. So a custom
-    `userClaim` protects nobody on `make serve` (the README says so); the default `sub` does (above).
+    `userClaim` protects nobody on `make serve` (docs/page.md says so); the default `sub` does (above).
     """
     with LocalFileSearch(
         aws_port=0, api_port=0, log_level="WARNING", context={"userClaim": "custom:uploadUser"}
