@@ -165,6 +165,9 @@ def table(request: pytest.FixtureRequest) -> Iterator[Any]:
 def _read_all(
     reader: FileReader, query: FileQuery, *, limit: int, z_order_ready: bool = True, plan: Plan | None = None
 ) -> tuple[list[dict[str, Any]], list[int], set[Plan]]:
+    """Every page of `query`. A page of the production reader waits for at most PAGE_ROUNDS Query latencies;
+    the bench's 0.3.0 reader is bounded by its Query budget instead (checked by the caller)."""
+    rounds_bounded = not isinstance(reader, Reader030)
     items: list[dict[str, Any]] = []
     requests: list[int] = []
     plans: set[Plan] = set()
@@ -174,7 +177,7 @@ def _read_all(
             query, limit=limit, start=start, z_order_ready=z_order_ready, plan=None if start else plan
         )
         assert len(page.items) <= limit
-        assert page.round_trips <= PAGE_ROUNDS  # a page waits for at most this many Query latencies
+        assert not rounds_bounded or page.round_trips <= PAGE_ROUNDS
         items.extend(page.items)
         requests.append(page.request_count)
         plans.add(page.ordered_by)
