@@ -42,6 +42,7 @@ from file_search_admin.deployed import (
 )
 from file_search_admin.errors import AdminError, MigrateNotNeededError, TableLayoutMismatchError, one_line
 from file_search_admin.layout import (
+    WRITER_SETTINGS,
     LayoutOptionError,
     ResolvedLayout,
     add_layout_options,
@@ -439,7 +440,8 @@ def _check_recorded_configuration(args: argparse.Namespace, recorded: Any, err: 
         print(f"{PROG}: warning: {message}", file=err)
         return
     adopted = resolved.adopt(recorded, source)
-    taken = [key for key in recorded.settings if key not in resolved.given]
+    # Only what the command writes with: the shard placement and the key pattern.
+    taken = [key for key in WRITER_SETTINGS if key not in resolved.given]
     if taken:
         print(f"{PROG}: note: writing with {recorded.describe(taken)} ({source})", file=err)
     args.resolved_layout = adopted

@@ -84,6 +84,8 @@ class ResolvedLayout:
 
 
 _LAYOUT_KEYS = (deployment.BUCKET_INDEX_SHARDS, deployment.HOT_USERS, deployment.MULTI_ATTRIBUTE_INDEX)
+# The settings a command that writes entries places them and names their owners by.
+WRITER_SETTINGS = (*_LAYOUT_KEYS, deployment.KEY_LAYOUT)
 
 
 def add_layout_options(parser: argparse.ArgumentParser) -> None:
@@ -122,7 +124,7 @@ def resolve_layout(args: argparse.Namespace) -> ResolvedLayout:
         raise LayoutOptionError(f"{source}: context {error}") from None
     given: dict[str, str] = {}
     if context is not None:
-        given = dict.fromkeys((*_LAYOUT_KEYS, deployment.KEY_LAYOUT), str(source))
+        given = dict.fromkeys(WRITER_SETTINGS, str(source))
     shards = base.bucket_shards
     if args.bucket_index_shards is not None:
         shards = _shard_option(args.bucket_index_shards)

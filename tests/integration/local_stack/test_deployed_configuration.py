@@ -108,6 +108,7 @@ def test_the_admin_tools_write_owners_with_the_deployed_key_pattern_and_refuse_a
     backfill = admin(ready, elsewhere, "backfill", "--json")
     assert backfill.returncode == 0, backfill.stderr
     assert f'keyLayout="{PATTERN}"' in backfill.stderr
+    assert "enrich" not in backfill.stderr  # the note names only what a backfill writes with
     assert sorted(listed(ready, user="alice")) == keys
     assert listed(ready, user="uploads") == []
 
