@@ -79,7 +79,11 @@ class ResolvedLayout:
             None,
             self.given.get(deployment.MULTI_ATTRIBUTE_INDEX, source),
             KeyLayout.parse(merged.key_layout) if merged.key_layout is not None else self.key_layout,
-            {**dict.fromkeys(recorded.settings, source), **self.given},
+            # Only the settings a writer uses are "given": own_configuration() names no other.
+            {
+                **dict.fromkeys((key for key in WRITER_SETTINGS if key in recorded.settings), source),
+                **self.given,
+            },
         )
 
 

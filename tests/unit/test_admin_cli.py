@@ -223,3 +223,20 @@ def test_the_table_layout_check_compares_the_z_order_index(
             check_table_layout("T", table, resolved)
         assert "\n" not in str(error.value)
         assert "(cdk.json)" in str(error.value)
+
+
+def test_settings_taken_from_the_deployed_configuration_are_only_those_a_writer_uses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from file_index.deployment import DeployedConfiguration
+
+    monkeypatch.chdir(tmp_path)  # no cdk.json: nothing named
+    recorded = DeployedConfiguration.of(
+        layout=IndexLayout(bucket_shards=8), key_layout="default", bucket_time_index=True, enrich=["tags"]
+    )
+    adopted = resolve_layout(parse("backfill", "--bucket", "b")).adopt(recorded, "the record")
+    assert adopted.layout == IndexLayout(bucket_shards=8)
+    assert set(adopted.given) == {"bucketIndexShards", "hotUsers", "multiAttributeIndex", "keyLayout"}
+    assert adopted.own_configuration() == DeployedConfiguration.of(
+        layout=IndexLayout(bucket_shards=8), key_layout="default"
+    )
