@@ -22,7 +22,7 @@ from file_index import schema
 
 
 def run(*, sizes: list[int], concurrency: int) -> Measured:
-    from file_index.key_layout import KeyLayout
+    from file_index.key_pattern import KeyPattern
     from file_search_admin.aws import Aws, list_current_objects
     from file_search_admin.backfill import run_backfill
     from local_stack.stack import LocalFileSearch
@@ -61,7 +61,7 @@ def run(*, sizes: list[int], concurrency: int) -> Measured:
                 dynamodb=dynamodb,
                 bucket=stack.bucket,
                 table=table,
-                layout=KeyLayout.parse(None),
+                layout=KeyPattern.parse(None),
                 concurrency=concurrency,
             )
             if (summary.counts.listed, summary.counts.written) != (size, size):

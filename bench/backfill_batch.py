@@ -31,7 +31,7 @@ from typing import Any
 from bench import aws, deployment, events, instrument
 from bench.partition_heat import Kind, sustainable
 from bench.report import Row, progress
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 
 # infra/config.py and infra/backfill.py: the defaults a deploy gets.
 BATCH_SIZE = 500
@@ -138,7 +138,7 @@ def model(
 def run(*, latency_ms: float, repeats: int) -> list[Row]:
     from backfill.handler import cold_start, write_batch
 
-    layout = deployment.index_layout()
+    layout = deployment.shard_placement()
     # The attributes Powertools reads of Lambda's context object.
     context: Any = aws.BenchLambdaContext(function_name="backfill", memory_limit_in_mb=512)
     walls: list[float] = []
@@ -190,7 +190,7 @@ def run(*, latency_ms: float, repeats: int) -> list[Row]:
         # The busiest shard meets the partition limit first: the heat model's rate for new objects.
         progress(f"backfill batch: the bucket index's bound over {shards} shards (heat model)")
         index_bound = sustainable(
-            IndexLayout(bucket_shards=shards), Kind.NEW, hot_user=False, guess=900 * shards, seconds=3
+            ShardPlacement(bucket_shards=shards), Kind.NEW, hot_user=False, guess=900 * shards, seconds=3
         ).rate
         bound = (
             f"{index_bound:,.0f} new entries/s on bucketName-size-index's {shards} shards (measure 11's "

@@ -56,7 +56,7 @@ def run(*, latency_ms: float, batch_sizes: list[int], repeats: int) -> Measured:
     import boto3
 
     from bench.guideline_listener import GuidelineListener
-    from file_index.key_layout import KeyLayout
+    from file_index.key_pattern import KeyPattern
     from file_index.writer import apply_event, dynamodb_client, s3_client
     from indexer.events import parse_message
     from indexer.handler import cold_start, lambda_handler
@@ -71,7 +71,7 @@ def run(*, latency_ms: float, batch_sizes: list[int], repeats: int) -> Measured:
         aws.environment({"TABLE_NAME": schema.TABLE_NAME, "BUCKET_NAME": aws.BUCKET}),
         instrument.instant_dynamodb(),
     ):
-        layout = KeyLayout.parse(None)
+        layout = KeyPattern.parse(None)
         writer_client = dynamodb_client()
         # Read only for a permanent version delete, which the batches here do not hold.
         s3 = s3_client()

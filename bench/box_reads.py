@@ -46,8 +46,8 @@ from bench.memory_table import MemoryTable
 from bench.reader_030 import Reader030
 from bench.report import Row, progress
 from file_index import cost, schema, shards, zorder
-from file_index.layout import IndexLayout
 from file_index.objects import iso_utc_millis
+from file_index.placement import ShardPlacement
 from file_index.reader import BucketQuery, FileReader, ListCursor, Plan, UserQuery
 
 USERS = 10  # 10,000 files each at 100k objects, so narrow user boxes still match something
@@ -119,7 +119,7 @@ class Entry:
     item: dict[str, object]
 
 
-def dataset(objects: int, layout: IndexLayout, *, seed: int = 2017) -> list[Entry]:
+def dataset(objects: int, layout: ShardPlacement, *, seed: int = 2017) -> list[Entry]:
     """`objects` entries as the writer builds them under `layout` (which must have the Z-order index on)."""
     rng = random.Random(seed)
     result: list[Entry] = []
@@ -243,9 +243,9 @@ class Model:
         return PlanCost(count, pages * user_shards, pages, units)
 
 
-def model_layout(objects: int) -> IndexLayout:
+def model_layout(objects: int) -> ShardPlacement:
     """The default deployment's layout with the Z-order index on."""
-    return replace(deployment.index_layout(), multi_attribute_index=True)
+    return replace(deployment.shard_placement(), multi_attribute_index=True)
 
 
 def _fmt(value: float | None) -> str:
@@ -310,7 +310,7 @@ class PlanSummary:
     cheapest_units: float = 0.0
 
 
-def plan_rows(data: list[Entry], layout: IndexLayout, *, page: int) -> list[Row]:
+def plan_rows(data: list[Entry], layout: ShardPlacement, *, page: int) -> list[Row]:
     """Every bucket box shape in both deployments: the chosen plan's read units, Queries and round
     trips, every plan's read units (the cheapest in hindsight), and 0.3.0's reader, side by side."""
     table = MemoryTable("FileMetaData", (e.item for e in data), schema.global_indexes(True))

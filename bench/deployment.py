@@ -7,7 +7,7 @@ the CDK app's own configuration reader (`infra.config.StackConfig.from_cdk_json`
 
 from __future__ import annotations
 
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 from infra.config import StackConfig
 from infra.sizing import IndexerSizing
 
@@ -16,7 +16,7 @@ def stack_config() -> StackConfig:
     return StackConfig.from_cdk_json()
 
 
-def index_layout() -> IndexLayout:
+def shard_placement() -> ShardPlacement:
     """Where the default deployment places entries (bucket shards, hot users, Z-order index)."""
     return stack_config().layout
 

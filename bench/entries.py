@@ -1,6 +1,6 @@
 """Index entries as the writer builds them, and what writing one costs each index in write units.
 
-`entry` is the real `file_index.writer.entry_item` under an `IndexLayout`, so the heat and cost models
+`entry` is the real `file_index.writer.entry_item` under an `ShardPlacement`, so the heat and cost models
 place an entry exactly where the indexer would (shard values of `bucketName` and `uploadUser`,
 `userShard`, `zAddress`). `index_writes` applies DynamoDB's documented accounting to one write that
 replaces `old` with `new`:
@@ -24,15 +24,15 @@ from typing import Any
 
 from file_index import schema, writer
 from file_index.cost import item_bytes
-from file_index.layout import IndexLayout
 from file_index.objects import ObjectEvent
+from file_index.placement import ShardPlacement
 
 TABLE = "table"
 WRITE_UNIT_BYTES = 1024
 GIB = 1024**3
 
 
-def entry(event: ObjectEvent, order_key: str | None, layout: IndexLayout) -> dict[str, Any]:
+def entry(event: ObjectEvent, order_key: str | None, layout: ShardPlacement) -> dict[str, Any]:
     """The item the writer puts for a create of `event` under `layout`."""
     return writer.entry_item(event, order_key, layout)
 

@@ -20,13 +20,13 @@ from datetime import UTC, datetime
 from bench import aws, deployment, reading
 from bench.entries import YEAR_2017, create_event, entry, log_uniform_size
 from bench.report import Row, progress
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 from file_index.reader import BucketQuery, Page
 
 USERS = 50
 
 
-def _items(objects: int, layout: IndexLayout) -> list[dict[str, object]]:
+def _items(objects: int, layout: ShardPlacement) -> list[dict[str, object]]:
     rng = random.Random(12)
     items = []
     for index in range(objects):
@@ -51,8 +51,8 @@ def _two_pages(files: reading.FileReader, limit: int) -> tuple[Page, Page | None
 def run(*, objects: int, page_sizes: list[int]) -> list[Row]:
     from moto import mock_aws
 
-    sharded = deployment.index_layout()
-    single = IndexLayout()
+    sharded = deployment.shard_placement()
+    single = ShardPlacement()
     rows: list[Row] = []
     with aws.fake_credentials(), mock_aws():
         progress(f"fan-out: {objects} entries under 1 and {sharded.bucket_shards} shards, moto")

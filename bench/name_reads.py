@@ -37,9 +37,9 @@ from bench.backfill_batch import PRICES
 from bench.entries import create_event, entry, item_bytes, log_uniform_size
 from bench.report import Row, progress
 from file_index import schema
-from file_index.layout import IndexLayout
 from file_index.name_reader import MAX_WORD_CANDIDATES, ORDER_UPLOAD_DATE, NameQuery, NameReader
 from file_index.names import MAX_INDEXED_WORD, NameIndex, indexed_words, matches_words, name_items, words
+from file_index.placement import ShardPlacement
 from file_index.reader import BucketQuery, UserQuery
 
 USERS = 100
@@ -243,7 +243,7 @@ def model(
     return NameCost(len(numbers), len(candidates), len(matches), item_pages + gets, read_units)
 
 
-def _entry(file: NamedFile, layout: IndexLayout, sequence: int) -> dict[str, Any]:
+def _entry(file: NamedFile, layout: ShardPlacement, sequence: int) -> dict[str, Any]:
     event = create_event(
         bucket=aws.BUCKET,
         key=file.key,
@@ -255,7 +255,7 @@ def _entry(file: NamedFile, layout: IndexLayout, sequence: int) -> dict[str, Any
     return entry(event, event.order_key, layout)
 
 
-def write_cost(files: Sequence[NamedFile], layout: IndexLayout) -> tuple[float, float]:
+def write_cost(files: Sequence[NamedFile], layout: ShardPlacement) -> tuple[float, float]:
     """Mean name items and write units per new key."""
     items = units = 0
     for number, file in enumerate(files):
@@ -268,7 +268,7 @@ def write_cost(files: Sequence[NamedFile], layout: IndexLayout) -> tuple[float, 
 
 
 def busiest_partitions(
-    files: Sequence[NamedFile], layout: IndexLayout, rate: int
+    files: Sequence[NamedFile], layout: ShardPlacement, rate: int
 ) -> tuple[float, str, float]:
     """Write units per second on the busiest name partition of the table and of the user GSI, when the
     `files` arrive at `rate` new keys a second (each partition value's share of the items, times the rate)."""
@@ -284,7 +284,7 @@ def busiest_partitions(
     return units * rate / len(files), scope, max(users.values()) * rate / len(files)
 
 
-def cross_check(files: Sequence[NamedFile], rare: str, layout: IndexLayout) -> int:
+def cross_check(files: Sequence[NamedFile], rare: str, layout: ShardPlacement) -> int:
     """Shapes whose reader count equals the model's (AssertionError otherwise)."""
     import boto3
     from moto import mock_aws
@@ -325,7 +325,7 @@ def cross_check(files: Sequence[NamedFile], rare: str, layout: IndexLayout) -> i
 
 
 def run(*, sizes: Sequence[int], check_objects: int) -> list[Row]:
-    layout = deployment.index_layout()
+    layout = deployment.shard_placement()
     rows: list[Row] = []
     if check_objects:
         progress(f"name reads: cross-check of the model with the reader on moto, {check_objects} files")

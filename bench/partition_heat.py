@@ -4,7 +4,7 @@ DynamoDB's per-partition limit (1,000 write units per second, for table and GSI 
 observable on moto or DynamoDB Local, so this is a model, built from the real entries. A stream of
 uploads to one busy bucket (one hot uploader, `HOT_USER`, among `NORMAL_USERS` others; either every
 upload a new object, or every upload an overwrite of an existing key with a new size) is turned into
-entries by the writer's own `entry_item` under an `IndexLayout`; each write is charged to the partition
+entries by the writer's own `entry_item` under an `ShardPlacement`; each write is charged to the partition
 key value it lands on in each index (`bench.entries.index_writes`: the table, `bucketName-size-index`,
 `uploadUser-uploadDate-index`, and `bucketName-zAddress-index` when it is on). Per second of the
 stream, the busiest value of each index is the one that meets the limit first.
@@ -30,7 +30,7 @@ from bench import aws
 from bench.entries import TABLE, create_event, entry, index_writes, item_bytes, log_uniform_size
 from bench.report import Row, progress
 from file_index import schema
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 
 PARTITION_WRITE_UNITS_PER_SECOND = 1000  # DynamoDB's documented limit per partition
 HOT_USER = "ingest-bot"
@@ -38,8 +38,8 @@ NORMAL_USERS = 1000
 HOT_SHARE = 0.3  # of the bucket's uploads, in the bucket stream
 # Existing keys an overwrite picks from, per user: a larger pool only makes repeats within a second rarer.
 OVERWRITE_POOL = 100_000
-BEFORE = IndexLayout()
-AFTER = IndexLayout(bucket_shards=16, hot_users={HOT_USER: 8}, multi_attribute_index=True)
+BEFORE = ShardPlacement()
+AFTER = ShardPlacement(bucket_shards=16, hot_users={HOT_USER: 8}, multi_attribute_index=True)
 _START = datetime(2017, 8, 20, tzinfo=UTC)
 BUCKET_KEYED = (schema.BUCKET_SIZE_INDEX.name, schema.Z_ORDER_INDEX.name)
 
@@ -68,7 +68,7 @@ class Heat:
 
 
 def simulate(
-    layout: IndexLayout,
+    layout: ShardPlacement,
     kind: Kind,
     *,
     rate: int,
@@ -145,7 +145,9 @@ class Sustainable:
         return self.heat.busiest_hot_user if hot_user else self.heat.busiest_bucket
 
 
-def sustainable(layout: IndexLayout, kind: Kind, *, hot_user: bool, guess: int, seconds: int) -> Sustainable:
+def sustainable(
+    layout: ShardPlacement, kind: Kind, *, hot_user: bool, guess: int, seconds: int
+) -> Sustainable:
     """The highest rate for the bucket (`hot_user` False) or for the hot uploader alone (True)."""
     share = 1.0 if hot_user else HOT_SHARE
 
@@ -158,13 +160,13 @@ def sustainable(layout: IndexLayout, kind: Kind, *, hot_user: bool, guess: int, 
     return Sustainable(rate * PARTITION_WRITE_UNITS_PER_SECOND / busiest(heat), heat)
 
 
-def _guess(layout: IndexLayout, kind: Kind, hot_user: bool) -> int:
+def _guess(layout: ShardPlacement, kind: Kind, hot_user: bool) -> int:
     shards = layout.user_shards(HOT_USER) if hot_user else layout.bucket_shards
     per_upload = 1 if kind is Kind.NEW else 2  # an overwrite moves the entry: two index writes
     return int(PARTITION_WRITE_UNITS_PER_SECOND * shards * 0.9 / per_upload)
 
 
-def _describe(layout: IndexLayout) -> str:
+def _describe(layout: ShardPlacement) -> str:
     hot = layout.user_shards(HOT_USER)
     return f"{layout.bucket_shards} shard{'s' if layout.bucket_shards > 1 else ''}" + (
         f", {HOT_USER} on {hot}" if hot > 1 else ", no hot user"

@@ -2,7 +2,7 @@
 
 The CPU per record is measured as in measure 6 (`throughput.measure_cpu`: the real handler, DynamoDB
 answered at once by a stub, Powertools logging and metrics on), once with each deployment's batch size
-and index layout. The deployment's sizing (memory, batch, maximum concurrency of the SQS event source)
+and shard placement. The deployment's sizing (memory, batch, maximum concurrency of the SQS event source)
 is read from `cdk.json` through the CDK app's configuration (`bench.deployment`), and the arithmetic is
 the app's own (`infra.sizing.IndexerSizing.records_per_second`):
 
@@ -11,7 +11,7 @@ the app's own (`infra.sizing.IndexerSizing.records_per_second`):
     records/s    = maximum concurrency x per instance
 
 Assumption: this machine's core is worth one Lambda vCPU. Before: the 0.2.0 deployment (256 MB, batches
-of 50, 10 concurrent batches, the 0.2.0 index layout); after: the default deployment.
+of 50, 10 concurrent batches, the 0.2.0 shard placement); after: the default deployment.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 from bench import deployment
 from bench.report import Row, progress
 from bench.throughput import measure_cpu
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 from indexer.config import DEFAULT_WRITE_CONCURRENCY
 from infra.sizing import LAMBDA_MB_PER_VCPU, WRITE_LATENCY_SECONDS, IndexerSizing
 
@@ -41,9 +41,9 @@ def _arithmetic(sizing: IndexerSizing, cpu_per_record: float) -> str:
 
 def run(*, records: int) -> list[Row]:
     after = deployment.indexer_sizing()
-    layout = deployment.index_layout()
+    layout = deployment.shard_placement()
     progress(f"pipeline: {records} records, batches of {BEFORE.batch_size}, 0.2.0 layout")
-    cpu_before = measure_cpu(records, batch_size=BEFORE.batch_size, layout=IndexLayout()) / records
+    cpu_before = measure_cpu(records, batch_size=BEFORE.batch_size, layout=ShardPlacement()) / records
     progress(f"pipeline: {records} records, batches of {after.batch_size}, the default layout")
     cpu_after = measure_cpu(records, batch_size=after.batch_size, layout=layout) / records
     rate_before = BEFORE.records_per_second(cpu_before)

@@ -24,7 +24,7 @@ from concurrent.futures import Executor
 from typing import Any
 
 from file_index import zorder
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 from file_index.reader import FileQuery, FileReader, Plan, ZWalk, _ShardReader
 from file_index.shards import (
     MergeCursor,
@@ -68,7 +68,7 @@ class Reader030(FileReader):
     def __init__(
         self,
         table: Any,
-        layout: IndexLayout | None = None,
+        layout: ShardPlacement | None = None,
         executor: Executor | None = None,
         *,
         bucket_time_index: bool = True,

@@ -20,7 +20,7 @@ import boto3
 
 from bench import aws, instrument
 from file_index import schema
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 from file_index.reader import FileQuery, FileReader, ListCursor, Page
 
 
@@ -42,7 +42,7 @@ def load(name: str, items: Iterable[dict[str, Any]], *, multi_attribute_index: b
 
 
 @contextmanager
-def reader(table: Any, layout: IndexLayout) -> Iterator[FileReader]:
+def reader(table: Any, layout: ShardPlacement) -> Iterator[FileReader]:
     """The reader as the search function builds it: the layout, and a thread per shard read at once."""
     fan_out = max(layout.bucket_shards, *layout.hot_users.values(), 1)
     if fan_out == 1:

@@ -56,7 +56,7 @@ def _break_index(dynamodb: Any, table: str, differences: int) -> None:
 
 
 def run(*, objects: int, differences: int, concurrency: int) -> list[Row]:
-    from file_index.key_layout import KeyLayout
+    from file_index.key_pattern import KeyPattern
     from file_search_admin.aws import Aws
     from file_search_admin.backfill import run_backfill
     from file_search_admin.reconcile import run_reconcile
@@ -64,7 +64,7 @@ def run(*, objects: int, differences: int, concurrency: int) -> list[Row]:
 
     if 3 * differences > objects:
         raise ValueError(f"{differences} differences of each kind need at least {3 * differences} objects")
-    layout = KeyLayout.parse(None)
+    layout = KeyPattern.parse(None)
     with (
         LocalFileSearch(aws_port=0, api_port=0, log_level="WARNING") as stack,
         stack.notifications_disabled(),

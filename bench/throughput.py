@@ -4,7 +4,7 @@ DynamoDB answers every call at once from a stub (`instrument.instant_dynamodb`),
 code: parsing, Powertools' batch processing, logging and metrics, request serialisation and signing,
 response parsing, the thread pool. `time.process_time` counts the CPU of all the process's threads, so
 records ÷ CPU seconds is records per second per core whatever the concurrency. Batches have the deployed
-size and the handler the deployed index layout (`cdk.json` context, `bench.deployment`); the Powertools
+size and the handler the deployed shard placement (`cdk.json` context, `bench.deployment`); the Powertools
 settings are the deployed ones (INFO logs, metrics on), written to /dev/null.
 
 The guideline's listener runs under the same stub for comparison (its GetItem finds nothing, so each
@@ -18,14 +18,14 @@ import time
 from bench import aws, deployment, events, instrument
 from bench.report import Row, progress
 from file_index import schema
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 
 
-def measure_cpu(records: int, *, batch_size: int, layout: IndexLayout) -> float:
+def measure_cpu(records: int, *, batch_size: int, layout: ShardPlacement) -> float:
     """CPU seconds of this process for the real indexer handler to index `records` new uploads.
 
-    Batches of `batch_size`, the index layout given to the handler as the deployment gives it
-    (`IndexLayout.to_env`); the cold start (imports, clients, first batch) is left out.
+    Batches of `batch_size`, the shard placement given to the handler as the deployment gives it
+    (`ShardPlacement.to_env`); the cold start (imports, clients, first batch) is left out.
     """
     from indexer.handler import cold_start, lambda_handler
 
@@ -48,7 +48,7 @@ def run(*, records: int) -> list[Row]:
     from bench.guideline_listener import GuidelineListener
 
     sizing = deployment.indexer_sizing()
-    layout = deployment.index_layout()
+    layout = deployment.shard_placement()
     bodies = [event.message_body() for event in events.creates(records)]
     # The process runs with the deployed Powertools settings (`aws.PROCESS_ENVIRONMENT`): INFO logs, metrics.
     progress(f"throughput: {records} records in batches of {sizing.batch_size}, DynamoDB stubbed")

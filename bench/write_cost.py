@@ -1,4 +1,4 @@
-"""Measure 14: write units and dollars per million uploads, for each index layout.
+"""Measure 14: write units and dollars per million uploads, for each shard placement.
 
 The same accounting as the heat model (`bench.entries.index_writes` over the writer's own entries): a
 sample stream of uploads (every one a new object, or every one an overwrite of an existing key with a new
@@ -21,13 +21,13 @@ from bench import deployment
 from bench.backfill_batch import PRICES
 from bench.partition_heat import HOT_SHARE, Kind, simulate
 from bench.report import Row, progress
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 
 PER_MILLION = 1_000_000
 
 
 def write_units_per_upload(
-    layout: IndexLayout, kind: Kind, *, uploads: int, bucket_time_index: bool = True
+    layout: ShardPlacement, kind: Kind, *, uploads: int, bucket_time_index: bool = True
 ) -> tuple[float, dict[str, float]]:
     """Mean write units per upload in total and per index, over a stream of `uploads`."""
     heat = simulate(
@@ -44,10 +44,10 @@ def write_units_per_upload(
 
 
 def run(*, uploads: int) -> list[Row]:
-    default = deployment.index_layout()
+    default = deployment.shard_placement()
     without_z = dataclasses.replace(default, multi_attribute_index=False)
     layouts = {  # name: (layout, the bucket's time index)
-        "0.2.0 layout": (IndexLayout(), False),
+        "0.2.0 layout": (ShardPlacement(), False),
         f"0.3.0 default ({default.bucket_shards} shards)": (without_z, False),
         f"default ({default.bucket_shards} shards, bucket time index)": (without_z, True),
         "default + multiAttributeIndex": (dataclasses.replace(default, multi_attribute_index=True), True),
@@ -55,7 +55,9 @@ def run(*, uploads: int) -> list[Row]:
     rows: list[Row] = []
     for kind in Kind:
         progress(f"write cost: {uploads} {kind} under each layout")
-        base_units, _ = write_units_per_upload(IndexLayout(), kind, uploads=uploads, bucket_time_index=False)
+        base_units, _ = write_units_per_upload(
+            ShardPlacement(), kind, uploads=uploads, bucket_time_index=False
+        )
         for name, (layout, time_index) in layouts.items():
             units, per_index = write_units_per_upload(
                 layout, kind, uploads=uploads, bucket_time_index=time_index

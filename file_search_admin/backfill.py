@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from file_index import cost
-from file_index.key_layout import KeyLayout
-from file_index.layout import IndexLayout
+from file_index.key_pattern import KeyPattern
 from file_index.names import NameIndex
+from file_index.placement import ShardPlacement
 from file_index.repair import BackfillOutcome, ListedObject, backfill_object
 from file_index.state import IndexStateStore, Operation, State
 from file_search_admin.aws import Client, is_versioned, list_current_objects
@@ -92,17 +92,17 @@ def run_backfill(
     dynamodb: Client,
     bucket: str,
     table: str,
-    layout: KeyLayout,
+    layout: KeyPattern,
     concurrency: int = 16,
     restart: bool = False,
     page_size: int = 1000,
     on_progress: ProgressCallback | None = None,
-    index_layout: IndexLayout | None = None,
+    shard_placement: ShardPlacement | None = None,
     names: NameIndex | None = None,
 ) -> BackfillSummary:
     """List `bucket` and backfill `table` from it; resumes an interrupted run unless `restart`.
 
-    `index_layout` places the entries (the deployment's; default the 0.2.0 layout); `names`, when given,
+    `shard_placement` places the entries (the deployment's; default the 0.2.0 layout); `names`, when given,
     gets each written entry's name items.
 
     Any error that outlasts the SDK's retries stops the run: it is recorded in the state record (which
@@ -136,7 +136,9 @@ def run_backfill(
     pending: deque[_Page] = deque()
 
     def write(obj: ListedObject) -> BackfillOutcome:
-        return backfill_object(dynamodb, table, bucket, obj, layout, index_layout or IndexLayout(), names)
+        return backfill_object(
+            dynamodb, table, bucket, obj, layout, shard_placement or ShardPlacement(), names
+        )
 
     def settle(page: _Page) -> None:
         done = BackfillCounts(listed=page.listed)

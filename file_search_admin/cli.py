@@ -5,9 +5,9 @@ usual configuration (`--profile`, `--region`, `AWS_PROFILE`, `AWS_ENDPOINT_URL` 
 exits 1 with one line on stderr naming the problem (a missing bucket, table or queue, a permission
 denied); argument errors exit 2, as do a layout that is not valid and a migrate with the Z-order index
 off. The commands that write entries (backfill, reconcile, migrate) place them and name their owners by
-the deployment's settings (`file_search_admin.layout`: cdk.json context, overridable), held against the
-deployed configuration the table records (`file_index.deployment`; settings nothing names are taken
-from it), and refuse with exit 2, before any write, settings that differ from it or a multiAttributeIndex
+the deployment's settings (`file_search_admin.writer_settings`: cdk.json context, overridable), held
+against the deployed configuration the table records (`file_index.deployment`; settings nothing names
+are taken from it), and refuse with exit 2, before any write, settings that differ from it or a multiAttributeIndex
 the table's indexes contradict (a dry-run reconcile, which writes nothing, only warns). No command writes
 to a bucket.
 """
@@ -41,19 +41,19 @@ from file_search_admin.deployed import (
     state_machine_arn,
 )
 from file_search_admin.errors import AdminError, MigrateNotNeededError, TableLayoutMismatchError, one_line
-from file_search_admin.layout import (
-    WRITER_SETTINGS,
-    LayoutOptionError,
-    ResolvedLayout,
-    add_layout_options,
-    cdk_json_context_or_none,
-    check_table_layout,
-    resolve_layout,
-)
 from file_search_admin.migrate import DEFAULT_SEGMENTS, run_migrate
 from file_search_admin.progress import BackfillProgress, MigrateProgress, NameSyncProgress
 from file_search_admin.reconcile import DEFAULT_MAX_KEYS, run_reconcile
 from file_search_admin.redrive import redrive
+from file_search_admin.writer_settings import (
+    WRITER_SETTINGS,
+    WriterSettings,
+    WriterSettingsError,
+    add_writer_options,
+    cdk_json_context_or_none,
+    check_table_layout,
+    resolve_writer_settings,
+)
 
 # `s3-file-search-admin` when installed as a package, `python -m file_search_admin` from a clone.
 PROG = "s3-file-search-admin" if Path(sys.argv[0]).name == "s3-file-search-admin" else "file_search_admin"
@@ -61,7 +61,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
-# The commands that write entries, and so need the index layout.
+# The commands that write entries, and so need the shard placement.
 WRITERS = ("backfill", "reconcile", "migrate")
 
 EXAMPLES = """\
@@ -190,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"parallel Scan segments, one thread each (default {DEFAULT_SEGMENTS})",
     )
     for writer in (backfill, reconcile, migrate):
-        add_layout_options(writer)
+        add_writer_options(writer)
 
     commands.add_parser(
         "index-names",
@@ -246,16 +246,16 @@ def main(
     err = stderr or sys.stderr
     parser = build_parser()
     args = parse_args(parser, argv)
-    args.index_layout = None
-    args.resolved_layout = None
+    args.shard_placement = None
+    args.writer_settings = None
     if args.command in WRITERS and not getattr(args, "deployed", False):
         try:
-            args.resolved_layout = resolve_layout(args)
-        except LayoutOptionError as error:
+            args.writer_settings = resolve_writer_settings(args)
+        except WriterSettingsError as error:
             print(f"{PROG}: error: {error}", file=err)
             return EXIT_USAGE
-        args.index_layout = args.resolved_layout.layout
-        if args.command == "migrate" and "multiAttributeIndex" in args.resolved_layout.given:
+        args.shard_placement = args.writer_settings.layout
+        if args.command == "migrate" and "multiAttributeIndex" in args.writer_settings.given:
             try:
                 _check_migrate_needed(args)  # before any request: cdk.json or an option says it is off
             except MigrateNotNeededError as error:
@@ -302,16 +302,16 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
     if args.name_table is None:
         # The deployment's name index; a deployment that keeps none has its table absent, as checked below.
         args.name_table = (recorded.name_table if recorded is not None else None) or NAME_TABLE_NAME
-    if getattr(args, "resolved_layout", None) is not None:
+    if getattr(args, "writer_settings", None) is not None:
         if recorded is not None:
             _check_recorded_configuration(args, recorded, err)
         else:
-            if args.resolved_layout.note:
-                print(f"{PROG}: note: {args.resolved_layout.note}", file=err)
+            if args.writer_settings.note:
+                print(f"{PROG}: note: {args.writer_settings.note}", file=err)
             _check_deployed_layout(args, aws, err)
         if args.command == "migrate":
             _check_migrate_needed(args)
-        _check_table_layout(args, table, args.resolved_layout, err)
+        _check_table_layout(args, table, args.writer_settings, err)
     if args.command == "index-names":
         check_table(dynamodb, args.name_table)
         check_bucket(aws.client("s3"), args.bucket)
@@ -336,12 +336,12 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
                 dynamodb=dynamodb,
                 bucket=args.bucket,
                 table=args.table,
-                layout=args.resolved_layout.key_layout,
+                layout=args.writer_settings.key_pattern,
                 concurrency=args.concurrency,
                 restart=args.restart,
                 page_size=args.page_size,
                 on_progress=progress.update,
-                index_layout=args.index_layout,
+                shard_placement=args.shard_placement,
                 names=names,
             )
         return _with_names(summary.to_json(), dynamodb, args, names, err)
@@ -351,7 +351,7 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
                 dynamodb=dynamodb,
                 bucket=args.bucket,
                 table=args.table,
-                layout=args.index_layout,
+                layout=args.shard_placement,
                 segments=args.segments,
                 on_progress=migrate_progress.update,
             )
@@ -361,15 +361,15 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
         dynamodb=dynamodb,
         bucket=args.bucket,
         table=args.table,
-        layout=args.resolved_layout.key_layout,
+        layout=args.writer_settings.key_pattern,
         dry_run=args.dry_run,
         concurrency=args.concurrency,
         tombstone_ttl_days=args.tombstone_ttl_days,
         max_keys=args.max_keys,
-        index_layout=args.index_layout,
+        shard_placement=args.shard_placement,
         names=names,
         # A guessed layout (no cdk.json, no option, no deployed stack) never moves entries between shards.
-        judge_shards=not args.resolved_layout.defaulted,
+        judge_shards=not args.writer_settings.defaulted,
     )
     return _with_names(result.to_json(), dynamodb, args, None if args.dry_run else names, err)
 
@@ -411,10 +411,10 @@ def _with_names(
 
 
 def _check_migrate_needed(args: argparse.Namespace) -> None:
-    if not args.index_layout.multi_attribute_index:
+    if not args.shard_placement.multi_attribute_index:
         raise MigrateNotNeededError(
             f"migrate: the Z-order index is off (multiAttributeIndex is false in "
-            f"{args.resolved_layout.multi_attribute_source}): nothing to migrate; switch it on and "
+            f"{args.writer_settings.multi_attribute_source}): nothing to migrate; switch it on and "
             "deploy first, or pass --multi-attribute-index"
         )
 
@@ -422,7 +422,7 @@ def _check_migrate_needed(args: argparse.Namespace) -> None:
 def _check_recorded_configuration(args: argparse.Namespace, recorded: Any, err: TextIO) -> None:
     """Write with the deployed configuration the table records: refuse a different one (exit 2), and take
     every setting nothing named (no cdk.json, no option) from it."""
-    resolved: ResolvedLayout = args.resolved_layout
+    resolved: WriterSettings = args.writer_settings
     source = f"the deployed configuration recorded in table {args.table}"
     message = mismatch_message(
         recorded,
@@ -444,8 +444,8 @@ def _check_recorded_configuration(args: argparse.Namespace, recorded: Any, err: 
     taken = [key for key in WRITER_SETTINGS if key not in resolved.given]
     if taken:
         print(f"{PROG}: note: writing with {recorded.describe(taken)} ({source})", file=err)
-    args.resolved_layout = adopted
-    args.index_layout = adopted.layout
+    args.writer_settings = adopted
+    args.shard_placement = adopted.layout
 
 
 def _check_deployed_layout(args: argparse.Namespace, aws: Aws, err: TextIO) -> None:
@@ -457,19 +457,19 @@ def _check_deployed_layout(args: argparse.Namespace, aws: Aws, err: TextIO) -> N
     --stack-name must be readable; without it, a missing default stack (or a stack of another name)
     leaves the given settings unchecked.
     """
-    resolved: ResolvedLayout = args.resolved_layout
+    resolved: WriterSettings = args.writer_settings
     name = args.stack_name or DEFAULT_STACK_NAME
     deployed, source = deployed_settings(aws.client("cloudformation"), aws.client("lambda"), name)
     if deployed is None:
         if args.stack_name:  # named on purpose: it must be there
-            raise TableLayoutMismatchError(f"cannot check the deployed index layout: {source}")
+            raise TableLayoutMismatchError(f"cannot check the deployed shard placement: {source}")
         return
     if resolved.defaulted:
         adopted = resolved.adopt(deployed, source)
-        if adopted.layout != resolved.layout or adopted.key_layout != resolved.key_layout:
-            print(f"{PROG}: note: writing with the deployed index layout of {source}", file=err)
-        args.resolved_layout = adopted
-        args.index_layout = adopted.layout
+        if adopted.layout != resolved.layout or adopted.key_pattern != resolved.key_pattern:
+            print(f"{PROG}: note: writing with the deployed shard placement of {source}", file=err)
+        args.writer_settings = adopted
+        args.shard_placement = adopted.layout
         return
     given = resolved.own_configuration()
     differences = deployed.differences(given)
@@ -488,7 +488,7 @@ def _check_deployed_layout(args: argparse.Namespace, aws: Aws, err: TextIO) -> N
 
 
 def _check_table_layout(
-    args: argparse.Namespace, table: dict[str, Any], resolved: ResolvedLayout, err: TextIO
+    args: argparse.Namespace, table: dict[str, Any], resolved: WriterSettings, err: TextIO
 ) -> None:
     """Refuse a layout the table contradicts; a dry run writes nothing, so it only warns."""
     try:

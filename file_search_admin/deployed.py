@@ -8,9 +8,9 @@ import json
 
 from botocore.exceptions import ClientError
 
-from file_index.config import ConfigError, key_layout
+from file_index.config import ConfigError, key_pattern
 from file_index.deployment import DeployedConfiguration
-from file_index.layout import IndexLayout, LayoutError
+from file_index.placement import LayoutError, ShardPlacement
 from file_search_admin.aws import Client
 from file_search_admin.errors import ACCESS_DENIED, DeploymentError, denied, error_code
 
@@ -51,7 +51,7 @@ def deployed_settings(
     environment = configuration.get("Environment", {}).get("Variables", {})
     try:
         settings = DeployedConfiguration.of(
-            layout=IndexLayout.from_env(environment), key_layout=key_layout(environment).source
+            layout=ShardPlacement.from_env(environment), key_pattern=key_pattern(environment).source
         )
         return settings, f"stack {stack_name!r} (its indexer's environment)"
     except (LayoutError, ConfigError) as error:

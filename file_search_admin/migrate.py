@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from file_index import schema
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 from file_index.repair import (
     Placement,
     entry_bucket,
@@ -124,7 +124,7 @@ def run_migrate(
     dynamodb: Client,
     bucket: str,
     table: str,
-    layout: IndexLayout,
+    layout: ShardPlacement,
     segments: int = DEFAULT_SEGMENTS,
     on_progress: ProgressCallback | None = None,
     before_update: BeforeUpdate | None = None,
@@ -190,7 +190,7 @@ class _Migration:
     dynamodb: Client
     table: str
     bucket: str
-    layout: IndexLayout
+    layout: ShardPlacement
     before_update: BeforeUpdate
     stop: threading.Event
     mark_pending: Callable[[], None]

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from file_index import cost, schema
-from file_index.key_layout import KeyLayout
-from file_index.layout import IndexLayout
+from file_index.key_pattern import KeyPattern
 from file_index.names import NameIndex
+from file_index.placement import ShardPlacement
 from file_index.repair import Difference, Finding, Repair, Repairer, entry_bucket, is_live, scan_index
 from file_index.state import IndexStateStore, Operation
 from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
@@ -105,16 +105,16 @@ def run_reconcile(
     dynamodb: Client,
     bucket: str,
     table: str,
-    layout: KeyLayout,
+    layout: KeyPattern,
     dry_run: bool = False,
     concurrency: int = 16,
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS,
     max_keys: int = DEFAULT_MAX_KEYS,
-    index_layout: IndexLayout | None = None,
+    shard_placement: ShardPlacement | None = None,
     names: NameIndex | None = None,
     judge_shards: bool = True,
 ) -> ReconcileSummary:
-    """Compare `bucket` with `table` and repair; `index_layout` is the deployment's (default 0.2.0);
+    """Compare `bucket` with `table` and repair; `shard_placement` is the deployment's (default 0.2.0);
     `names`, when given, follows every repair (`file_index.repair.repair`); `judge_shards` False: the
     layout's shard counts are a guess, so entries are never moved between shards."""
     started = time.monotonic()
@@ -131,7 +131,7 @@ def run_reconcile(
         layout=layout,
         dry_run=dry_run,
         tombstone_ttl_days=tombstone_ttl_days,
-        index_layout=index_layout or IndexLayout(),
+        shard_placement=shard_placement or ShardPlacement(),
         names=names,
         judge_shards=judge_shards,
     )

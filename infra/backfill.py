@@ -42,7 +42,7 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from aws_cdk import custom_resources as cr
 from constructs import Construct, IConstruct
 
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 from infra.config import LogLevel, RemovalChoice
 from infra.nag import BASIC_EXECUTION_ROLE, acknowledge, arn_reference
 from infra.powertools_function import LOG_RETENTION, PowertoolsFunction
@@ -101,20 +101,20 @@ class Backfill(Construct):
         bucket: s3.IBucket,
         table: dynamodb.ITable,
         layer: lambda_.ILayerVersion,
-        key_layout: str,
+        key_pattern: str,
         tombstone_ttl_days: int,
         concurrency: int,
         batch_size: int,
         segments: int,
         log_level: LogLevel,
         removal: RemovalChoice,
-        layout: IndexLayout | None = None,
+        layout: ShardPlacement | None = None,
         name_table: dynamodb.ITable | None = None,
     ) -> None:
         """`layout`: where the batch writers and repairs put entries, as the indexer does; `name_table`:
         the name index they keep in step (None: none)."""
         super().__init__(scope, construct_id)
-        layout = layout or IndexLayout()
+        layout = layout or ShardPlacement()
         self._name_table = name_table
         self._bucket = bucket
         self._layer = layer
@@ -123,7 +123,7 @@ class Backfill(Construct):
         self._environment = {
             "TABLE_NAME": table.table_name,
             "BUCKET_NAME": bucket.bucket_name,
-            "KEY_LAYOUT": key_layout,
+            "KEY_LAYOUT": key_pattern,
             "TOMBSTONE_TTL_DAYS": str(tombstone_ttl_days),
             "SCAN_SEGMENTS": str(segments),
             **layout.to_env(),

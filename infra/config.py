@@ -18,8 +18,8 @@ from file_index import schema, shards
 from file_index.config import ConfigError as FunctionConfigError
 from file_index.deployment import DeployedConfiguration
 from file_index.enrich import check_enrich
-from file_index.key_layout import DEFAULT_LAYOUT, InvalidKeyLayoutError, KeyLayout
-from file_index.layout import DEFAULT_BUCKET_INDEX_SHARDS, IndexLayout, LayoutError, check_hot_users
+from file_index.key_pattern import DEFAULT_LAYOUT, InvalidKeyPatternError, KeyPattern
+from file_index.placement import DEFAULT_BUCKET_INDEX_SHARDS, LayoutError, ShardPlacement, check_hot_users
 from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
 from infra import sizing
 from infra.sizing import IndexerSizing
@@ -42,7 +42,7 @@ def pinned_powertools_version(requirements: Path = REQUIREMENTS) -> str:
     return pin.group(1)
 
 
-DEFAULT_KEY_LAYOUT = DEFAULT_LAYOUT
+DEFAULT_KEY_PATTERN = DEFAULT_LAYOUT
 # Ten batch writers at a time leave the table's capacity (and the account's Lambda concurrency) to live
 # indexing, whose own pollers are capped at ten as well.
 DEFAULT_BACKFILL_CONCURRENCY = 10
@@ -129,7 +129,7 @@ class LogLevel(StrEnum):
 class StackConfig:
     """Everything a deployer may choose, typed. Build it with `StackConfig.from_context`."""
 
-    key_layout: str = DEFAULT_KEY_LAYOUT
+    key_pattern: str = DEFAULT_KEY_PATTERN
     table_name: str = schema.TABLE_NAME
     removal: RemovalChoice = RemovalChoice.RETAIN
     log_level: LogLevel = LogLevel.INFO
@@ -149,9 +149,9 @@ class StackConfig:
     # None: no scheduled reconcile. Else an EventBridge schedule expression.
     reconcile_schedule: str | None = None
     # Where entries live in the indexes (shards of the bucket index, hot users, the Z-order index): every
-    # function that writes or reads the index gets it as environment (`IndexLayout.to_env`).
-    layout: IndexLayout = field(
-        default_factory=lambda: IndexLayout(bucket_shards=DEFAULT_BUCKET_INDEX_SHARDS)
+    # function that writes or reads the index gets it as environment (`ShardPlacement.to_env`).
+    layout: ShardPlacement = field(
+        default_factory=lambda: ShardPlacement(bucket_shards=DEFAULT_BUCKET_INDEX_SHARDS)
     )
     indexer_sizing: IndexerSizing = field(default_factory=IndexerSizing)
     # The bucket's time index (`bucketName-uploadDate-index`): a bucket's newest files and a time range of
@@ -187,7 +187,7 @@ class StackConfig:
         """What the deployment records in its table for every writer to check (`file_index.deployment`)."""
         return DeployedConfiguration.of(
             layout=self.layout,
-            key_layout=self.key_layout,
+            key_pattern=self.key_pattern,
             bucket_time_index=self.bucket_time_index,
             name_table=self.name_table_name if self.name_index else None,
             enrich=self.enrich,
@@ -197,7 +197,7 @@ class StackConfig:
     def from_context(cls, get: Callable[[str], Any]) -> StackConfig:
         """Read and validate every key with `get` (e.g. `app.node.try_get_context`); None means unset."""
         return cls(
-            key_layout=_optional(get, "keyLayout", _key_layout, DEFAULT_KEY_LAYOUT),
+            key_pattern=_optional(get, "keyLayout", _key_pattern, DEFAULT_KEY_PATTERN),
             table_name=_optional(get, "tableName", _table_name, schema.TABLE_NAME),
             removal=_optional(get, "removalPolicy", _choice(RemovalChoice), RemovalChoice.RETAIN),
             log_level=_optional(get, "logLevel", _log_level, LogLevel.INFO),
@@ -293,12 +293,12 @@ def cdk_json_context(path: Path = CDK_JSON) -> dict[str, Any]:
     return context
 
 
-def _layout(get: Callable[[str], Any]) -> IndexLayout:
-    """The index layout, through `IndexLayout.from_context` once each key is in its JSON type.
+def _layout(get: Callable[[str], Any]) -> ShardPlacement:
+    """The shard placement, through `ShardPlacement.from_context` once each key is in its JSON type.
 
     `cdk -c key=value` passes strings, so a shard count, a hot-user map or the switch may arrive as text.
     """
-    return IndexLayout.from_context(
+    return ShardPlacement.from_context(
         {
             "bucketIndexShards": _optional(
                 get,
@@ -492,14 +492,14 @@ def _alarm_email(key: str, value: Any) -> str:
     return value
 
 
-def _key_layout(key: str, value: Any) -> str:
+def _key_pattern(key: str, value: Any) -> str:
     """Accept exactly what the indexer accepts at cold start, so a layout it would reject never deploys."""
     allowed = "'default' or a Python regex with named groups (?P<user>...) and (?P<file>...)"
     if not isinstance(value, str):
         raise ConfigError(f"context {key}={value!r} is invalid; allowed: {allowed}")
     try:
-        KeyLayout.parse(value)
-    except InvalidKeyLayoutError as error:
+        KeyPattern.parse(value)
+    except InvalidKeyPatternError as error:
         raise ConfigError(f"context {key}={value!r} is invalid ({error}); allowed: {allowed}") from None
     return value
 

@@ -20,7 +20,7 @@ from aws_cdk.interfaces.aws_s3 import IBucketRef
 from constructs import Construct
 
 from file_index.enrich import to_env as enrich_to_env
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 from infra.config import INDEXER_TIMEOUT_SECONDS, EventSource, LogLevel, RemovalChoice
 from infra.nag import BASIC_EXECUTION_ROLE, acknowledge
 from infra.powertools_function import PowertoolsFunction
@@ -109,12 +109,12 @@ class Ingest(Construct):
         bucket: s3.IBucket,
         table: dynamodb.ITable,
         layer: lambda_.ILayerVersion,
-        key_layout: str,
+        key_pattern: str,
         tombstone_ttl_days: int,
         log_level: LogLevel,
         removal: RemovalChoice,
         event_source: EventSource = EventSource.S3,
-        layout: IndexLayout | None = None,
+        layout: ShardPlacement | None = None,
         sizing: IndexerSizing | None = None,
         name_table: dynamodb.ITable | None = None,
         enrich: frozenset[str] = frozenset(),
@@ -124,7 +124,7 @@ class Ingest(Construct):
         (`file_index.enrich`), and with tags, the tag changes it subscribes to."""
         super().__init__(scope, construct_id)
         tags = "tags" in enrich
-        layout = layout or IndexLayout()
+        layout = layout or ShardPlacement()
         sizing = sizing or IndexerSizing()
         self.sizing = sizing
         self.dead_letter_queue = sqs.Queue(
@@ -166,7 +166,7 @@ class Ingest(Construct):
                 "TABLE_NAME": table.table_name,
                 # The indexer refuses events of any other bucket.
                 "BUCKET_NAME": bucket.bucket_name,
-                "KEY_LAYOUT": key_layout,
+                "KEY_LAYOUT": key_pattern,
                 "TOMBSTONE_TTL_DAYS": str(tombstone_ttl_days),
                 **layout.to_env(),
                 **({"NAME_TABLE_NAME": name_table.table_name} if name_table is not None else {}),

@@ -2,7 +2,7 @@
 the deployed configuration in the table before any writer runs with it.
 
 Synth cannot see what is deployed, so the check runs in the deployment: a custom resource whose
-properties are the index layout (`functions/layout_guard`). CloudFormation hands it the previous
+properties are the shard placement (`functions/layout_guard`). CloudFormation hands it the previous
 properties on every update; the table, every function that reads or writes the index and the event
 source mapping depend on it, so they change only after it has accepted the new layout, and a refused
 change fails the deployment with nothing else changed.
@@ -22,7 +22,7 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import Construct, IConstruct
 
 from file_index.deployment import DeployedConfiguration
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 from infra.config import LogLevel, RemovalChoice
 from infra.powertools_function import PowertoolsFunction
 from layout_guard.guard import to_properties
@@ -44,7 +44,7 @@ class LayoutGuard(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        layout: IndexLayout,
+        layout: ShardPlacement,
         table_name: str,
         bucket_name: str,
         layer: lambda_.ILayerVersion,

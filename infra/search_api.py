@@ -20,7 +20,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from file_index.enrich import to_env as enrich_to_env
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 from file_index.state import State
 from infra.config import ApiAuth, LogLevel, RemovalChoice
 from infra.nag import acknowledge, arn_reference
@@ -82,7 +82,7 @@ class SignedInRoutes:
     user_claim: str
     admin_group: str
     max_upload_bytes: int
-    key_layout: str
+    key_pattern: str
 
     def environment(self) -> dict[str, str]:
         """The search function's settings of these routes (`search.config`)."""
@@ -93,7 +93,7 @@ class SignedInRoutes:
             "MAX_UPLOAD_BYTES": str(self.max_upload_bytes),
             "WEB_ORIGIN": self.web_origin,
             # Uploads are keyed so that the indexer credits them to their uploader.
-            "KEY_LAYOUT": self.key_layout,
+            "KEY_LAYOUT": self.key_pattern,
         }
 
 
@@ -120,7 +120,7 @@ class SearchApi(Construct):
         api_auth: ApiAuth,
         log_level: LogLevel,
         removal: RemovalChoice,
-        layout: IndexLayout | None = None,
+        layout: ShardPlacement | None = None,
         bucket_time_index: bool = True,
         name_table: dynamodb.ITable | None = None,
         enrich: frozenset[str] = frozenset(),
@@ -130,7 +130,7 @@ class SearchApi(Construct):
         `layout`: which partition key values and indexes a search reads; `name_table`: the name index
         (None: lists narrowed by name are refused); `signed_in`: the routes of people (None: none)."""
         super().__init__(scope, construct_id)
-        layout = layout or IndexLayout()
+        layout = layout or ShardPlacement()
         # The HMAC key of paging cursors: random, never leaves AWS, read once per cold start.
         self.cursor_secret = secretsmanager.Secret(
             self,

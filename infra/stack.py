@@ -54,7 +54,7 @@ class FileSearchStack(Stack):
             bucket=self.storage.bucket,
             table=self.storage.table,
             layer=layer,
-            key_layout=config.key_layout,
+            key_pattern=config.key_pattern,
             tombstone_ttl_days=config.tombstone_ttl_days,
             log_level=config.log_level,
             removal=config.removal,
@@ -92,7 +92,7 @@ class FileSearchStack(Stack):
                 user_claim=config.user_claim,
                 admin_group=config.admin_group,
                 max_upload_bytes=config.max_upload_bytes,
-                key_layout=config.key_layout,
+                key_pattern=config.key_pattern,
             )
             self.storage.allow_uploads_from(self.web_site.origin)
         self.search_api = SearchApi(
@@ -134,7 +134,7 @@ class FileSearchStack(Stack):
             bucket=self.storage.bucket,
             table=self.storage.table,
             layer=layer,
-            key_layout=config.key_layout,
+            key_pattern=config.key_pattern,
             tombstone_ttl_days=config.tombstone_ttl_days,
             concurrency=config.backfill_concurrency,
             batch_size=config.backfill_batch_size,
@@ -226,7 +226,7 @@ class FileSearchStack(Stack):
             self,
             "IndexerFunctionName",
             value=self.ingest.indexer.function_name,
-            description="The indexer: its environment is the deployed index layout the admin tools check",
+            description="The indexer: its environment is the deployed shard placement the admin tools check",
         )
         CfnOutput(
             self,

@@ -3,7 +3,7 @@
 Binds 127.0.0.1 only, on `API_PORT` (default 8000), `AWS_PORT` (default 5000) and, with `userAccess`,
 `WEB_PORT` (default 8080, the page); 0 picks a free port.
 The configuration is the CDK app's, from the repository's `cdk.json` context (shard counts, hot users,
-the Z-order index, the key layout); the stack logs the index layout it uses and names it in the READY
+the Z-order index, the key pattern); the stack logs the shard placement it uses and names it in the READY
 line (`indexLayout`).
 `KEY_LAYOUT`, `TOMBSTONE_TTL_DAYS`, `DOWNLOAD_URL_EXPIRY_SECONDS` and `POWERTOOLS_LOG_LEVEL` reach the
 handlers as they would in Lambda. `AWS_ENDPOINT_URL_DYNAMODB` puts the table in another DynamoDB engine,
@@ -87,7 +87,7 @@ def main() -> int:
             api_port=api_port,
             web_port=web_port,
             # The handlers' own settings pass through, as a deployer would set them on the functions.
-            key_layout=os.environ.get("KEY_LAYOUT") or None,
+            key_pattern=os.environ.get("KEY_LAYOUT") or None,
             log_level=os.environ.get("POWERTOOLS_LOG_LEVEL", "INFO"),
             # Another DynamoDB engine for the table, e.g. DynamoDB Local; moto's by default.
             dynamodb_endpoint=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or None,

@@ -8,8 +8,8 @@ source mapping and the search handler behind a stand-in for API Gateway.
 
 The stack follows the CDK app's configuration: it reads the repository's `cdk.json` context with the
 app's own reader (`infra.config.StackConfig`), so the table gets the indexes the deployed one gets (the
-Z-order index with `multiAttributeIndex: true`) and the handlers get the same index layout (shard counts,
-hot users) and key layout. `context={...}` overrides keys as `cdk -c key=value` does.
+Z-order index with `multiAttributeIndex: true`) and the handlers get the same shard placement (shard counts,
+hot users) and key pattern. `context={...}` overrides keys as `cdk -c key=value` does.
 
 With `dynamodb_endpoint` (serve reads `AWS_ENDPOINT_URL_DYNAMODB`), the table lives in another DynamoDB
 engine instead, such as DynamoDB Local, AWS's own emulator; everything else stays on moto.
@@ -47,7 +47,7 @@ from werkzeug.serving import BaseWSGIServer, make_server
 
 from file_index import enrich, schema
 from file_index.deployment import DeployedConfiguration, DeployedConfigurationStore
-from file_index.key_layout import InvalidKeyLayoutError, KeyLayout
+from file_index.key_pattern import InvalidKeyPatternError, KeyPattern
 from file_index.state import now_iso
 from infra.config import CDK_JSON, ConfigError, EventSource, StackConfig
 from infra.sizing import SEARCH_MEMORY_MB
@@ -124,7 +124,7 @@ class LocalFileSearch:
         web_port: int = 0,
         bucket: str = DEFAULT_BUCKET,
         region: str = REGION,
-        key_layout: str | None = None,
+        key_pattern: str | None = None,
         visibility_timeout: int = 30,
         max_receive_count: int = MAX_RECEIVE_COUNT,
         log_level: str = "INFO",
@@ -133,7 +133,7 @@ class LocalFileSearch:
         context: Mapping[str, Any] | None = None,
         cdk_json: Path = CDK_JSON,
     ) -> None:
-        """`context`: cdk.json context keys to override; `key_layout`: KEY_LAYOUT, cdk.json's when None."""
+        """`context`: cdk.json context keys to override; `key_pattern`: KEY_LAYOUT, cdk.json's when None."""
         try:
             self.config = StackConfig.from_cdk_json(cdk_json, context)
         except ConfigError as error:
@@ -146,11 +146,11 @@ class LocalFileSearch:
         self._web_port = web_port
         self._web: WebServer | None = None
         self.user_pool: LocalUserPool | None = None
-        self._key_layout = key_layout if key_layout is not None else self.config.key_layout
+        self._key_pattern = key_pattern if key_pattern is not None else self.config.key_pattern
         try:
             # The functions would refuse it at their first event: refuse it now, in one line.
-            KeyLayout.parse(self._key_layout)
-        except InvalidKeyLayoutError as error:
+            KeyPattern.parse(self._key_pattern)
+        except InvalidKeyPatternError as error:
             raise InvalidConfigurationError(f"KEY_LAYOUT: {error}") from None
         self._visibility_timeout = visibility_timeout
         self._max_receive_count = max_receive_count
@@ -169,7 +169,7 @@ class LocalFileSearch:
     @property
     def deployed_configuration(self) -> DeployedConfiguration:
         """The configuration the stack records in its table, as a deployment of the same cdk.json does."""
-        return dataclasses.replace(self.config, key_layout=self._key_layout).deployed_configuration()
+        return dataclasses.replace(self.config, key_pattern=self._key_pattern).deployed_configuration()
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -504,7 +504,7 @@ class LocalFileSearch:
                 self.config.event_source.value,
             )
         logger.info(
-            "index layout: bucketIndexShards=%d, hotUsers=%s, multiAttributeIndex=%s",
+            "shard placement: bucketIndexShards=%d, hotUsers=%s, multiAttributeIndex=%s",
             layout.bucket_shards,
             json.dumps(dict(layout.hot_users), sort_keys=True),
             str(layout.multi_attribute_index).lower(),
@@ -567,7 +567,7 @@ class LocalFileSearch:
             "QUEUE_URL": self.queue_url,
             "DEAD_LETTER_QUEUE_URL": self.dlq_url,
             "CURSOR_SECRET_ARN": self.secret_arn,
-            "KEY_LAYOUT": self._key_layout,
+            "KEY_LAYOUT": self._key_pattern,
             # Where entries live in the indexes: the same variables the CDK app gives the functions.
             **self.config.layout.to_env(),
             "BUCKET_TIME_INDEX": "true" if self.config.bucket_time_index else "false",

@@ -152,7 +152,7 @@ def write_backfill(
             repairer.bucket,
             obj,
             repairer.layout,
-            repairer.index_layout,
+            repairer.shard_placement,
             repairer.names,
         )
 

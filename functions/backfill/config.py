@@ -8,7 +8,7 @@
 | `TOMBSTONE_TTL_DAYS` | expiry of the tombstones a repair writes (default 30) |
 | `SCAN_SEGMENTS` | parallel segments of the sweep for entries of deleted objects (default 8) |
 | `WRITE_CONCURRENCY` | requests in flight within one invocation (default 16) |
-| `BUCKET_INDEX_SHARDS`, `HOT_USERS`, `MULTI_ATTRIBUTE_INDEX` | the index layout, as the indexer's |
+| `BUCKET_INDEX_SHARDS`, `HOT_USERS`, `MULTI_ATTRIBUTE_INDEX` | the shard placement, as the indexer's |
 | `NAME_TABLE_NAME` | the name index, kept in step by every backfill write and repair (unset: none) |
 | `DYNAMODB_MAX_ATTEMPTS` | SDK attempts per call, as the indexer's (`file_index.config.SdkSettings`) |
 | `SDK_CONNECT_TIMEOUT_SECONDS`, `SDK_READ_TIMEOUT_SECONDS` | as the indexer's: seconds, not botocore's 60 |
@@ -20,9 +20,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from file_index.config import ConfigError, SdkSettings, key_layout, positive_int, required
-from file_index.key_layout import KeyLayout
-from file_index.layout import IndexLayout
+from file_index.config import ConfigError, SdkSettings, key_pattern, positive_int, required
+from file_index.key_pattern import KeyPattern
+from file_index.placement import ShardPlacement
 from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
 
 __all__ = ["BackfillConfig", "ConfigError"]
@@ -32,12 +32,12 @@ __all__ = ["BackfillConfig", "ConfigError"]
 class BackfillConfig:
     table_name: str
     bucket: str
-    key_layout: KeyLayout
+    key_pattern: KeyPattern
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS
     scan_segments: int = 8
     write_concurrency: int = 16
     sdk: SdkSettings = field(default_factory=SdkSettings)
-    layout: IndexLayout = field(default_factory=IndexLayout)
+    layout: ShardPlacement = field(default_factory=ShardPlacement)
     name_table_name: str | None = None
 
     @classmethod
@@ -48,11 +48,11 @@ class BackfillConfig:
         return cls(
             table_name=required(env, "TABLE_NAME", purpose),
             bucket=required(env, "BUCKET_NAME", purpose),
-            key_layout=key_layout(env),
+            key_pattern=key_pattern(env),
             tombstone_ttl_days=positive_int(env, "TOMBSTONE_TTL_DAYS", DEFAULT_TOMBSTONE_TTL_DAYS),
             scan_segments=positive_int(env, "SCAN_SEGMENTS", 8),
             write_concurrency=write_concurrency,
             sdk=SdkSettings.from_env(env, max_connections=write_concurrency),
-            layout=IndexLayout.from_env(env),
+            layout=ShardPlacement.from_env(env),
             name_table_name=env.get("NAME_TABLE_NAME", "").strip() or None,
         )

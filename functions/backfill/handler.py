@@ -81,9 +81,9 @@ def cold_start() -> Runtime:
             dynamodb=dynamodb,
             table_name=config.table_name,
             bucket=config.bucket,
-            layout=config.key_layout,
+            layout=config.key_pattern,
             tombstone_ttl_days=config.tombstone_ttl_days,
-            index_layout=config.layout,
+            shard_placement=config.layout,
             names=None if config.name_table_name is None else NameIndex(dynamodb, config.name_table_name),
         ),
         store=IndexStateStore(dynamodb, config.table_name),
@@ -92,7 +92,7 @@ def cold_start() -> Runtime:
             DeployedConfigurationStore(dynamodb, config.table_name),
             config.bucket,
             DeployedConfiguration.of(
-                layout=config.layout, key_layout=config.key_layout.source, name_table=config.name_table_name
+                layout=config.layout, key_pattern=config.key_pattern.source, name_table=config.name_table_name
             ),
             writer="the backfill function (its environment)",
         ),

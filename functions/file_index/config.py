@@ -15,7 +15,7 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
-from file_index.key_layout import InvalidKeyLayoutError, KeyLayout
+from file_index.key_pattern import InvalidKeyPatternError, KeyPattern
 
 
 class ConfigError(RuntimeError):
@@ -59,11 +59,11 @@ def positive_seconds(env: Mapping[str, str], name: str, default: float, *, maxim
     return value
 
 
-def key_layout(env: Mapping[str, str]) -> KeyLayout:
-    """`KEY_LAYOUT`: how a key names its uploading user (see `file_index.key_layout`)."""
+def key_pattern(env: Mapping[str, str]) -> KeyPattern:
+    """`KEY_LAYOUT`: how a key names its uploading user (see `file_index.key_pattern`)."""
     try:
-        return KeyLayout.parse(env.get("KEY_LAYOUT"))
-    except InvalidKeyLayoutError as error:
+        return KeyPattern.parse(env.get("KEY_LAYOUT"))
+    except InvalidKeyPatternError as error:
         raise ConfigError(f"KEY_LAYOUT is invalid: {error}") from error
 
 

@@ -32,8 +32,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from file_index import schema
 from file_index.config import ConfigError
-from file_index.layout import IndexLayout
 from file_index.objects import MAX_KEY_BYTES
+from file_index.placement import ShardPlacement
 
 # boto3 ships no type information for its generated clients.
 DynamoDBClient = Any
@@ -107,8 +107,8 @@ class DeployedConfiguration:
     def of(
         cls,
         *,
-        layout: IndexLayout | None = None,
-        key_layout: str | None = None,
+        layout: ShardPlacement | None = None,
+        key_pattern: str | None = None,
         bucket_time_index: bool | None = None,
         name_table: str | Unset | None = UNSET,
         enrich: Iterable[str] | None = None,
@@ -120,8 +120,8 @@ class DeployedConfiguration:
             settings[BUCKET_INDEX_SHARDS] = layout.bucket_shards
             settings[HOT_USERS] = dict(layout.hot_users)
             settings[MULTI_ATTRIBUTE_INDEX] = layout.multi_attribute_index
-        if key_layout is not None:
-            settings[KEY_LAYOUT] = key_layout
+        if key_pattern is not None:
+            settings[KEY_LAYOUT] = key_pattern
         if bucket_time_index is not None:
             settings[BUCKET_TIME_INDEX] = bucket_time_index
         if not isinstance(name_table, Unset):
@@ -133,18 +133,18 @@ class DeployedConfiguration:
         return cls(settings)
 
     @property
-    def layout(self) -> IndexLayout | None:
+    def layout(self) -> ShardPlacement | None:
         """The shard placement the settings name, or None when they name no shard count."""
         if BUCKET_INDEX_SHARDS not in self.settings:
             return None
-        return IndexLayout(
+        return ShardPlacement(
             bucket_shards=self.settings[BUCKET_INDEX_SHARDS],
             hot_users=self.settings.get(HOT_USERS, {}),
             multi_attribute_index=self.settings.get(MULTI_ATTRIBUTE_INDEX, False),
         )
 
     @property
-    def key_layout(self) -> str | None:
+    def key_pattern(self) -> str | None:
         return self.settings.get(KEY_LAYOUT)
 
     @property

@@ -36,7 +36,6 @@ from typing import Any
 from boto3.dynamodb.conditions import Key
 
 from file_index import schema
-from file_index.layout import IndexLayout
 from file_index.names import (
     has_extension,
     key_scope,
@@ -46,6 +45,7 @@ from file_index.names import (
     word_scope,
     words,
 )
+from file_index.placement import ShardPlacement
 from file_index.reader import BucketQuery, FileReader, InvalidStartKey, ListCursor, UserQuery, public_item
 
 # The orders a name list may have (the API's `orderedBy`).
@@ -118,7 +118,7 @@ class NameReader:
         client: Any,
         table_name: str,
         name_table_name: str,
-        layout: IndexLayout | None = None,
+        layout: ShardPlacement | None = None,
         executor: Executor | None = None,
         entries: FileReader | None = None,
     ) -> None:
@@ -127,7 +127,7 @@ class NameReader:
         self._client = client
         self._table_name = table_name
         self._name_table = name_table_name
-        self._layout = layout if layout is not None else IndexLayout()
+        self._layout = layout if layout is not None else ShardPlacement()
         self._executor = executor
 
     def list_files(

@@ -20,8 +20,8 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer
 
 from file_index import schema
-from file_index.layout import IndexLayout
 from file_index.names import SCOPE_SEPARATOR, NameIndex, is_live_entry, name_items
+from file_index.placement import ShardPlacement
 
 _deserializer = TypeDeserializer()
 
@@ -52,7 +52,7 @@ def _scan(dynamodb: Any, table_name: str, **request: Any) -> Iterator[dict[str, 
 
 
 def _bucket_of_scope(scope: str) -> str:
-    return IndexLayout.public_bucket(scope.rsplit(SCOPE_SEPARATOR, 1)[0])
+    return ShardPlacement.public_bucket(scope.rsplit(SCOPE_SEPARATOR, 1)[0])
 
 
 def sync_names(
@@ -86,7 +86,7 @@ def sync_names(
     expected: set[tuple[str, str]] = set()
     missing: list[Mapping[str, Any]] = []
     for entry in _scan(dynamodb, table_name, ConsistentRead=True):
-        if not is_live_entry(entry) or IndexLayout.public_bucket(str(entry[schema.BUCKET_NAME])) != bucket:
+        if not is_live_entry(entry) or ShardPlacement.public_bucket(str(entry[schema.BUCKET_NAME])) != bucket:
             continue
         counts.entries += 1
         for item in name_items(entry, str(entry.get(schema.ORDER_KEY) or "")):

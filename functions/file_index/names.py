@@ -21,7 +21,7 @@ The name index is a table of its own (`schema.NAME_TABLE_NAME`). For each live e
 - one item of the key: `nameScope` `{bucket partition}|/`, `nameTerm` the key, `nameUser`
   `{user partition}|/`.
 
-The bucket and user partition values are the entry's own (`IndexLayout`: shards and hot users apply as
+The bucket and user partition values are the entry's own (`ShardPlacement`: shards and hot users apply as
 on the entry indexes), so a read of a word queries every shard of its bucket or user, as a list does.
 Every item holds only what never changes while its key exists in one place (key, name, bucket, user): an
 overwrite of a key writes none of them, a new key writes one per distinct word and one for the key. An

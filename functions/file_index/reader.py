@@ -24,7 +24,7 @@ outside the box (its `LastEvaluatedKey`), the next one starts at the next addres
 (BIGMIN/LITMAX), so a stretch outside the box is skipped, read by no Query. Each of its Queries asks for
 what the page still needs, at least `Z_WALK_MIN_LIMIT` items.
 
-Each plan reads every partition value of its bucket or user (`IndexLayout.bucket_partitions`,
+Each plan reads every partition value of its bucket or user (`ShardPlacement.bucket_partitions`,
 `user_partitions`) and merges them (`shards.merge_page`): by (sort value, objectKey) across shards, in
 DynamoDB's order inside one. A user partition `u#k` holds a hot user's shard k only where the entry's
 `userShard` is k, and the partition `u` only entries without `userShard` (a user whose own name is
@@ -56,8 +56,8 @@ from typing import Any, ClassVar
 from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 
 from file_index import cost, schema, shards, zorder
-from file_index.layout import IndexLayout
 from file_index.objects import MAX_KEY_BYTES
+from file_index.placement import ShardPlacement
 from file_index.shards import (
     InvalidMergeCursorError,
     MergeCursor,
@@ -281,10 +281,10 @@ def public_item(item: Mapping[str, Any]) -> dict[str, Any]:
             continue
         result[name] = int(value) if isinstance(value, Decimal) else value
     if isinstance(result.get(schema.BUCKET_NAME), str):
-        result[schema.BUCKET_NAME] = IndexLayout.public_bucket(result[schema.BUCKET_NAME])
+        result[schema.BUCKET_NAME] = ShardPlacement.public_bucket(result[schema.BUCKET_NAME])
     if isinstance(result.get(schema.UPLOAD_USER), str):
         user_shard = item.get(schema.USER_SHARD)
-        result[schema.UPLOAD_USER] = IndexLayout.public_user(
+        result[schema.UPLOAD_USER] = ShardPlacement.public_user(
             result[schema.UPLOAD_USER], int(user_shard) if isinstance(user_shard, Decimal | int) else None
         )
     return result
@@ -473,7 +473,7 @@ class FileReader:
     def __init__(
         self,
         table: Any,
-        layout: IndexLayout | None = None,
+        layout: ShardPlacement | None = None,
         executor: Executor | None = None,
         *,
         bucket_time_index: bool = True,
@@ -483,13 +483,13 @@ class FileReader:
         how the Z-order plan walks a shard (`ZWalk()` unless told)."""
         self._table = table
         self._client = table.meta.client
-        self._layout = layout if layout is not None else IndexLayout()
+        self._layout = layout if layout is not None else ShardPlacement()
         self._executor = executor
         self._bucket_time_index = bucket_time_index
         self._z_walk = z_walk if z_walk is not None else ZWalk()
 
     @property
-    def layout(self) -> IndexLayout:
+    def layout(self) -> ShardPlacement:
         return self._layout
 
     def get_file(self, object_key: str) -> dict[str, Any] | None:

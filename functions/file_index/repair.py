@@ -20,8 +20,8 @@ listing, so a backfill may run while uploads and deletes go on. A failed conditi
   bucket shard at or above `bucketIndexShards`, a user shard at or above the user's count), as entries
   written with a layout that was never deployed do.
 
-Placement (`file_index.layout`). Entries are compared with the bucket by the public bucket
-(`IndexLayout.public_bucket` of the stored `bucketName`), never by the stored shard value. An entry that
+Placement (`file_index.placement`). Entries are compared with the bucket by the public bucket
+(`ShardPlacement.public_bucket` of the stored `bucketName`), never by the stored shard value. An entry that
 sits in shard 0 because a smaller shard count (or a user not yet hot) wrote it is where readers look
 (they query every shard of the current count, shard 0 included): it is not a difference and is never
 rewritten. An entry in a shard beyond the current count is: no reader queries it, so `place_entry` moves
@@ -64,10 +64,10 @@ from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
 from file_index import schema, shards
-from file_index.key_layout import KeyLayout
-from file_index.layout import IndexLayout
+from file_index.key_pattern import KeyPattern
 from file_index.names import NameIndex
 from file_index.objects import ObjectEvent
+from file_index.placement import ShardPlacement
 from file_index.state import is_state_key
 from file_index.writer import (
     DEFAULT_LAYOUT,
@@ -170,7 +170,7 @@ class ListedObject:
             version_id=response.get("VersionId"),
         )
 
-    def event(self, bucket: str, layout: KeyLayout, event_name: str = BACKFILL_EVENT) -> ObjectEvent:
+    def event(self, bucket: str, layout: KeyPattern, event_name: str = BACKFILL_EVENT) -> ObjectEvent:
         """The create this object stands for: no sequencer, the object's time as the event's time."""
         parts = layout.split(self.key)
         return ObjectEvent(
@@ -205,16 +205,16 @@ def backfill_object(
     table_name: str,
     bucket: str,
     obj: ListedObject,
-    layout: KeyLayout,
-    index_layout: IndexLayout = DEFAULT_LAYOUT,
+    layout: KeyPattern,
+    shard_placement: ShardPlacement = DEFAULT_LAYOUT,
     names: NameIndex | None = None,
 ) -> BackfillOutcome:
     """Index `obj` only if the index has no item (entry or tombstone) for its key: one PutItem.
 
-    `layout` names the uploader from the key; `index_layout` places the entry (`writer.entry_item`);
+    `layout` names the uploader from the key; `shard_placement` places the entry (`writer.entry_item`);
     `names`, when given, gets the new entry's name items (`file_index.names`).
     """
-    item = entry_item(obj.event(bucket, layout), None, index_layout)
+    item = entry_item(obj.event(bucket, layout), None, shard_placement)
     try:
         dynamodb.put_item(
             TableName=table_name,
@@ -248,10 +248,10 @@ def entry_bucket(item: Mapping[str, Any]) -> str | None:
     """The bucket an item describes an object of (its stored `bucketName` may be a shard value); None
     for a tombstone, which names no bucket."""
     stored = item.get(schema.BUCKET_NAME)
-    return IndexLayout.public_bucket(stored) if isinstance(stored, str) else None
+    return ShardPlacement.public_bucket(stored) if isinstance(stored, str) else None
 
 
-def expected_z_address(item: Mapping[str, Any], layout: IndexLayout) -> str | None:
+def expected_z_address(item: Mapping[str, Any], layout: ShardPlacement) -> str | None:
     """The `zAddress` a live entry must hold under `layout` (None: the Z-order index is off)."""
     size, upload_date = _number(item.get(schema.SIZE)), item.get(schema.UPLOAD_DATE)
     if size is None or not isinstance(upload_date, str):
@@ -259,7 +259,7 @@ def expected_z_address(item: Mapping[str, Any], layout: IndexLayout) -> str | No
     return layout.z_address(upload_date, size)
 
 
-def outside_layout(item: Mapping[str, Any], layout: IndexLayout) -> bool:
+def outside_layout(item: Mapping[str, Any], layout: ShardPlacement) -> bool:
     """An entry in a shard that `layout`'s readers never query: a bucket shard at or above
     `bucketIndexShards`, or a user shard at or above the user's count (a user not hot in `layout`).
 
@@ -273,11 +273,11 @@ def outside_layout(item: Mapping[str, Any], layout: IndexLayout) -> bool:
             return True
     stored_user, user_shard = item.get(schema.UPLOAD_USER), _number(item.get(schema.USER_SHARD)) or 0
     if isinstance(stored_user, str) and user_shard:
-        return user_shard >= layout.user_shards(IndexLayout.public_user(stored_user, user_shard))
+        return user_shard >= layout.user_shards(ShardPlacement.public_user(stored_user, user_shard))
     return False
 
 
-def is_unplaced(item: Mapping[str, Any], layout: IndexLayout, *, judge_shards: bool = True) -> bool:
+def is_unplaced(item: Mapping[str, Any], layout: ShardPlacement, *, judge_shards: bool = True) -> bool:
     """A live entry the layout's indexes cannot find as they should: outside its shards, or the Z-order
     index is on and the entry has no (or another) zAddress. `judge_shards` False: the shard count is a
     guess (no cdk.json, no deployed stack), so shard values are left as they are."""
@@ -288,7 +288,7 @@ def is_unplaced(item: Mapping[str, Any], layout: IndexLayout, *, judge_shards: b
     return layout.multi_attribute_index and item.get(schema.Z_ADDRESS) != expected_z_address(item, layout)
 
 
-def _placed_values(item: Mapping[str, Any], layout: IndexLayout, judge_shards: bool) -> dict[str, Any]:
+def _placed_values(item: Mapping[str, Any], layout: ShardPlacement, judge_shards: bool) -> dict[str, Any]:
     """The attributes `place_entry` sets: the shard values of `layout` (when outside) and the zAddress.
 
     A value of None means the attribute is removed (a user shard of 0 is written as no `userShard`).
@@ -296,11 +296,11 @@ def _placed_values(item: Mapping[str, Any], layout: IndexLayout, judge_shards: b
     placed: dict[str, Any] = {}
     if judge_shards and outside_layout(item, layout):
         key = item[schema.OBJECT_KEY]
-        bucket = IndexLayout.public_bucket(item[schema.BUCKET_NAME])
+        bucket = ShardPlacement.public_bucket(item[schema.BUCKET_NAME])
         placed[schema.BUCKET_NAME] = layout.bucket_partition(bucket, key)
         stored_user = item.get(schema.UPLOAD_USER)
         if isinstance(stored_user, str):
-            user = IndexLayout.public_user(stored_user, _number(item.get(schema.USER_SHARD)))
+            user = ShardPlacement.public_user(stored_user, _number(item.get(schema.USER_SHARD)))
             placed[schema.UPLOAD_USER] = layout.user_partition(user, key)
             placed[schema.USER_SHARD] = layout.user_shard(user, key) or None
     expected = expected_z_address(item, layout)
@@ -347,7 +347,7 @@ def difference(
     current: ListedObject | None,
     *,
     compare_versions: bool = True,
-    layout: IndexLayout = DEFAULT_LAYOUT,
+    layout: ShardPlacement = DEFAULT_LAYOUT,
     judge_shards: bool = True,
 ) -> Difference | None:
     """What is wrong with `item` given the object S3 holds (`current`, None if there is none) and the
@@ -404,22 +404,22 @@ class Repairer:
     dynamodb: DynamoDBClient
     table_name: str
     bucket: str
-    layout: KeyLayout
+    layout: KeyPattern
     dry_run: bool = False
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS
-    index_layout: IndexLayout = DEFAULT_LAYOUT
+    shard_placement: ShardPlacement = DEFAULT_LAYOUT
     names: NameIndex | None = None  # the name index, kept in step with every repair (None: none)
-    judge_shards: bool = True  # False: `index_layout`'s shard counts are a guess; shard values stay
+    judge_shards: bool = True  # False: `shard_placement`'s shard counts are a guess; shard values stay
 
     def differs(
         self, item: Mapping[str, Any] | None, current: ListedObject | None, *, compare_versions: bool = True
     ) -> Difference | None:
-        """`difference` under this repairer's index layout."""
+        """`difference` under this repairer's shard placement."""
         return difference(
             item,
             current,
             compare_versions=compare_versions,
-            layout=self.index_layout,
+            layout=self.shard_placement,
             judge_shards=self.judge_shards,
         )
 
@@ -455,7 +455,7 @@ class Repairer:
             current,
             self.layout,
             tombstone_ttl_days=self.tombstone_ttl_days,
-            index_layout=self.index_layout,
+            shard_placement=self.shard_placement,
             name_index=self.names,
         )
         return Finding(key, seen, Repair.FIXED if applied else Repair.CONFLICT)
@@ -467,7 +467,7 @@ class Repairer:
             self.dynamodb,
             self.table_name,
             item,
-            self.index_layout,
+            self.shard_placement,
             judge_shards=self.judge_shards,
             name_index=self.names,
         )
@@ -481,16 +481,16 @@ def repair(
     key: str,
     item: Mapping[str, Any] | None,
     current: ListedObject | None,
-    layout: KeyLayout,
+    layout: KeyPattern,
     *,
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS,
     now: datetime | None = None,
-    index_layout: IndexLayout = DEFAULT_LAYOUT,
+    shard_placement: ShardPlacement = DEFAULT_LAYOUT,
     name_index: NameIndex | None = None,
 ) -> bool:
     """Make the item describe `current` (None: a tombstone) if it is still exactly `item`; one PutItem.
 
-    The new entry is placed by `index_layout`. Returns False when the item changed since it was read (a
+    The new entry is placed by `shard_placement`. Returns False when the item changed since it was read (a
     live event wins) and nothing was written. `name_index`, when given, follows: a written entry gets its name
     items, a live entry made a tombstone loses the items it wrote (those of a later create stay).
     """
@@ -506,7 +506,7 @@ def repair(
     else:
         if current.key != key:
             raise ValueError(f"object {current.key!r} cannot repair the entry of {key!r}")
-        new = {**kept, **entry_item(current.event(bucket, layout, RECONCILE_EVENT), None, index_layout)}
+        new = {**kept, **entry_item(current.event(bucket, layout, RECONCILE_EVENT), None, shard_placement)}
     assert current is not None or not (schema.GSI_KEY_ATTRIBUTES | {schema.USER_SHARD}) & new.keys(), (
         "tombstones stay out of indexes"
     )
@@ -539,7 +539,7 @@ def place_entry(
     dynamodb: DynamoDBClient,
     table_name: str,
     item: Mapping[str, Any],
-    layout: IndexLayout,
+    layout: ShardPlacement,
     *,
     judge_shards: bool = True,
     name_index: NameIndex | None = None,

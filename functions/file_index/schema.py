@@ -42,8 +42,8 @@ NULL_PURGED_AT = "nullPurgedAt"
 PURGED_UNTIL = "purgedUntil"
 # The entry's Z-order address of (upload time, size) (`file_index.zorder`); only when the third index is on.
 Z_ADDRESS = "zAddress"
-# On an entry of a hot user's shard k > 0 (`file_index.layout`): k, so `uploadUser` = "user#k" is told apart
-# from a user whose own name is "user#k" (who never has it).
+# On an entry of a hot user's shard k > 0 (`file_index.placement`): k, so `uploadUser` = "user#k" is told
+# apart from a user whose own name is "user#k" (who never has it).
 USER_SHARD = "userShard"
 
 # Read from S3 when the deployment's `enrich` names them (`file_index.enrich`): the object's content type,

@@ -56,8 +56,8 @@ depends on what the entry holds (the decision is in the conditions, the old item
 
 Placement
 ---------
-Every entry this module writes is built by `entry_item` under the writer's `IndexLayout`
-(`file_index.layout`): the bucket's shard value in `bucketName`, the user's in `uploadUser` (with
+Every entry this module writes is built by `entry_item` under the writer's `ShardPlacement`
+(`file_index.placement`): the bucket's shard value in `bucketName`, the user's in `uploadUser` (with
 `userShard` on a hot user's shard above 0), and `zAddress` when the Z-order index is on. Shards depend only
 on the object key, so under one layout an overwrite lands in the shard of the entry it replaces; after a
 raise of a shard count it may land in another, and the key's name items move with it (`update_names`,
@@ -96,9 +96,9 @@ from botocore.exceptions import ClientError
 
 from file_index import schema
 from file_index.config import SdkSettings
-from file_index.layout import IndexLayout
 from file_index.names import NameIndex, is_live_entry
 from file_index.objects import ObjectEvent
+from file_index.placement import ShardPlacement
 
 # boto3 ships no type information for its generated clients.
 DynamoDBClient = Any
@@ -126,7 +126,7 @@ _ENTRY_ATTRIBUTES = (
     schema.EXPIRES_AT,
 )
 # The layout of a writer that is given none: the 0.2.0 entries (one shard, no hot user, no Z-order).
-DEFAULT_LAYOUT = IndexLayout()
+DEFAULT_LAYOUT = ShardPlacement()
 # Conditions only change when the item changes, so a handful of rounds covers any real contention.
 _MAX_ROUNDS = 6
 _NOT_FOUND_CODES = frozenset({"404", "NoSuchKey", "NotFound"})
@@ -169,7 +169,7 @@ def apply_event(
     s3: S3Client,
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS,
     now: datetime | None = None,
-    layout: IndexLayout = DEFAULT_LAYOUT,
+    layout: ShardPlacement = DEFAULT_LAYOUT,
     names: NameIndex | None = None,
 ) -> Outcome:
     """Write `event` into the index if it is newer than what the index holds for its key.
@@ -200,7 +200,7 @@ class _Write:
     table_name: str
     event: ObjectEvent
     expires_at: int
-    layout: IndexLayout = DEFAULT_LAYOUT
+    layout: ShardPlacement = DEFAULT_LAYOUT
     # What the name index needs to know of the writes made: the entry written, the item it replaced or
     # the item a failed condition returned (`update_names`).
     seen: dict[str, Any] = field(default_factory=dict)
@@ -563,7 +563,7 @@ def serialize(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def entry_item(
-    event: ObjectEvent, order_key: str | None, layout: IndexLayout = DEFAULT_LAYOUT
+    event: ObjectEvent, order_key: str | None, layout: ShardPlacement = DEFAULT_LAYOUT
 ) -> dict[str, Any]:
     """The index entry of a create, as plain values; without `orderKey` when `order_key` is None.
 

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from file_index.key_layout import KeyLayout
+from file_index.key_pattern import KeyPattern
 from file_index.writer import Outcome, WriteContentionError
 from indexer.events import MalformedMessageError, ObjectEvent, parse_message
 
@@ -127,7 +127,7 @@ class IndexWriteError(RuntimeError):
 def index_batch(
     messages: Iterable[Message],
     *,
-    layout: KeyLayout,
+    layout: KeyPattern,
     bucket: str,
     apply: ApplyEvent,
     executor: Executor,

@@ -16,7 +16,7 @@
 | `NAME_TABLE_NAME` | the name index table (`file_index.names`); unset: no name index is kept |
 | `ENRICH` | comma-separated `contentType`, `metadata`, `tags`, read per create (`file_index.enrich`) |
 
-The last three are the index layout (`file_index.layout`), set by the stack from the same `cdk.json`
+The last three are the shard placement (`file_index.placement`), set by the stack from the same `cdk.json`
 context as the search function's; unset, entries are written as release 0.2.0 wrote them.
 
 The tombstone must outlive any redelivery of an older create: SQS keeps a message at most 14 days, so the
@@ -32,10 +32,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from file_index import enrich
-from file_index.config import ConfigError, SdkSettings, key_layout, positive_int, required
+from file_index.config import ConfigError, SdkSettings, key_pattern, positive_int, required
 from file_index.enrich import NONE, Enrich
-from file_index.key_layout import KeyLayout
-from file_index.layout import IndexLayout
+from file_index.key_pattern import KeyPattern
+from file_index.placement import ShardPlacement
 from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
 
 __all__ = ["ConfigError", "IndexerConfig"]
@@ -47,11 +47,11 @@ DEFAULT_WRITE_CONCURRENCY = 32
 class IndexerConfig:
     table_name: str
     bucket_name: str
-    key_layout: KeyLayout
+    key_pattern: KeyPattern
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS
     write_concurrency: int = DEFAULT_WRITE_CONCURRENCY
     sdk: SdkSettings = field(default_factory=lambda: SdkSettings(max_connections=DEFAULT_WRITE_CONCURRENCY))
-    layout: IndexLayout = field(default_factory=IndexLayout)
+    layout: ShardPlacement = field(default_factory=ShardPlacement)
     name_table_name: str | None = None
     enrich: Enrich = NONE
 
@@ -62,12 +62,12 @@ class IndexerConfig:
         return cls(
             table_name=required(env, "TABLE_NAME", "the indexer needs the FileMetaData table's name"),
             bucket_name=required(env, "BUCKET_NAME", "the indexer needs the name of the bucket it indexes"),
-            key_layout=key_layout(env),
+            key_pattern=key_pattern(env),
             tombstone_ttl_days=positive_int(env, "TOMBSTONE_TTL_DAYS", DEFAULT_TOMBSTONE_TTL_DAYS),
             write_concurrency=write_concurrency,
             # One connection per concurrent writer.
             sdk=SdkSettings.from_env(env, max_connections=write_concurrency),
-            layout=IndexLayout.from_env(env),
+            layout=ShardPlacement.from_env(env),
             name_table_name=env.get("NAME_TABLE_NAME", "").strip() or None,
             enrich=enrich.from_env(env),
         )

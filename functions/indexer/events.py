@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote_plus
 
-from file_index.key_layout import KeyLayout
+from file_index.key_pattern import KeyPattern
 from file_index.objects import (
     CREATE_PREFIXES,
     MAX_KEY_BYTES,
@@ -52,7 +52,7 @@ from file_index.writer import NULL_VERSION
 
 TEST_EVENT = "s3:TestEvent"
 EVENTBRIDGE_SOURCE = "aws.s3"
-_DEFAULT_LAYOUT = KeyLayout.parse(None)
+_DEFAULT_LAYOUT = KeyPattern.parse(None)
 
 # EventBridge's reasons for Object Created, as S3 notifications name the same event.
 _CREATED_REASONS = {
@@ -77,7 +77,7 @@ class MalformedMessageError(ValueError):
     """The message body is not an S3 notification this indexer can apply; the text says why."""
 
 
-def parse_message(body: str, layout: KeyLayout = _DEFAULT_LAYOUT) -> list[ObjectEvent]:
+def parse_message(body: str, layout: KeyPattern = _DEFAULT_LAYOUT) -> list[ObjectEvent]:
     """The object events of one SQS message body; [] for a test event or events of other types.
 
     Raises `MalformedMessageError` if the body (or any of its records) cannot be applied: the whole
@@ -108,7 +108,7 @@ def parse_message(body: str, layout: KeyLayout = _DEFAULT_LAYOUT) -> list[Object
     return events
 
 
-def parse_record(record: Any, layout: KeyLayout = _DEFAULT_LAYOUT) -> ObjectEvent | None:
+def parse_record(record: Any, layout: KeyPattern = _DEFAULT_LAYOUT) -> ObjectEvent | None:
     """One S3 record as an `ObjectEvent`; None for S3 events that do not change which objects exist."""
     if not isinstance(record, dict):
         raise MalformedMessageError("record is not a JSON object")
@@ -139,7 +139,7 @@ def parse_record(record: Any, layout: KeyLayout = _DEFAULT_LAYOUT) -> ObjectEven
     )
 
 
-def parse_eventbridge(message: dict[str, Any], layout: KeyLayout = _DEFAULT_LAYOUT) -> ObjectEvent | None:
+def parse_eventbridge(message: dict[str, Any], layout: KeyPattern = _DEFAULT_LAYOUT) -> ObjectEvent | None:
     """One EventBridge event of S3 as an `ObjectEvent`; None for detail types that change no object."""
     source = message.get("source")
     if source != EVENTBRIDGE_SOURCE:
@@ -216,7 +216,7 @@ def _object_event(
     size: Any,
     e_tag: str | None,
     version_id: str | None,
-    layout: KeyLayout,
+    layout: KeyPattern,
 ) -> ObjectEvent:
     """The checks both message shapes share, and the event."""
     if not key:

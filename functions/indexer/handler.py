@@ -125,7 +125,7 @@ def cold_start() -> Runtime:
         config.bucket_name,
         DeployedConfiguration.of(
             layout=config.layout,
-            key_layout=config.key_layout.source,
+            key_pattern=config.key_pattern.source,
             name_table=config.name_table_name,
             enrich=config.enrich,
         ),
@@ -185,7 +185,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
             logger.warning("could not read the deployed configuration: %s", runtime.configuration.unread)
     reports = index_batch(
         (Message(record["messageId"], record.get("body", "")) for record in records),
-        layout=runtime.config.key_layout,
+        layout=runtime.config.key_pattern,
         bucket=runtime.config.bucket_name,
         apply=runtime.apply,
         executor=runtime.executor,

@@ -1,1 +1,1 @@
-"""The deployment's guard of the index layout: a CloudFormation custom resource that runs before the table."""
+"""The deployment's guard of the shard placement: a CloudFormation custom resource run before the table."""

@@ -1,4 +1,4 @@
-"""What a change of the index layout may do to a deployed table, decided before anything else changes.
+"""What a change of the shard placement may do to a deployed table, decided before anything else changes.
 
 A shard count may only grow: an entry stays in the shard it was written to, and a reader queries the
 shards of the count deployed now, so the entries of a dropped shard would vanish from every search
@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from file_index import layout as layout_env
+from file_index import placement as layout_env
 from file_index import schema
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 from file_index.state import is_state_key
 
 # The custom resource's properties; CloudFormation hands every value over as a string.
@@ -42,7 +42,7 @@ class InvalidPropertiesError(ValueError):
 class GuardedLayout:
     """What the resource guards: the layout, the table it applies to and the indexed bucket."""
 
-    layout: IndexLayout
+    layout: ShardPlacement
     table_name: str
     bucket_name: str
 
@@ -62,10 +62,10 @@ class GuardedLayout:
             if not isinstance(value, str):
                 raise InvalidPropertiesError(f"the property {name} must be a string, got {value!r}")
             env[variable] = value
-        return cls(IndexLayout.from_env(env), table_name=table, bucket_name=bucket)
+        return cls(ShardPlacement.from_env(env), table_name=table, bucket_name=bucket)
 
 
-def to_properties(layout: IndexLayout, *, table_name: str, bucket_name: str) -> dict[str, str]:
+def to_properties(layout: ShardPlacement, *, table_name: str, bucket_name: str) -> dict[str, str]:
     """The resource properties of `layout` (what the CDK app writes into the template)."""
     env = layout.to_env()
     return {
@@ -77,7 +77,7 @@ def to_properties(layout: IndexLayout, *, table_name: str, bucket_name: str) -> 
     }
 
 
-def refusals(old: IndexLayout, new: IndexLayout) -> list[str]:
+def refusals(old: ShardPlacement, new: ShardPlacement) -> list[str]:
     """Why `new` may not replace `old` (empty: it may). Each reason names both values."""
     reasons = []
     if new.bucket_shards < old.bucket_shards:
@@ -108,14 +108,14 @@ def _shards(first: int, end: int) -> str:
     return f"shard {first}" if end - first == 1 else f"shards {first}-{end - 1}"
 
 
-def check_change(old: IndexLayout, new: IndexLayout) -> None:
+def check_change(old: ShardPlacement, new: ShardPlacement) -> None:
     """Raise LayoutChangeRefusedError naming every refused change."""
     reasons = refusals(old, new)
     if reasons:
         raise LayoutChangeRefusedError("; ".join(reasons))
 
 
-def z_order_turns_on(old: IndexLayout | None, new: IndexLayout) -> bool:
+def z_order_turns_on(old: ShardPlacement | None, new: ShardPlacement) -> bool:
     """The Z-order index is on now and was off (or unknown: a stack deployed without this guard)."""
     return new.multi_attribute_index and (old is None or not old.multi_attribute_index)
 

@@ -1,4 +1,4 @@
-"""The index layout guard, a CloudFormation custom resource (`Custom::IndexLayoutGuard`).
+"""The shard placement guard, a CloudFormation custom resource (`Custom::IndexLayoutGuard`).
 
 CloudFormation invokes the function with the resource's properties (`layout_guard.guard`): the table
 name, the bucket and the layout. The table, the functions and the event source mapping wait for this
@@ -71,12 +71,12 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> None:
                 ],
             )
     except (LayoutChangeRefusedError, InvalidPropertiesError, ConfigError) as error:
-        logger.error("index layout change refused", extra={"reason": str(error)})
+        logger.error("shard placement change refused", extra={"reason": str(error)})
         respond(event, FAILED, physical_id, reason=str(error))
         return
     except Exception as error:  # an unanswered custom resource holds the stack for an hour
-        logger.exception("index layout guard failed")
-        respond(event, FAILED, physical_id, reason=f"the index layout guard failed: {error!r}")
+        logger.exception("shard placement guard failed")
+        respond(event, FAILED, physical_id, reason=f"the shard placement guard failed: {error!r}")
         return
     respond(event, SUCCESS, physical_id, data=data)
 

@@ -11,8 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from file_index.config import SdkSettings
-from file_index.layout import IndexLayout
 from file_index.name_reader import NameReader
+from file_index.placement import ShardPlacement
 from file_index.reader import FileReader
 from file_index.state import IndexStateStore
 from search.config import load_config, queue_name
@@ -27,7 +27,7 @@ MAX_READ_THREADS = 32
 _BACKLOG_SDK = SdkSettings(max_attempts=2, max_connections=2, connect_timeout=2, read_timeout=3)
 
 
-def read_threads(layout: IndexLayout) -> int:
+def read_threads(layout: ShardPlacement) -> int:
     """Threads one list reads with: a list reads all shards of a bucket (or of a hot user) at once."""
     return min(max(layout.bucket_shards, *layout.hot_users.values(), 1), MAX_READ_THREADS)
 
@@ -97,5 +97,5 @@ def file_search() -> FileSearch:
         download_url_expiry_seconds=config.download_url_expiry_seconds,
         enrich=config.enrich,
         user_access=config.user_access,
-        key_layout=config.key_layout,
+        key_pattern=config.key_pattern,
     )

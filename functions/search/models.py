@@ -21,7 +21,7 @@ class FileItem(BaseModel):
     bucketName: str | None = Field(default=None, description="Bucket of the object")
     fileId: str | None = Field(default=None, description="File name part of the key")
     size: int | None = Field(default=None, description="Size in bytes")
-    uploadUser: str | None = Field(default=None, description="Uploader, from the key layout")
+    uploadUser: str | None = Field(default=None, description="Uploader, from the key pattern")
     uploadDate: str | None = Field(
         default=None, description="ISO-8601 UTC time of the upload event, e.g. 2017-08-20T09:15:02.113Z"
     )

@@ -17,7 +17,7 @@ grants no group: the person is still who the claims say, and no admin.
 
 A person's uploadUser is the value of one claim (`USER_CLAIM`, default `sub`, which Cognito never reuses).
 Their files are the indexed entries with that uploadUser: the indexer derives it from the key with the
-deployment's key layout, so ownership is decided by the same rule that indexed the file, whatever the
+deployment's key pattern, so ownership is decided by the same rule that indexed the file, whatever the
 key looks like (`..` segments, encoded `/`, another layout). Another person's file is answered as if it
 did not exist (404), so that nobody learns which keys exist. Members of the admin group may list any user
 and the bucket, and read and download any file of the bucket; everybody deletes only their own files.
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from file_index.key_layout import KeyLayout
+from file_index.key_pattern import KeyPattern
 from file_index.objects import MAX_KEY_BYTES
 from search.errors import BadRequest, FileNotFound, Forbidden, Unauthorized
 from search.queries import MAX_PREFIX_BYTES, PREFIX_LIMIT, utf8_length
@@ -234,11 +234,11 @@ def _check_segment(what: str, segment: str) -> str:
     return segment
 
 
-def upload_key(person: Person, name: Any, folder: Any, layout: KeyLayout) -> str:
+def upload_key(person: Person, name: Any, folder: Any, layout: KeyPattern) -> str:
     """The key a person's upload of `name` (in `folder`, optional) gets: `{user}/{folder}/{name}`.
 
     BadRequest for a name or folder that could leave the person's prefix or that S3 could not take, and
-    for a user the key layout would not read back from the key (the indexer must credit the file to them).
+    for a user the key pattern would not read back from the key (the indexer must credit the file to them).
     """
     if not isinstance(name, str):
         raise BadRequest("name must be a string: the file's name")
@@ -259,8 +259,8 @@ def upload_key(person: Person, name: Any, folder: Any, layout: KeyLayout) -> str
         raise BadRequest(f"the file's key would be longer than S3's {MAX_KEY_BYTES} bytes: {len(encoded)}")
     if layout.split(key).upload_user != person.user:
         raise BadRequest(
-            f"this deployment's key layout cannot credit files to user {person.user!r} "
-            "(the key layout reads another user from the key); ask an admin"
+            f"this deployment's key pattern cannot credit files to user {person.user!r} "
+            "(the key pattern reads another user from the key); ask an admin"
         )
     return key
 

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from file_index.enrich import CONTENT_TYPE, METADATA, TAGS
-from file_index.key_layout import KeyLayout
+from file_index.key_pattern import KeyPattern
 from file_index.name_reader import NameQuery, NameReader
 from file_index.reader import FileQuery, FileReader, InvalidStartKey, ListCursor, UnavailableOrder
 from file_index.state import State
@@ -95,7 +95,7 @@ class FileSearch:
         names: NameReader | None = None,
         enrich: frozenset[str] = frozenset(),
         user_access: UserAccess | None = None,
-        key_layout: KeyLayout | None = None,
+        key_pattern: KeyPattern | None = None,
     ) -> None:
         self._reader = reader
         self._index_state = index_state
@@ -109,7 +109,7 @@ class FileSearch:
         self._enrich = enrich
         # The `/me/...` routes' settings (None: no user pool) and the layout uploads are keyed by.
         self.user_access = user_access
-        self._key_layout = key_layout or KeyLayout.parse(None)
+        self._key_pattern = key_pattern or KeyPattern.parse(None)
 
     def get_file(self, object_key: str) -> dict[str, Any]:
         item = self._reader.get_file(object_key)
@@ -237,7 +237,7 @@ class FileSearch:
             raise BadRequest("name is required: the file's name")
         if "size" not in request:
             raise BadRequest("size is required: the file's size in bytes")
-        key = upload_key(person, request["name"], request.get("folder"), self._key_layout)
+        key = upload_key(person, request["name"], request.get("folder"), self._key_pattern)
         content_type = upload_content_type(request.get("contentType"))
         size = upload_size(request["size"], access)
         form = self._objects.upload_form(

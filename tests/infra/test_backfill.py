@@ -286,7 +286,7 @@ def test_backfill_functions_get_the_shared_environment(synth: Synth, handler: st
     assert props["Environment"]["Variables"] == {
         "TABLE_NAME": {"Ref": synth.logical_id(synth.stack.storage.table)},
         "BUCKET_NAME": bucket_name(synth),
-        "KEY_LAYOUT": config.key_layout,
+        "KEY_LAYOUT": config.key_pattern,
         "TOMBSTONE_TTL_DAYS": str(config.tombstone_ttl_days),
         "SCAN_SEGMENTS": str(config.reconcile_segments),
         # The batch writers and repairs place entries as the indexer does, and keep the name index.

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from file_index import schema, writer
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 from infra.config import ApiAuth, ConfigError, EventSource, LogLevel, RemovalChoice, StackConfig
 from infra.sizing import IndexerSizing
 from tests.infra.conftest import REPO_ROOT, cdk_json_context
@@ -31,7 +31,7 @@ def test_cdk_json_context_gives_the_secure_defaults() -> None:
     assert config.removal is RemovalChoice.RETAIN
     assert config.api_auth is ApiAuth.IAM
     assert config.alarm_email is None
-    assert config.key_layout == "default"
+    assert config.key_pattern == "default"
     # The stack creates its bucket, fed by S3 notifications, with no scheduled reconcile.
     assert config.existing_bucket_name is None
     assert config.event_source is EventSource.S3
@@ -98,7 +98,7 @@ def test_good_values_parse_into_types() -> None:
     )
 
     assert config == StackConfig(
-        key_layout=r"^uploads/(?P<user>[^/]+)/(?P<file>.+)$",
+        key_pattern=r"^uploads/(?P<user>[^/]+)/(?P<file>.+)$",
         table_name="FileMetaData-dev",
         removal=RemovalChoice.DESTROY,
         log_level=LogLevel.DEBUG,
@@ -275,21 +275,21 @@ def test_the_tombstone_expiry_default_is_the_writers() -> None:
     assert "DEFAULT_TOMBSTONE_TTL_DAYS =" not in (REPO_ROOT / "infra" / "config.py").read_text()
 
 
-# --- the index layout and the indexer's sizing -----------------------------------------------------------
+# --- the shard placement and the indexer's sizing -----------------------------------------------------------
 
 
 def test_the_default_layout_shards_every_bucket_16_ways_with_two_indexes() -> None:
     config = StackConfig.from_mapping(cdk_json_context())
 
-    assert config.layout == IndexLayout(bucket_shards=16)
-    assert StackConfig.from_mapping({}).layout == IndexLayout(bucket_shards=16)
+    assert config.layout == ShardPlacement(bucket_shards=16)
+    assert StackConfig.from_mapping({}).layout == ShardPlacement(bucket_shards=16)
     assert not config.layout.multi_attribute_index
     assert dict(config.layout.hot_users) == {}
 
 
 def test_layout_keys_parse_from_json_and_from_the_command_lines_strings() -> None:
     """`cdk -c bucketIndexShards=32` passes strings; cdk.json passes JSON types. Both give one layout."""
-    expected = IndexLayout(bucket_shards=32, hot_users={"ingest-bot": 8}, multi_attribute_index=True)
+    expected = ShardPlacement(bucket_shards=32, hot_users={"ingest-bot": 8}, multi_attribute_index=True)
 
     from_json = StackConfig.from_mapping(
         {"bucketIndexShards": 32, "hotUsers": {"ingest-bot": 8}, "multiAttributeIndex": True}
@@ -384,8 +384,8 @@ def test_cdk_json_is_read_by_one_reader(tmp_path: Any) -> None:
     cdk_json = tmp_path / "cdk.json"
     cdk_json.write_text(json.dumps({"app": "python3 app.py", "context": {"bucketIndexShards": 4}}))
 
-    assert StackConfig.from_cdk_json(cdk_json).layout == IndexLayout(bucket_shards=4)
-    assert StackConfig.from_cdk_json(cdk_json, {"bucketIndexShards": 8}).layout == IndexLayout(
+    assert StackConfig.from_cdk_json(cdk_json).layout == ShardPlacement(bucket_shards=4)
+    assert StackConfig.from_cdk_json(cdk_json, {"bucketIndexShards": 8}).layout == ShardPlacement(
         bucket_shards=8
     )
     assert StackConfig.from_cdk_json() == StackConfig.from_mapping(cdk_json_context())

@@ -1,4 +1,4 @@
-"""The index layout in the template: the table's indexes, every function's environment, the guard that
+"""The shard placement in the template: the table's indexes, every function's environment, the guard that
 runs first, and the indexer's sizing, for cdk.json's defaults and for a large deployment."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from file_index import schema
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 from infra import layout_guard
 from tests.infra.conftest import LAYOUT_OVERRIDES, Synth
 from tests.infra.test_stack import (
@@ -25,7 +25,7 @@ from tests.infra.test_stack import (
 pytestmark = pytest.mark.xdist_group("infra")
 
 LAYOUT_HANDLERS = [INDEXER_HANDLER, SEARCH_HANDLER, *BACKFILL_HANDLERS]
-LARGE_LAYOUT = IndexLayout(bucket_shards=32, hot_users={"ingest-bot": 8}, multi_attribute_index=True)
+LARGE_LAYOUT = ShardPlacement(bucket_shards=32, hot_users={"ingest-bot": 8}, multi_attribute_index=True)
 
 
 def table(synth: Synth) -> tuple[str, dict[str, Any]]:
@@ -80,11 +80,11 @@ def test_the_multi_attribute_index_adds_the_z_order_index(layout_synth: Synth) -
 def test_every_function_that_reads_or_writes_entries_gets_the_layout(
     default_synth: Synth, layout_synth: Synth, handler: str
 ) -> None:
-    for synth, layout in ((default_synth, IndexLayout(bucket_shards=16)), (layout_synth, LARGE_LAYOUT)):
+    for synth, layout in ((default_synth, ShardPlacement(bucket_shards=16)), (layout_synth, LARGE_LAYOUT)):
         variables = function(synth, handler)[1]["Environment"]["Variables"]
 
         assert {name: variables[name] for name in layout.to_env()} == layout.to_env()
-        assert IndexLayout.from_env(variables) == layout
+        assert ShardPlacement.from_env(variables) == layout
 
 
 def test_the_guard_holds_the_layout_the_table_name_and_the_bucket(

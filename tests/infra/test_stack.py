@@ -382,7 +382,7 @@ def test_indexer_environment_is_the_contract(default_synth: Synth) -> None:
         "BUCKET_NAME": {"Ref": default_synth.logical_id(default_synth.stack.storage.bucket)},
         "KEY_LAYOUT": "default",
         "TOMBSTONE_TTL_DAYS": "30",
-        # cdk.json's index layout: 16 shards per bucket, no hot user, no Z-order index.
+        # cdk.json's shard placement: 16 shards per bucket, no hot user, no Z-order index.
         "BUCKET_INDEX_SHARDS": "16",
         "HOT_USERS": "{}",
         "MULTI_ATTRIBUTE_INDEX": "false",

@@ -36,7 +36,7 @@ from bench.guideline_listener import GuidelineListener, data_split, is_new_entry
 from bench.partition_heat import Kind
 from bench.runner import MEASURES
 from file_index import schema, zorder
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 REPO = Path(__file__).resolve().parents[2]
@@ -290,7 +290,7 @@ def test_instant_dynamodb_answers_without_an_emulator_and_is_counted() -> None:
     assert log.by_operation("dynamodb") == {"PutItem": 1, "Query": 1}
 
 
-def _upload(key: str, size: int, second: int, layout: IndexLayout) -> dict[str, object]:
+def _upload(key: str, size: int, second: int, layout: ShardPlacement) -> dict[str, object]:
     moment = events._EPOCH + timedelta(seconds=second)
     event = entries.create_event(
         bucket=aws.BUCKET, key=key, user="USER001", size=size, moment=moment, sequence=1
@@ -299,7 +299,7 @@ def _upload(key: str, size: int, second: int, layout: IndexLayout) -> dict[str, 
 
 
 def test_write_units_follow_dynamodbs_accounting_per_index() -> None:
-    layout = IndexLayout(bucket_shards=16, multi_attribute_index=True)
+    layout = ShardPlacement(bucket_shards=16, multi_attribute_index=True)
     indexes = schema.global_indexes(True)
     new = _upload("USER001/a.bin", 10, 0, layout)
     first = entries.index_writes(None, new, indexes)
@@ -325,7 +325,7 @@ def test_write_units_follow_dynamodbs_accounting_per_index() -> None:
 
 
 def test_heat_model_puts_a_bucket_on_one_partition_before_and_spreads_it_after() -> None:
-    before = partition_heat.simulate(IndexLayout(), Kind.NEW, rate=400, seconds=2, hot_share=0.5)
+    before = partition_heat.simulate(ShardPlacement(), Kind.NEW, rate=400, seconds=2, hot_share=0.5)
     assert before.busiest_bucket == 400  # every upload of the bucket hits its one partition
     assert 150 <= before.busiest_hot_user <= 250
     after = partition_heat.simulate(partition_heat.AFTER, Kind.NEW, rate=400, seconds=2, hot_share=0.5)
@@ -333,19 +333,20 @@ def test_heat_model_puts_a_bucket_on_one_partition_before_and_spreads_it_after()
     assert after.busiest[schema.Z_ORDER_INDEX.name] == after.busiest[schema.BUCKET_SIZE_INDEX.name]
     assert after.busiest_hot_user < before.busiest_hot_user / 2
     assert after.units[entries.TABLE] == 800  # sharding moves writes, it adds none
-    overwrites = partition_heat.simulate(IndexLayout(), Kind.OVERWRITE, rate=100, seconds=1, hot_share=0.5)
+    overwrites = partition_heat.simulate(ShardPlacement(), Kind.OVERWRITE, rate=100, seconds=1, hot_share=0.5)
     assert overwrites.busiest_bucket == 200  # out and in: two units an overwrite
     assert (
-        partition_heat.sustainable(IndexLayout(), Kind.NEW, hot_user=False, guess=300, seconds=1).rate == 1000
+        partition_heat.sustainable(ShardPlacement(), Kind.NEW, hot_user=False, guess=300, seconds=1).rate
+        == 1000
     )
     assert (
-        partition_heat.sustainable(IndexLayout(), Kind.OVERWRITE, hot_user=True, guess=300, seconds=1).rate
+        partition_heat.sustainable(ShardPlacement(), Kind.OVERWRITE, hot_user=True, guess=300, seconds=1).rate
         == 500
     )
 
 
 def test_box_model_counts_what_the_key_conditions_read() -> None:
-    layout = IndexLayout(bucket_shards=4, multi_attribute_index=True)
+    layout = ShardPlacement(bucket_shards=4, multi_attribute_index=True)
     data = box_reads.dataset(800, layout, seed=3)
     model = box_reads.Model(data, layout.bucket_shards)
     for shape in box_reads.SHAPES:
@@ -367,10 +368,10 @@ def test_box_model_counts_what_the_key_conditions_read() -> None:
 
 
 def test_write_cost_per_upload_by_layout() -> None:
-    sharded = IndexLayout(bucket_shards=16)
-    with_z = IndexLayout(bucket_shards=16, multi_attribute_index=True)
+    sharded = ShardPlacement(bucket_shards=16)
+    with_z = ShardPlacement(bucket_shards=16, multi_attribute_index=True)
     # (layout, the bucket's time index): 0.2.0, 0.3.0's default, today's default, with the Z-order index.
-    layouts = ((IndexLayout(), False), (sharded, False), (sharded, True), (with_z, True))
+    layouts = ((ShardPlacement(), False), (sharded, False), (sharded, True), (with_z, True))
     assert [
         write_cost.write_units_per_upload(layout, Kind.NEW, uploads=50, bucket_time_index=timed)[0]
         for layout, timed in layouts

@@ -16,7 +16,7 @@ the bucket's final state), these are interleaved in a random order:
   taken in the middle of the history (a backfill while uploads go on) may land before or after any event;
 - reconcile runs (`file_search_admin.reconcile.run_reconcile`, as the command runs it), at any point.
 
-Two properties, both on moto and on DynamoDB Local, under the 0.2.0 index layout, under a scaled one
+Two properties, both on moto and on DynamoDB Local, under the 0.2.0 shard placement, under a scaled one
 (4 bucket shards, a hot user with 3 shards, the Z-order index on) that the indexer, the backfill writes
 and the reconciles all use, and under a raise: the 0.2.0 layout until a point drawn among the steps, then
 16 bucket shards and a hot user with 4 (a deployment raising `bucketIndexShards` and adding a hot user
@@ -58,11 +58,11 @@ from hypothesis import strategies as st
 from moto import mock_aws
 
 from file_index import schema
-from file_index.key_layout import KeyLayout
-from file_index.layout import IndexLayout
+from file_index.key_pattern import KeyPattern
 from file_index.name_reader import NameQuery, NameReader
 from file_index.name_sync import sync_names
 from file_index.names import NameIndex, matches_words, name_items, name_of, words
+from file_index.placement import ShardPlacement
 from file_index.reader import BucketQuery, FileReader, UserQuery
 from file_index.repair import ListedObject, backfill_object, expected_z_address, is_live
 from file_index.writer import NULL_VERSION, DynamoDBClient, dynamodb_client
@@ -75,7 +75,7 @@ from tests.integration.indexer.notifications import SqsQueue, notification, read
 from tests.integration.indexer.test_convergence import VersionedOperation, keys_for, versioned_operations
 
 EXAMPLES = int(os.environ.get("INDEX_CONVERGENCE_EXAMPLES", "5"))
-LAYOUT = KeyLayout.parse(None)
+LAYOUT = KeyPattern.parse(None)
 # DynamoDB Local keeps one database per access key: the handler must sign as the test's clients do.
 FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 _example_ids = itertools.count()
@@ -88,7 +88,7 @@ convergence_settings = settings(
 )
 
 
-# The writers' index layouts the property runs under; "scaled" makes the first user of every example hot,
+# The writers' shard placements the property runs under; "scaled" makes the first user of every example hot,
 # "raised" starts as 0.2.0 and raises (`raised_layout_for`) at a step the example draws.
 INDEX_LAYOUTS = ("0.2.0", "scaled", "raised")
 # Folder and sub-folder lists are read in pages this small, so that every list crosses pages.
@@ -101,17 +101,17 @@ def _hot_user(keys: list[str]) -> str:
     return hot
 
 
-def index_layout_for(name: str, keys: list[str]) -> IndexLayout:
+def index_layout_for(name: str, keys: list[str]) -> ShardPlacement:
     if name in ("0.2.0", "raised"):
-        return IndexLayout()
-    return IndexLayout(bucket_shards=4, hot_users={_hot_user(keys): 3}, multi_attribute_index=True)
+        return ShardPlacement()
+    return ShardPlacement(bucket_shards=4, hot_users={_hot_user(keys): 3}, multi_attribute_index=True)
 
 
-def raised_layout_for(name: str, keys: list[str]) -> IndexLayout | None:
+def raised_layout_for(name: str, keys: list[str]) -> ShardPlacement | None:
     """The layout a "raised" example switches to: 16 bucket shards and a newly hot user."""
     if name != "raised":
         return None
-    return IndexLayout(bucket_shards=16, hot_users={_hot_user(keys): 4})
+    return ShardPlacement(bucket_shards=16, hot_users={_hot_user(keys): 4})
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,7 @@ class Reconcile:
 class RaiseShards:
     """A deployment of a larger layout: every later step writes and reads under `layout`."""
 
-    layout: IndexLayout
+    layout: ShardPlacement
 
 
 Step = Deliver | Backfill | Reconcile | RaiseShards
@@ -154,16 +154,16 @@ class World:
     bucket: MotoBucket
     keys: list[str]
     context: FakeLambdaContext
-    index_layout: IndexLayout
+    shard_placement: ShardPlacement
     name_table: str
 
     @property
     def names(self) -> NameIndex:
         return NameIndex(self.dynamodb, self.name_table)
 
-    def raise_layout(self, layout: IndexLayout) -> None:
+    def raise_layout(self, layout: ShardPlacement) -> None:
         """Deploy `layout`: the indexer starts cold with it; backfills, reconciles and reads use it."""
-        self.index_layout = layout
+        self.shard_placement = layout
         os.environ.update(layout.to_env())
         _fresh_handler()
 
@@ -176,7 +176,7 @@ class World:
 
     def backfill(self, obj: ListedObject) -> None:
         backfill_object(
-            self.dynamodb, self.table, self.bucket.name, obj, LAYOUT, self.index_layout, self.names
+            self.dynamodb, self.table, self.bucket.name, obj, LAYOUT, self.shard_placement, self.names
         )
 
     def reconcile(self) -> ReconcileSummary:
@@ -187,7 +187,7 @@ class World:
             table=self.table,
             layout=LAYOUT,
             concurrency=2,
-            index_layout=self.index_layout,
+            shard_placement=self.shard_placement,
             names=self.names,
         )
 
@@ -235,8 +235,8 @@ class World:
             table.meta.client,
             self.table,
             self.name_table,
-            layout=self.index_layout,
-            entries=FileReader(table, self.index_layout),
+            layout=self.shard_placement,
+            entries=FileReader(table, self.shard_placement),
         )
         every_word = {word for key in self.keys for word in words(name_of(LAYOUT.split(key).file_id))}
         for word in sorted(every_word):
@@ -310,9 +310,9 @@ class World:
                 for raw in page["Items"]:
                     shard = int(raw[schema.USER_SHARD]["N"]) if schema.USER_SHARD in raw else None
                     if user is not None:
-                        if IndexLayout.public_user(raw[schema.UPLOAD_USER]["S"], shard) != user:
+                        if ShardPlacement.public_user(raw[schema.UPLOAD_USER]["S"], shard) != user:
                             continue
-                    elif IndexLayout.public_bucket(raw[schema.BUCKET_NAME]["S"]) != self.bucket.name:
+                    elif ShardPlacement.public_bucket(raw[schema.BUCKET_NAME]["S"]) != self.bucket.name:
                         continue
                     found.add(raw[schema.OBJECT_KEY]["S"])
         return found
@@ -336,16 +336,16 @@ class World:
             if shown != expected:
                 problems.append(f"{key!r} is (size, eTag, versionId) {expected}; the index holds {item}")
             elif item is not None and item.get(schema.Z_ADDRESS) != expected_z_address(
-                item, self.index_layout
+                item, self.shard_placement
             ):
                 problems.append(f"{key!r} lacks its own zAddress: the index holds {item}")
-        bucket_partitions = self.index_layout.bucket_partitions(self.bucket.name)
+        bucket_partitions = self.shard_placement.bucket_partitions(self.bucket.name)
         searched = self.search(schema.BUCKET_SIZE_INDEX, bucket_partitions)
         if searched != live:
             problems.append(
                 f"a search of the bucket answers {sorted(searched)}, the bucket holds {sorted(live)}"
             )
-        if self.index_layout.multi_attribute_index:
+        if self.shard_placement.multi_attribute_index:
             searched = self.search(schema.Z_ORDER_INDEX, bucket_partitions)
             if searched != live:
                 problems.append(
@@ -353,7 +353,7 @@ class World:
                 )
         for user in {LAYOUT.split(key).upload_user for key in self.keys} - {None}:
             assert user is not None
-            searched = self.search(schema.USER_DATE_INDEX, self.index_layout.user_partitions(user), user)
+            searched = self.search(schema.USER_DATE_INDEX, self.shard_placement.user_partitions(user), user)
             expected_keys = {key for key in live if LAYOUT.split(key).upload_user == user}
             if searched != expected_keys:
                 problems.append(
@@ -382,10 +382,10 @@ def world(
     name_table = f"FileNameIndex-convergence-{example}"
     bucket_name = f"convergence-{versioning.value}-{example}"
     keys = keys_for(example)
-    index_layout = index_layout_for(layout_name, keys)
+    shard_placement = index_layout_for(layout_name, keys)
     env = {
         **FAKE_CREDENTIALS,
-        **index_layout.to_env(),
+        **shard_placement.to_env(),
         "TABLE_NAME": table,
         "NAME_TABLE_NAME": name_table,
         "BUCKET_NAME": bucket_name,
@@ -397,7 +397,7 @@ def world(
     with mock_aws(), mock.patch.dict(os.environ, env):
         dynamodb = dynamodb_client()
         dynamodb.create_table(
-            **schema.create_table_request(table, multi_attribute_index=index_layout.multi_attribute_index)
+            **schema.create_table_request(table, multi_attribute_index=shard_placement.multi_attribute_index)
         )
         dynamodb.get_waiter("table_exists").wait(TableName=table, WaiterConfig={"Delay": 0.1})
         dynamodb.create_table(**schema.create_name_table_request(name_table))
@@ -412,7 +412,7 @@ def world(
                 MotoBucket(s3, bucket_name, versioning),
                 keys,
                 context,
-                index_layout,
+                shard_placement,
                 name_table,
             )
         finally:
@@ -464,7 +464,7 @@ def run_steps(world: World, steps: list[Step], batch_size: int) -> None:
     flush()
 
 
-@pytest.mark.parametrize("index_layout", INDEX_LAYOUTS)
+@pytest.mark.parametrize("shard_placement", INDEX_LAYOUTS)
 @pytest.mark.parametrize("versioning", list(Versioning))
 @given(data=st.data())
 @convergence_settings
@@ -472,10 +472,10 @@ def test_listings_backfills_events_and_repairs_converge_to_the_bucket(
     dynamodb_endpoint: str | None,
     lambda_context: FakeLambdaContext,
     versioning: Versioning,
-    index_layout: str,
+    shard_placement: str,
     data: st.DataObject,
 ) -> None:
-    with world(dynamodb_endpoint, lambda_context, versioning, index_layout) as w:
+    with world(dynamodb_endpoint, lambda_context, versioning, shard_placement) as w:
         history = draw_history(versioning, data)
         snapshot_points = data.draw(st.sets(st.integers(0, len(history)), max_size=2), label="snapshots")
         played = play(w.bucket, w.keys, history, snapshot_points, data, tag=w.bucket.name)
@@ -484,7 +484,7 @@ def test_listings_backfills_events_and_repairs_converge_to_the_bucket(
         steps += [Backfill(snapshot, obj) for snapshot in played.snapshots for obj in snapshot.objects]
         steps += [Reconcile() for _ in range(data.draw(st.integers(0, 2), label="reconciles"))]
         order = data.draw(st.permutations(steps), label="order")
-        raised = raised_layout_for(index_layout, w.keys)
+        raised = raised_layout_for(shard_placement, w.keys)
         if raised is not None:
             order.insert(data.draw(st.integers(0, len(order)), label="raised after"), RaiseShards(raised))
         run_steps(w, order, batch_size=data.draw(st.integers(1, 10), label="batch size"))

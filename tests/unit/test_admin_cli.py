@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 from file_search_admin.cli import build_parser, main, parse_args
 from file_search_admin.errors import TableLayoutMismatchError
-from file_search_admin.layout import ResolvedLayout, check_table_layout, resolve_layout
+from file_search_admin.writer_settings import WriterSettings, check_table_layout, resolve_writer_settings
 
 
 def parse(*argv: str) -> argparse.Namespace:
@@ -34,7 +34,7 @@ def test_backfill_defaults() -> None:
         False,
         False,
     )
-    assert args.key_layout is None  # resolved from cdk.json or the deployed configuration
+    assert args.key_pattern is None  # resolved from cdk.json or the deployed configuration
     assert not args.deployed
 
 
@@ -63,7 +63,7 @@ def test_common_options_go_after_the_command() -> None:
 
 def test_a_custom_key_layout_is_compiled() -> None:
     args = parse("backfill", "--bucket", "b", "--key-layout", r"(?P<user>[^/]+)/(?P<file>.+)")
-    assert resolve_layout(args).key_layout.split("u1/x.txt").upload_user == "u1"
+    assert resolve_writer_settings(args).key_pattern.split("u1/x.txt").upload_user == "u1"
 
 
 @pytest.mark.parametrize(
@@ -150,7 +150,7 @@ def test_migrate_defaults_and_the_layout_options() -> None:
     [
         (
             [],
-            "the 0.2.0 index layout (1 bucket shard, no hot users, no Z-order index, "
+            "the 0.2.0 shard placement (1 bucket shard, no hot users, no Z-order index, "
             "the default key pattern)",
         ),
         (
@@ -179,14 +179,14 @@ def test_without_cdk_json_the_note_names_the_defaults_the_options_leave(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: list[str], note: str | None
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    resolved = resolve_layout(parse("backfill", "--bucket", "b", *options))
+    resolved = resolve_writer_settings(parse("backfill", "--bucket", "b", *options))
     if note is None:
         assert resolved.note is None
     else:
         hint = "pass --cdk-json or the layout options to match the deployment"
         assert resolved.note == f"no cdk.json here: writing with {note}; {hint}"
     (tmp_path / "cdk.json").write_text('{"context": {}}')
-    assert resolve_layout(parse("backfill", "--bucket", "b", *options)).note is None
+    assert resolve_writer_settings(parse("backfill", "--bucket", "b", *options)).note is None
 
 
 def _table(*indexes: tuple[str, str]) -> dict[str, Any]:
@@ -215,7 +215,7 @@ Z_INDEX = "bucketName-zAddress-index"
 def test_the_table_layout_check_compares_the_z_order_index(
     table: dict[str, Any], on: bool, refused: str | None
 ) -> None:
-    resolved = ResolvedLayout(IndexLayout(multi_attribute_index=on), multi_attribute_source="cdk.json")
+    resolved = WriterSettings(ShardPlacement(multi_attribute_index=on), multi_attribute_source="cdk.json")
     if refused is None:
         check_table_layout("T", table, resolved)
     else:
@@ -232,11 +232,11 @@ def test_settings_taken_from_the_deployed_configuration_are_only_those_a_writer_
 
     monkeypatch.chdir(tmp_path)  # no cdk.json: nothing named
     recorded = DeployedConfiguration.of(
-        layout=IndexLayout(bucket_shards=8), key_layout="default", bucket_time_index=True, enrich=["tags"]
+        layout=ShardPlacement(bucket_shards=8), key_pattern="default", bucket_time_index=True, enrich=["tags"]
     )
-    adopted = resolve_layout(parse("backfill", "--bucket", "b")).adopt(recorded, "the record")
-    assert adopted.layout == IndexLayout(bucket_shards=8)
+    adopted = resolve_writer_settings(parse("backfill", "--bucket", "b")).adopt(recorded, "the record")
+    assert adopted.layout == ShardPlacement(bucket_shards=8)
     assert set(adopted.given) == {"bucketIndexShards", "hotUsers", "multiAttributeIndex", "keyLayout"}
     assert adopted.own_configuration() == DeployedConfiguration.of(
-        layout=IndexLayout(bucket_shards=8), key_layout="default"
+        layout=ShardPlacement(bucket_shards=8), key_pattern="default"
     )

@@ -6,7 +6,7 @@ import pytest
 
 from backfill import handler
 from backfill.config import BackfillConfig, ConfigError
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 
 BASE = {"TABLE_NAME": "FileMetaData", "BUCKET_NAME": "fileupload.a"}
 
@@ -51,8 +51,8 @@ def test_a_missing_bucket_is_named() -> None:
 
 
 def test_the_index_layout_comes_from_the_environment() -> None:
-    assert BackfillConfig.from_env(BASE).layout == IndexLayout()
-    layout = IndexLayout(bucket_shards=4, hot_users={"bot": 2}, multi_attribute_index=True)
+    assert BackfillConfig.from_env(BASE).layout == ShardPlacement()
+    layout = ShardPlacement(bucket_shards=4, hot_users={"bot": 2}, multi_attribute_index=True)
     assert BackfillConfig.from_env({**BASE, **layout.to_env()}).layout == layout
 
 
@@ -66,12 +66,12 @@ def test_a_bad_layout_names_its_variable(name: str, value: str) -> None:
 
 
 def test_the_batch_lambdas_write_with_the_configured_layout(monkeypatch: pytest.MonkeyPatch) -> None:
-    layout = IndexLayout(bucket_shards=4, multi_attribute_index=True)
+    layout = ShardPlacement(bucket_shards=4, multi_attribute_index=True)
     for name, value in {**BASE, **layout.to_env()}.items():
         monkeypatch.setenv(name, value)
     handler.cold_start.cache_clear()
     try:
-        assert handler.cold_start().repairer.index_layout == layout
+        assert handler.cold_start().repairer.shard_placement == layout
     finally:
         handler.cold_start().executor.shutdown()
         handler.cold_start.cache_clear()

@@ -9,8 +9,8 @@ import backfill.config
 import search.errors
 from file_index import config as shared
 from file_index.config import SdkSettings
-from file_index.key_layout import KeyLayout
-from file_index.layout import IndexLayout, LayoutError
+from file_index.key_pattern import KeyPattern
+from file_index.placement import LayoutError, ShardPlacement
 from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
 from indexer import handler
 from indexer.config import ConfigError, IndexerConfig
@@ -20,7 +20,7 @@ REQUIRED = {"TABLE_NAME": "FileMetaData", "BUCKET_NAME": "fileupload.a"}
 
 def test_defaults() -> None:
     config = IndexerConfig.from_env(REQUIRED)
-    assert config == IndexerConfig("FileMetaData", "fileupload.a", KeyLayout.parse("default"))
+    assert config == IndexerConfig("FileMetaData", "fileupload.a", KeyPattern.parse("default"))
     assert config.tombstone_ttl_days == DEFAULT_TOMBSTONE_TTL_DAYS == 30
     assert config.write_concurrency == 32
     assert config.sdk == SdkSettings(
@@ -44,7 +44,7 @@ def test_all_variables() -> None:
     assert config.bucket_name == "B"
     assert (config.tombstone_ttl_days, config.write_concurrency) == (20, 8)
     assert config.sdk == SdkSettings(max_attempts=4, max_connections=8, connect_timeout=0.5, read_timeout=3.0)
-    assert config.key_layout.split("bob-x.txt").upload_user == "bob"
+    assert config.key_pattern.split("bob-x.txt").upload_user == "bob"
 
 
 @pytest.mark.parametrize(
@@ -138,8 +138,8 @@ def test_the_cold_start_fails_naming_a_missing_bucket(
 
 
 def test_the_index_layout_comes_from_the_environment() -> None:
-    assert IndexerConfig.from_env(REQUIRED).layout == IndexLayout()  # unset: the 0.2.0 entries
-    layout = IndexLayout(bucket_shards=16, hot_users={"ingest-bot": 8}, multi_attribute_index=True)
+    assert IndexerConfig.from_env(REQUIRED).layout == ShardPlacement()  # unset: the 0.2.0 entries
+    layout = ShardPlacement(bucket_shards=16, hot_users={"ingest-bot": 8}, multi_attribute_index=True)
     assert IndexerConfig.from_env({**REQUIRED, **layout.to_env()}).layout == layout
 
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from file_index.key_layout import KeyLayout
+from file_index.key_pattern import KeyPattern
 from file_index.objects import ObjectEvent, iso_utc_millis, order_key_for_sequencer, order_key_for_time
 from indexer.events import MalformedMessageError, parse_message
 
@@ -118,7 +118,7 @@ def test_a_test_event_is_acknowledged_with_no_events() -> None:
 def test_a_key_outside_the_layout_has_no_user_and_says_why() -> None:
     event = only(
         parse_message(
-            body(record(key="archive%2F2024%2Fsummary.pdf")), KeyLayout.parse(r"(?P<user>U\d+)_(?P<file>.+)")
+            body(record(key="archive%2F2024%2Fsummary.pdf")), KeyPattern.parse(r"(?P<user>U\d+)_(?P<file>.+)")
         )
     )
     assert event.upload_user is None

@@ -1,4 +1,4 @@
-"""The index layout: where writers put an entry and which values readers query, from env or context."""
+"""The shard placement: where writers put an entry and which values readers query, from env or context."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from hypothesis import strategies as st
 
 from file_index import shards, zorder
 from file_index.config import ConfigError
-from file_index.layout import DEFAULT_BUCKET_INDEX_SHARDS, IndexLayout, LayoutError
+from file_index.placement import DEFAULT_BUCKET_INDEX_SHARDS, LayoutError, ShardPlacement
 
 object_keys = st.text(min_size=1, max_size=40)
 
 
 def test_unset_environment_is_the_previous_layout() -> None:
-    layout = IndexLayout.from_env({})
-    assert layout == IndexLayout()
+    layout = ShardPlacement.from_env({})
+    assert layout == ShardPlacement()
     assert layout.bucket_partition("photos", "USER001/a.jpg") == "photos"
     assert layout.user_partition("USER001", "USER001/a.jpg") == "USER001"
     assert layout.user_shard("USER001", "USER001/a.jpg") == 0
@@ -24,20 +24,20 @@ def test_unset_environment_is_the_previous_layout() -> None:
 
 
 def test_environment_round_trip() -> None:
-    layout = IndexLayout(bucket_shards=16, hot_users={"ingest-bot": 8}, multi_attribute_index=True)
-    assert IndexLayout.from_env(layout.to_env()) == layout
+    layout = ShardPlacement(bucket_shards=16, hot_users={"ingest-bot": 8}, multi_attribute_index=True)
+    assert ShardPlacement.from_env(layout.to_env()) == layout
 
 
 def test_context_gives_the_same_layout_as_the_environment() -> None:
     context = {"bucketIndexShards": 16, "hotUsers": {"ingest-bot": 8}, "multiAttributeIndex": True}
-    assert IndexLayout.from_context(context) == IndexLayout(16, {"ingest-bot": 8}, True)
-    assert IndexLayout.from_context({}) == IndexLayout(bucket_shards=DEFAULT_BUCKET_INDEX_SHARDS)
+    assert ShardPlacement.from_context(context) == ShardPlacement(16, {"ingest-bot": 8}, True)
+    assert ShardPlacement.from_context({}) == ShardPlacement(bucket_shards=DEFAULT_BUCKET_INDEX_SHARDS)
     assert DEFAULT_BUCKET_INDEX_SHARDS == 16
 
 
 @given(key=object_keys, count=st.integers(1, 64))
 def test_an_entry_goes_to_one_of_the_values_a_reader_queries(key: str, count: int) -> None:
-    layout = IndexLayout(bucket_shards=count, hot_users={"bot": count})
+    layout = ShardPlacement(bucket_shards=count, hot_users={"bot": count})
     assert layout.bucket_partition("photos", key) in layout.bucket_partitions("photos")
     assert layout.user_partition("bot", key) in layout.user_partitions("bot")
     assert layout.public_bucket(layout.bucket_partition("photos", key)) == "photos"
@@ -47,12 +47,12 @@ def test_an_entry_goes_to_one_of_the_values_a_reader_queries(key: str, count: in
 
 @given(key=object_keys, before=st.integers(1, 32), extra=st.integers(0, 32))
 def test_raising_a_count_keeps_every_entry_readable(key: str, before: int, extra: int) -> None:
-    written = IndexLayout(bucket_shards=before).bucket_partition("photos", key)
-    assert written in IndexLayout(bucket_shards=before + extra).bucket_partitions("photos")
+    written = ShardPlacement(bucket_shards=before).bucket_partition("photos", key)
+    assert written in ShardPlacement(bucket_shards=before + extra).bucket_partitions("photos")
 
 
 def test_a_user_named_like_a_shard_is_not_taken_for_one() -> None:
-    layout = IndexLayout(hot_users={"bot": 8})
+    layout = ShardPlacement(hot_users={"bot": 8})
     # A user literally named "bot#3" is not hot: written under its own name, without userShard.
     assert layout.user_partition("bot#3", "bot#3/x") == "bot#3"
     assert layout.user_shard("bot#3", "bot#3/x") == 0
@@ -61,7 +61,7 @@ def test_a_user_named_like_a_shard_is_not_taken_for_one() -> None:
 
 
 def test_z_address_when_the_third_index_is_on() -> None:
-    layout = IndexLayout(multi_attribute_index=True)
+    layout = ShardPlacement(multi_attribute_index=True)
     address = layout.z_address("2017-08-20T09:15:02.113Z", 1234)
     assert address == zorder.encode(zorder.epoch_millis("2017-08-20T09:15:02.113Z"), 1234)
 
@@ -83,7 +83,7 @@ def test_z_address_when_the_third_index_is_on() -> None:
 )
 def test_bad_environment_names_the_variable(env: dict[str, str], message: str) -> None:
     with pytest.raises(LayoutError, match=message.replace("[", r"\[").replace("]", r"\]")):
-        IndexLayout.from_env(env)
+        ShardPlacement.from_env(env)
 
 
 @pytest.mark.parametrize(
@@ -97,7 +97,7 @@ def test_bad_environment_names_the_variable(env: dict[str, str], message: str) -
 )
 def test_bad_context_names_the_key(context: dict[str, object], message: str) -> None:
     with pytest.raises(LayoutError, match=message):
-        IndexLayout.from_context(context)
+        ShardPlacement.from_context(context)
 
 
 def test_a_layout_error_is_a_configuration_error() -> None:

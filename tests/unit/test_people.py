@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from file_index.key_layout import KeyLayout
+from file_index.key_pattern import KeyPattern
 from local_stack.api_gateway import rest_claim, rest_claims
 from search.errors import BadRequest, Forbidden, Unauthorized
 from search.people import (
@@ -176,7 +176,7 @@ def test_a_person_without_the_claim_is_told_so() -> None:
 
 
 def test_uploads_go_under_the_persons_prefix() -> None:
-    layout = KeyLayout.parse(None)
+    layout = KeyPattern.parse(None)
     person = Person(user="USER001")
     assert upload_key(person, "a.txt", None, layout) == "USER001/a.txt"
     assert upload_key(person, "a.txt", "/reports/2026/", layout) == "USER001/reports/2026/a.txt"
@@ -185,8 +185,8 @@ def test_uploads_go_under_the_persons_prefix() -> None:
 def test_a_user_the_layout_would_not_read_back_cannot_upload() -> None:
     # The default layout reads the user up to the first "_" or "/": "john_doe/..." would be john's.
     with pytest.raises(BadRequest, match="cannot credit files to user 'john_doe'"):
-        upload_key(Person(user="john_doe"), "a.txt", None, KeyLayout.parse(None))
+        upload_key(Person(user="john_doe"), "a.txt", None, KeyPattern.parse(None))
     with pytest.raises(BadRequest, match="cannot credit"):
         upload_key(
-            Person(user="alice"), "a.txt", None, KeyLayout.parse(r"uploads/(?P<user>[^/]+)/(?P<file>.+)")
+            Person(user="alice"), "a.txt", None, KeyPattern.parse(r"uploads/(?P<user>[^/]+)/(?P<file>.+)")
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 from file_index.state import State
 from search.config import SearchConfig, load_config, queue_name
 from search.errors import ConfigError
@@ -83,14 +83,14 @@ def test_a_bad_initial_state_is_named(value: str) -> None:
 
 
 def test_the_layout_comes_from_the_environment_and_defaults_to_one_shard() -> None:
-    assert load_config(COMPLETE).layout == IndexLayout()
+    assert load_config(COMPLETE).layout == ShardPlacement()
     env = {
         **COMPLETE,
         "BUCKET_INDEX_SHARDS": "16",
         "HOT_USERS": '{"bot": 8}',
         "MULTI_ATTRIBUTE_INDEX": "true",
     }
-    assert load_config(env).layout == IndexLayout(16, {"bot": 8}, multi_attribute_index=True)
+    assert load_config(env).layout == ShardPlacement(16, {"bot": 8}, multi_attribute_index=True)
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from typing import Any
 
 import boto3
 
-from file_index.layout import DEFAULT_BUCKET_INDEX_SHARDS, IndexLayout
+from file_index.placement import DEFAULT_BUCKET_INDEX_SHARDS, ShardPlacement
 from file_index.reader import BucketQuery, FileReader
 from tests.integration.admin.conftest import BUCKET, TABLE, Account
 
@@ -60,7 +60,8 @@ def upload(account: Account) -> None:
 
 def listed_by_the_deployed_search(account: Account) -> set[str]:
     reader = FileReader(
-        boto3.resource("dynamodb", region_name="us-east-1").Table(TABLE), layout=IndexLayout(bucket_shards=4)
+        boto3.resource("dynamodb", region_name="us-east-1").Table(TABLE),
+        layout=ShardPlacement(bucket_shards=4),
     )
     found: set[str] = set()
     start = None
@@ -94,7 +95,7 @@ def test_without_a_cdk_json_the_deployed_layout_is_written(account: Account, tmp
     upload(account)
     result = account.admin("backfill", "--bucket", BUCKET, "--json")
     assert result.status == 0, result.stderr
-    assert "writing with the deployed index layout of stack 'S3FileSearch'" in result.stderr
+    assert "writing with the deployed shard placement of stack 'S3FileSearch'" in result.stderr
     shards = {account.item(key)["bucketName"] for key in KEYS}  # type: ignore[index]
     assert shards == {BUCKET, *(f"{BUCKET}#{shard}" for shard in range(1, 4))}
     assert listed_by_the_deployed_search(account) == set(KEYS)
@@ -110,7 +111,7 @@ def test_the_matching_layout_runs_and_a_missing_stack_is_a_note_or_an_error(acco
         "reconcile", "--bucket", BUCKET, "--bucket-index-shards", "4", "--stack-name", "Nope"
     )
     assert named.status == 2
-    assert "cannot check the deployed index layout: there is no stack 'Nope'" in named.stderr
+    assert "cannot check the deployed shard placement: there is no stack 'Nope'" in named.stderr
 
 
 def test_without_the_default_stack_the_given_layout_is_written_as_before(account: Account) -> None:

@@ -1,4 +1,4 @@
-"""`migrate` and the index layout of the commands: Z-order addresses filled in, concurrent events win, the
+"""`migrate` and the shard placement of the commands: Z-order addresses filled in, concurrent events win, the
 pending flag cleared only after a whole run; layouts read from cdk.json, overridable, refused when bad."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 from moto import mock_aws
 
 from file_index import schema, shards
-from file_index.layout import IndexLayout
 from file_index.objects import ObjectEvent
+from file_index.placement import ShardPlacement
 from file_index.repair import expected_z_address, is_live, place_entry, scan_index
 from file_index.state import IndexStateStore
 from file_index.writer import apply_event, serialize
@@ -24,7 +24,7 @@ from tests.integration.admin.conftest import BUCKET, TABLE, Account
 
 HOT = "USER001"
 CONTEXT = {"bucketIndexShards": 4, "hotUsers": {HOT: 2}, "multiAttributeIndex": True}
-LAYOUT = IndexLayout.from_context(CONTEXT)
+LAYOUT = ShardPlacement.from_context(CONTEXT)
 
 
 def write_cdk_json(directory: Path, context: Mapping[str, Any]) -> None:
@@ -197,7 +197,7 @@ def test_an_event_between_the_scan_and_the_update_wins(legacy_account: Account) 
             # A writer without the Z-order layout (a process of the release before the switch): no address.
             raced[key] = new_event(key, "0A", 99)
             apply_event(
-                legacy_account.dynamodb, TABLE, raced[key], s3=legacy_account.s3, layout=IndexLayout()
+                legacy_account.dynamodb, TABLE, raced[key], s3=legacy_account.s3, layout=ShardPlacement()
             )
 
     summary = run_migrate(
@@ -257,7 +257,7 @@ def test_migrate_refuses_when_the_z_order_index_is_off(
     overridden = z_account.admin("migrate", "--bucket", BUCKET, "--no-multi-attribute-index")
     assert overridden.status == 2
     with pytest.raises(ZOrderIndexOffError):
-        run_migrate(dynamodb=z_account.dynamodb, bucket=BUCKET, table=TABLE, layout=IndexLayout())
+        run_migrate(dynamodb=z_account.dynamodb, bucket=BUCKET, table=TABLE, layout=ShardPlacement())
     assert not pending(z_account)
 
 
@@ -324,7 +324,7 @@ def test_without_cdk_json_the_commands_write_the_0_2_0_layout_with_a_note(
     result = legacy_account.admin("backfill", "--bucket", BUCKET, "--json")
     assert result.status == 0
     assert result.stderr == (
-        "file_search_admin: note: no cdk.json here: writing with the 0.2.0 index layout (1 bucket shard, "
+        "file_search_admin: note: no cdk.json here: writing with the 0.2.0 shard placement (1 bucket shard, "
         "no hot users, no Z-order index, the default key pattern); pass --cdk-json or the layout options to "
         "match the deployment\n"
     )
@@ -382,7 +382,8 @@ def test_a_layout_without_the_tables_z_order_index_is_refused_before_any_write(
     upload(z_account, 4)
     refused = (
         "file_search_admin: error: table 'FileMetaData' has the Z-order index bucketName-zAddress-index, "
-        "but the index layout has multiAttributeIndex off ({source}): the entries it wrote would be missing "
+        "but the shard placement has multiAttributeIndex off ({source}): the entries it wrote would be "
+        "missing "
         "from box searches; run from the CDK app's folder, pass --cdk-json PATH, or --multi-attribute-index\n"
     )
     for command in ("backfill", "reconcile"):
@@ -436,7 +437,8 @@ def test_a_z_order_layout_for_a_table_without_the_index_is_refused(
     assert (result.status, result.stdout) == (2, "")
     assert result.stderr == (
         "file_search_admin: error: table 'FileMetaData' has no Z-order index bucketName-zAddress-index, but "
-        "the index layout has multiAttributeIndex on (cdk.json): the layout is not the deployed one; deploy "
+        "the shard placement has multiAttributeIndex on (cdk.json): the layout is not the deployed one; "
+        "deploy "
         "it first, pass the deployment's --cdk-json PATH, or --no-multi-attribute-index\n"
     )
     assert _writes(count_requests) == []

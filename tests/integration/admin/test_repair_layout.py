@@ -1,4 +1,4 @@
-"""Repairs under an index layout, on moto and DynamoDB Local: placement by the layout, the zAddress
+"""Repairs under an shard placement, on moto and DynamoDB Local: placement by the layout, the zAddress
 update that a concurrent write always wins, and what counts as a difference of placement."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from file_index import schema
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 from file_index.repair import (
     Difference,
     Placement,
@@ -24,7 +24,7 @@ from tests.integration.admin.test_repair_writes import BUCKET, LAYOUT, Table, ev
 
 __all__ = ["table"]  # the engine-parametrised fixture
 
-Z_LAYOUT = IndexLayout(bucket_shards=4, hot_users={"USER001": 2}, multi_attribute_index=True)
+Z_LAYOUT = ShardPlacement(bucket_shards=4, hot_users={"USER001": 2}, multi_attribute_index=True)
 KEY = "USER001_a.txt"
 
 
@@ -45,7 +45,14 @@ def test_backfill_and_repair_place_the_entry_by_the_layout(table: Table) -> None
     assert backfilled["zAddress"] == expected_z_address(backfilled, Z_LAYOUT)
     # A repair to another version keeps the shard and moves the address.
     assert repair(
-        table.client, table.name, BUCKET, KEY, backfilled, listed(size=9_999), LAYOUT, index_layout=Z_LAYOUT
+        table.client,
+        table.name,
+        BUCKET,
+        KEY,
+        backfilled,
+        listed(size=9_999),
+        LAYOUT,
+        shard_placement=Z_LAYOUT,
     )
     repaired = table.item(KEY)
     assert repaired is not None
@@ -55,7 +62,7 @@ def test_backfill_and_repair_place_the_entry_by_the_layout(table: Table) -> None
     )
     assert repaired["zAddress"] == expected_z_address(repaired, Z_LAYOUT) != backfilled["zAddress"]
     # A repair to "gone" leaves every index: no key attribute, no userShard, no zAddress.
-    assert repair(table.client, table.name, BUCKET, KEY, repaired, None, LAYOUT, index_layout=Z_LAYOUT)
+    assert repair(table.client, table.name, BUCKET, KEY, repaired, None, LAYOUT, shard_placement=Z_LAYOUT)
     tombstone = table.item(KEY)
     assert tombstone is not None
     assert not (schema.GSI_KEY_ATTRIBUTES | {schema.USER_SHARD}) & tombstone.keys()
@@ -65,7 +72,7 @@ def test_an_entry_of_a_smaller_shard_count_is_no_difference(table: Table) -> Non
     backfill_object(table.client, table.name, BUCKET, listed(), LAYOUT)  # 0.2.0: shard 0, no address
     entry = table.item(KEY)
     assert entry is not None
-    sharded = IndexLayout(bucket_shards=16, hot_users={"USER001": 8})
+    sharded = ShardPlacement(bucket_shards=16, hot_users={"USER001": 8})
     assert difference(entry, listed(), layout=sharded) is None
     assert difference(entry, listed(), layout=Z_LAYOUT) is Difference.UNPLACED
     assert difference(entry, listed(size=11), layout=Z_LAYOUT) is Difference.STALE  # the version first
@@ -108,7 +115,7 @@ def test_place_entry_leaves_a_placed_entry_and_refuses_a_tombstone(table: Table)
     entry = table.item(KEY)
     assert entry is not None
     # The Z-order index off and the entry in shard 0: nothing to place.
-    assert place_entry(table.client, table.name, entry, IndexLayout()) is Placement.ALREADY
+    assert place_entry(table.client, table.name, entry, ShardPlacement()) is Placement.ALREADY
     assert table.item(KEY) == entry
     with pytest.raises(ValueError, match="tombstone"):
         place_entry(table.client, table.name, {**entry, "deleted": True}, Z_LAYOUT)
@@ -118,10 +125,10 @@ def test_the_repairer_places_an_entry_without_a_head_and_a_dry_run_writes_nothin
     backfill_object(table.client, table.name, BUCKET, listed(), LAYOUT)
     entry = table.item(KEY)
     assert entry is not None
-    dry = Repairer(NoS3(), table.client, table.name, BUCKET, LAYOUT, dry_run=True, index_layout=Z_LAYOUT)
+    dry = Repairer(NoS3(), table.client, table.name, BUCKET, LAYOUT, dry_run=True, shard_placement=Z_LAYOUT)
     assert dry.check(KEY, entry, listed(), compare_versions=False) is not None
     assert table.item(KEY) == entry
-    repairer = Repairer(NoS3(), table.client, table.name, BUCKET, LAYOUT, index_layout=Z_LAYOUT)
+    repairer = Repairer(NoS3(), table.client, table.name, BUCKET, LAYOUT, shard_placement=Z_LAYOUT)
     finding = repairer.check(KEY, entry, listed(), compare_versions=False)
     assert finding is not None
     assert (finding.kind, finding.result) == (Difference.UNPLACED, Repair.FIXED)
@@ -136,11 +143,11 @@ def test_the_repairer_places_an_entry_without_a_head_and_a_dry_run_writes_nothin
 
 
 # A layout that was never deployed (cdk.json raised before the deploy) and the one that was.
-UNDEPLOYED = IndexLayout(bucket_shards=64, hot_users={"USER001": 8})
-DEPLOYED = IndexLayout(bucket_shards=4)
+UNDEPLOYED = ShardPlacement(bucket_shards=64, hot_users={"USER001": 8})
+DEPLOYED = ShardPlacement(bucket_shards=4)
 
 
-def _key_outside(layout: IndexLayout, deployed: IndexLayout) -> str:
+def _key_outside(layout: ShardPlacement, deployed: ShardPlacement) -> str:
     """A key that `layout` writes to a bucket shard and a user shard `deployed` never reads."""
     for index in range(10_000):
         key = f"USER001_{index}.txt"
@@ -160,7 +167,7 @@ def test_an_entry_outside_the_deployed_shards_is_unplaced_and_moved(table: Table
     # Where the deployed readers never look: a difference of placement, not of content.
     assert difference(entry, listed(key=key, size=5), layout=UNDEPLOYED) is None
     assert difference(entry, listed(key=key, size=5), layout=DEPLOYED) is Difference.UNPLACED
-    repairer = Repairer(NoS3(), table.client, table.name, BUCKET, LAYOUT, index_layout=DEPLOYED)
+    repairer = Repairer(NoS3(), table.client, table.name, BUCKET, LAYOUT, shard_placement=DEPLOYED)
     finding = repairer.check(key, entry, listed(key=key, size=5), compare_versions=False)
     assert finding is not None
     assert (finding.kind, finding.result) == (Difference.UNPLACED, Repair.FIXED)

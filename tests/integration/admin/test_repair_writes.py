@@ -12,7 +12,7 @@ import pytest
 from moto import mock_aws
 
 from file_index import schema
-from file_index.key_layout import KeyLayout
+from file_index.key_pattern import KeyPattern
 from file_index.objects import ObjectEvent
 from file_index.repair import (
     BackfillOutcome,
@@ -27,7 +27,7 @@ from file_index.repair import (
 from file_index.writer import Outcome, apply_event
 
 BUCKET = "fileupload.a"
-LAYOUT = KeyLayout.parse("default")
+LAYOUT = KeyPattern.parse("default")
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
 

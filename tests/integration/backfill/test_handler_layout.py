@@ -1,4 +1,4 @@
-"""The state machine's Lambdas write and judge entries by the index layout of their environment."""
+"""The state machine's Lambdas write and judge entries by the shard placement of their environment."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from moto import mock_aws
 
 from backfill import handler
 from file_index import schema
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 from file_index.repair import expected_z_address
 from tests.integration.backfill.test_handler import BUCKET, TABLE, Env, NoTimeContext
 
-LAYOUT = IndexLayout(bucket_shards=4, hot_users={"USER001": 2}, multi_attribute_index=True)
+LAYOUT = ShardPlacement(bucket_shards=4, hot_users={"USER001": 2}, multi_attribute_index=True)
 
 
 @pytest.fixture

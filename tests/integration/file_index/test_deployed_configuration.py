@@ -22,16 +22,16 @@ from file_index.deployment import (
     DeployedConfigurationStore,
     configuration_key,
 )
-from file_index.layout import IndexLayout
 from file_index.objects import MAX_KEY_BYTES
+from file_index.placement import ShardPlacement
 from file_index.state import is_state_key, state_key
 from tests.integration.indexer.notifications import notification, s3_record
 
 TABLE = "FileMetaData"
 BUCKET = "fileupload.a"
 DEPLOYED = DeployedConfiguration.of(
-    layout=IndexLayout(bucket_shards=16, hot_users={"bot": 4}),
-    key_layout="default",
+    layout=ShardPlacement(bucket_shards=16, hot_users={"bot": 4}),
+    key_pattern="default",
     bucket_time_index=True,
     name_table="FileNameIndex",
     enrich=["tags", "contentType"],
@@ -73,7 +73,7 @@ def test_the_record_round_trips_in_cdk_json_terms(dynamodb: Any) -> None:
         "nameTableName": "FileNameIndex",
         "enrich": ["contentType", "tags"],
     }
-    assert recorded.layout == IndexLayout(bucket_shards=16, hot_users={"bot": 4})
+    assert recorded.layout == ShardPlacement(bucket_shards=16, hot_users={"bot": 4})
     assert recorded.name_table == "FileNameIndex"
     # No index key attribute: no search can return it.
     item = dynamodb.get_item(TableName=TABLE, Key={"objectKey": {"S": configuration_key(BUCKET)}})["Item"]
@@ -90,9 +90,9 @@ def test_a_damaged_record_is_an_error_that_says_how_to_mend_it(dynamodb: Any) ->
 
 
 def test_differences_name_only_the_settings_both_sides_have() -> None:
-    own = DeployedConfiguration.of(layout=IndexLayout(bucket_shards=32, hot_users={"bot": 4}))
+    own = DeployedConfiguration.of(layout=ShardPlacement(bucket_shards=32, hot_users={"bot": 4}))
     assert DEPLOYED.differences(own) == [("bucketIndexShards", 16, 32)]
-    assert DEPLOYED.differences(DeployedConfiguration.of(key_layout="default")) == []
+    assert DEPLOYED.differences(DeployedConfiguration.of(key_pattern="default")) == []
     no_names = DeployedConfiguration.of(name_table=None)
     assert DEPLOYED.differences(no_names) == [("nameIndex", True, False)]
     # Order and repetition do not make a difference.
@@ -113,7 +113,7 @@ def test_a_check_names_both_values_and_trusts_a_match_for_a_minute(dynamodb: Any
     store = DeployedConfigurationStore(dynamodb, TABLE)
     clock = Clock()
     own = DeployedConfiguration.of(
-        layout=IndexLayout(bucket_shards=16, hot_users={"bot": 4}), key_layout="default"
+        layout=ShardPlacement(bucket_shards=16, hot_users={"bot": 4}), key_pattern="default"
     )
     check = ConfigurationCheck(store, BUCKET, own, writer="the indexer", clock=clock)
     check.check()  # no record: nothing to differ from

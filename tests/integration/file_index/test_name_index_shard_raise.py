@@ -20,12 +20,12 @@ import pytest
 from moto import mock_aws
 
 from file_index import schema
-from file_index.key_layout import KeyLayout
-from file_index.layout import IndexLayout
+from file_index.key_pattern import KeyPattern
 from file_index.name_reader import NameQuery, NameReader
 from file_index.name_sync import sync_names
 from file_index.names import NameIndex, name_items
 from file_index.objects import ObjectEvent
+from file_index.placement import ShardPlacement
 from file_index.reader import BucketQuery, FileReader, UserQuery
 from file_index.repair import ListedObject, Placement, place_entry, plain_item, repair
 from file_index.writer import apply_event
@@ -33,12 +33,12 @@ from tests.integration.conftest import DynamoDBLocal
 
 BUCKET = "fileupload.a"
 USER = "alice"
-BEFORE = IndexLayout()
-AFTER = IndexLayout(bucket_shards=16)
+BEFORE = ShardPlacement()
+AFTER = ShardPlacement(bucket_shards=16)
 START = datetime(2024, 5, 1, 10, tzinfo=UTC)
 
 
-KEYS = KeyLayout.parse(None)
+KEYS = KeyPattern.parse(None)
 NameKey = tuple[str, str, str | None]
 
 
@@ -68,7 +68,7 @@ class Tables:
         self,
         kind: str,
         key: str,
-        layout: IndexLayout,
+        layout: ShardPlacement,
         *,
         position: int | None = None,
         version_id: str | None = None,
@@ -139,7 +139,7 @@ class Tables:
         entry = {**self.entry(key), schema.BUCKET_NAME: bucket_partition}
         self.names.put_entry(entry, "")
 
-    def reader(self, layout: IndexLayout = AFTER) -> NameReader:
+    def reader(self, layout: ShardPlacement = AFTER) -> NameReader:
         table = boto3.resource("dynamodb", endpoint_url=self.dynamodb.meta.endpoint_url).Table(self.table)
         return NameReader(
             table.meta.client,
@@ -150,7 +150,7 @@ class Tables:
         )
 
     def pages(
-        self, query: NameQuery, *, limit: int = 100, layout: IndexLayout = AFTER
+        self, query: NameQuery, *, limit: int = 100, layout: ShardPlacement = AFTER
     ) -> tuple[list[str], list[str]]:
         """Every key and every sub-folder of `query`, page after page."""
         reader = self.reader(layout)
@@ -167,7 +167,7 @@ class Tables:
         raise AssertionError("the list never ended")
 
     def folder(
-        self, prefix: str, *, limit: int = 100, layout: IndexLayout = AFTER, **query: Any
+        self, prefix: str, *, limit: int = 100, layout: ShardPlacement = AFTER, **query: Any
     ) -> list[str]:
         """Every key of the folder list of `prefix` (the bucket's unless `scope` is given)."""
         scope = query.pop("scope", BucketQuery(bucket=BUCKET))
@@ -278,7 +278,7 @@ def test_an_overwrite_in_place_writes_no_name_item(tables: Tables) -> None:
 
 
 def test_an_overwrite_after_a_user_turns_hot_moves_the_items_to_the_users_shard(tables: Tables) -> None:
-    hot = IndexLayout(bucket_shards=16, hot_users={USER: 4})
+    hot = ShardPlacement(bucket_shards=16, hot_users={USER: 4})
     key = moved_key("hot", lambda key: hot.user_shard(USER, key) != 0)
     tables.apply("put", key, AFTER)
     tables.apply("put", key, hot)
@@ -365,7 +365,7 @@ def test_a_repair_that_moves_the_entry_moves_its_name_items(tables: Tables) -> N
         tables.entry(key),
         current,
         KEYS,
-        index_layout=AFTER,
+        shard_placement=AFTER,
         name_index=tables.names,
     )
     assert tables.entry(key)[schema.BUCKET_NAME] == AFTER.bucket_partition(BUCKET, key)
@@ -376,7 +376,7 @@ def test_a_repair_that_moves_the_entry_moves_its_name_items(tables: Tables) -> N
 def test_placing_an_entry_in_another_shard_moves_its_name_items(tables: Tables) -> None:
     """An entry in a shard the layout never reads (written under 16 shards, read under 4) is placed in
     its shard of 4, and its name items with it."""
-    four = IndexLayout(bucket_shards=4)
+    four = ShardPlacement(bucket_shards=4)
     key = moved_key("placed", lambda key: int(AFTER.bucket_partition(BUCKET, key).split("#")[1]) >= 4)
     tables.apply("put", key, AFTER)
     entry = tables.entry(key)

@@ -510,10 +510,10 @@ def test_an_event_with_a_sequencer_beats_any_without(engine: Engine) -> None:
 
 def test_a_key_without_user_is_in_the_bucket_index_only(engine: Engine) -> None:
     key = "reports/2024/summary.pdf"
-    from file_index.key_layout import KeyLayout
+    from file_index.key_pattern import KeyPattern
 
     parsed = parse_record(
-        s3_record("ObjectCreated:Put", key, sequencer="0A"), KeyLayout.parse(r"(?P<user>U\d+)_(?P<file>.+)")
+        s3_record("ObjectCreated:Put", key, sequencer="0A"), KeyPattern.parse(r"(?P<user>U\d+)_(?P<file>.+)")
     )
     assert parsed is not None
     assert apply(engine, parsed) == [Outcome.WRITTEN]

@@ -1,4 +1,4 @@
-"""The writer places entries by the index layout: bucket shards, hot users' shards, the Z-order address.
+"""The writer places entries by the shard placement: bucket shards, hot users' shards, the Z-order address.
 
 On moto and DynamoDB Local, on a table with all three indexes: an entry is in exactly the partition the
 layout names on each index, an overwrite stays in its shard, and every way an entry becomes a tombstone
@@ -19,8 +19,8 @@ import pytest
 from moto import mock_aws
 
 from file_index import schema, shards, zorder
-from file_index.layout import IndexLayout
 from file_index.objects import ObjectEvent
+from file_index.placement import ShardPlacement
 from file_index.writer import Outcome, apply_event, entry_item
 from tests.integration.conftest import DynamoDBLocal
 from tests.integration.indexer.conftest import BUCKET, FAKE_CREDENTIALS, Engine
@@ -28,7 +28,7 @@ from tests.integration.indexer.notifications import query_keys, read_items
 from tests.integration.indexer.test_writer import NOW, History, delete, event, put
 
 HOT = "USER001"
-LAYOUT = IndexLayout(bucket_shards=8, hot_users={HOT: 4}, multi_attribute_index=True)
+LAYOUT = ShardPlacement(bucket_shards=8, hot_users={HOT: 4}, multi_attribute_index=True)
 
 
 def keys_of(user: str, count: int = 24) -> list[str]:
@@ -60,7 +60,7 @@ def z_engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) ->
             client.delete_table(TableName=request_kwargs["TableName"])
 
 
-def apply(engine: Engine, *events: ObjectEvent, layout: IndexLayout = LAYOUT) -> list[Outcome]:
+def apply(engine: Engine, *events: ObjectEvent, layout: ShardPlacement = LAYOUT) -> list[Outcome]:
     s3 = boto3.client("s3")
     return [apply_event(engine.client, engine.table_name, e, s3=s3, now=NOW, layout=layout) for e in events]
 
@@ -134,7 +134,7 @@ def test_an_entry_carries_its_shard_values_user_shard_and_z_address() -> None:
 
 def test_z_address_is_written_only_when_the_z_order_index_is_on() -> None:
     created = put("0A", key=keys_of(HOT)[0])
-    sharded_only = IndexLayout(bucket_shards=8, hot_users={HOT: 4})
+    sharded_only = ShardPlacement(bucket_shards=8, hot_users={HOT: 4})
     assert "zAddress" not in entry_item(created, None, sharded_only)
     assert "zAddress" in entry_item(created, None, LAYOUT)
 

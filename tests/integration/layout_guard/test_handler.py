@@ -1,4 +1,4 @@
-"""The index layout guard as CloudFormation calls it: on moto's DynamoDB and CloudFormation, answering a
+"""The shard placement guard as CloudFormation calls it: on moto's DynamoDB and CloudFormation, answering a
 real HTTP endpoint that stands in for the request's presigned response URL."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from moto import mock_aws
 
 from file_index import schema
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 from file_index.state import IndexStateStore, Operation
 from layout_guard import handler
 from layout_guard.guard import to_properties
@@ -77,7 +77,7 @@ def create_table(dynamodb: Any) -> None:
 
 
 def properties(**layout: Any) -> dict[str, str]:
-    return to_properties(IndexLayout(**layout), table_name=TABLE, bucket_name=BUCKET)
+    return to_properties(ShardPlacement(**layout), table_name=TABLE, bucket_name=BUCKET)
 
 
 def call(
@@ -324,4 +324,4 @@ def test_an_unexpected_error_still_answers(aws: dict[str, Any], endpoint: Respon
     answer = call(aws, endpoint, "Update", event_without_old_properties)
 
     assert answer["Status"] == "FAILED"
-    assert answer["Reason"].startswith("the index layout guard failed: KeyError('OldResourceProperties')")
+    assert answer["Reason"].startswith("the shard placement guard failed: KeyError('OldResourceProperties')")

@@ -1,4 +1,4 @@
-"""Box queries through the local stack, in each index layout, against a brute-force truth.
+"""Box queries through the local stack, in each shard placement, against a brute-force truth.
 
 For each layout the CDK app can be given (one shard; 16 shards, the default; 16 with a hot user; 16 with
 the Z-order index) one local stack starts with that context. A few hundred files of several users go in
@@ -31,7 +31,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from file_index.key_layout import KeyLayout
+from file_index.key_pattern import KeyPattern
 from file_index.zorder import encode, epoch_millis
 from local_stack.stack import LocalFileSearch
 
@@ -45,7 +45,7 @@ INDEXING_TIMEOUT_S = 120.0
 DEFAULT_LIMIT = 100  # the API's page size when `limit` is not given
 
 HOT_USER = "USER009"
-# The default key layout takes everything before the first `_` as the user, `#` included.
+# The default key pattern takes everything before the first `_` as the user, `#` included.
 SHARD_NAMED_USER = "USER009#2"
 NORMAL_USERS = ("USER001", "USER002", "USER003", "USER004", "USER005")
 USERS = (*NORMAL_USERS, HOT_USER, SHARD_NAMED_USER)
@@ -178,7 +178,7 @@ def corpus(request: pytest.FixtureRequest, _aws_credentials: None) -> Iterator[C
         stack.wait_until_indexed(timeout=INDEXING_TIMEOUT_S)
 
         corpus = Corpus(stack=stack, z_order=context["multiAttributeIndex"], deleted=set(deletes))
-        layout = KeyLayout.parse(None)
+        layout = KeyPattern.parse(None)
         for key, upload in latest.items():
             if key in corpus.deleted:
                 continue

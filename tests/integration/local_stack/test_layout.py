@@ -1,5 +1,5 @@
 """The local stack follows the CDK app's configuration: cdk.json's context, or overrides of it, decide the
-table's indexes and the index layout the handlers get, exactly as they decide the deployed stack's."""
+table's indexes and the shard placement the handlers get, exactly as they decide the deployed stack's."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from file_index import schema
-from file_index.layout import IndexLayout
+from file_index.placement import ShardPlacement
 from infra.config import StackConfig
 from local_stack.stack import InvalidConfigurationError, LocalFileSearch
 
@@ -46,7 +46,7 @@ def test_an_override_switches_the_z_order_index_and_the_layout_on():
 
     with LocalFileSearch(aws_port=0, api_port=0, log_level="WARNING", context=context) as stack:
         assert index_names(stack) == [index.name for index in schema.global_indexes(True)]
-        assert IndexLayout.from_env(handler_layout()) == IndexLayout(
+        assert ShardPlacement.from_env(handler_layout()) == ShardPlacement(
             bucket_shards=4, hot_users={"ingest-bot": 8}, multi_attribute_index=True
         )
         assert stack.describe()["indexLayout"] == {
@@ -75,7 +75,7 @@ def test_a_key_switched_in_cdk_json_is_switched_for_the_stack(tmp_path: Path):
 
 
 def test_the_handlers_write_entries_where_the_layout_puts_them():
-    layout = IndexLayout(bucket_shards=4, hot_users={"ingest-bot": 4}, multi_attribute_index=True)
+    layout = ShardPlacement(bucket_shards=4, hot_users={"ingest-bot": 4}, multi_attribute_index=True)
     context = {"bucketIndexShards": 4, "hotUsers": {"ingest-bot": 4}, "multiAttributeIndex": True}
     keys = [f"ingest-bot/batch-{n}.csv" for n in range(8)]
 
@@ -130,4 +130,4 @@ def test_serve_names_the_layout_it_runs(start_serve):
         "multiAttributeIndex": layout.multi_attribute_index,
     }
     serve.stop()
-    assert f"index layout: bucketIndexShards={layout.bucket_shards}" in serve.stderr()
+    assert f"shard placement: bucketIndexShards={layout.bucket_shards}" in serve.stderr()

@@ -53,7 +53,7 @@ def test_an_eventbridge_event_source_is_said_once_not_silently_ignored(
 
 def test_a_bad_key_layout_is_refused_at_start_in_one_line() -> None:
     with pytest.raises(InvalidConfigurationError, match=r"^KEY_LAYOUT: ") as refused:
-        LocalFileSearch(aws_port=0, api_port=0, key_layout="(")
+        LocalFileSearch(aws_port=0, api_port=0, key_pattern="(")
     assert "\n" not in str(refused.value)
 
 

@@ -17,9 +17,9 @@ import boto3
 import pytest
 
 from file_index import cost, schema
-from file_index.layout import IndexLayout
 from file_index.name_reader import NameQuery
 from file_index.objects import ObjectEvent
+from file_index.placement import ShardPlacement
 from file_index.reader import FileReader
 from file_index.state import IndexStateStore, Operation, State
 from file_index.writer import entry_item
@@ -30,12 +30,12 @@ from search.service import FileSearch
 from search.status import IndexStateView
 from tests.integration.search.conftest import BUCKET, CURSOR_KEY, REGION, MotoStack, SearchApi
 
-LAYOUT = IndexLayout(bucket_shards=3, hot_users={"bot": 4}, multi_attribute_index=True)
+LAYOUT = ShardPlacement(bucket_shards=3, hot_users={"bot": 4}, multi_attribute_index=True)
 Z_TABLE = "FileMetaData-z"
 B = f"/files?bucket={BUCKET}"
 
 
-def _put(table: Any, key: str, size: int, date: str, layout: IndexLayout = LAYOUT) -> None:
+def _put(table: Any, key: str, size: int, date: str, layout: ShardPlacement = LAYOUT) -> None:
     user, file_id = key.split("/", 1)
     event = ObjectEvent(
         event_name="ObjectCreated:Put",

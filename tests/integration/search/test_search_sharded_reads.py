@@ -27,8 +27,8 @@ from moto import mock_aws
 from bench import reader_030
 from bench.reader_030 import Reader030
 from file_index import cost, schema, zorder
-from file_index.layout import IndexLayout
 from file_index.objects import ObjectEvent, iso_utc_millis
+from file_index.placement import ShardPlacement
 from file_index.reader import (
     PAGE_ROUNDS,
     BucketQuery,
@@ -71,7 +71,7 @@ class Truth:
 
 
 def _event(bucket: str, key: str, size: int, date: str) -> ObjectEvent:
-    # The default key layout: the user is everything before the first "/".
+    # The default key pattern: the user is everything before the first "/".
     user, file_id = key.split("/", 1)
     moment = datetime.fromisoformat(date.replace("Z", "+00:00"))
     return ObjectEvent(
@@ -127,7 +127,7 @@ def _write(table: Any, truth: list[Truth]) -> None:
     with table.batch_writer() as batch:
         for entry in truth:
             shard_count = WALK_SHARDS if entry.bucket == "walk" else BUCKET_SHARDS.get(entry.bucket, 1)
-            layout = IndexLayout(shard_count, HOT, multi_attribute_index=True)
+            layout = ShardPlacement(shard_count, HOT, multi_attribute_index=True)
             event = _event(entry.bucket, entry.key, entry.size, entry.date)
             batch.put_item(Item=entry_item(event, event.order_key, layout))
 
@@ -254,7 +254,7 @@ def test_sharded_bucket_lists_give_every_entry_once_in_size_order(
     if low is not None and high is not None and low > high:
         low, high = high, low
     shards = 16 if raise_to_sixteen else BUCKET_SHARDS[bucket]
-    reader = FileReader(table, IndexLayout(shards, HOT))
+    reader = FileReader(table, ShardPlacement(shards, HOT))
     query = BucketQuery(bucket=bucket, min_size=low, max_size=high, ascending=ascending)
     items, _requests, plans = _read_all(reader, query, limit=limit)
     assert plans == {Plan.SIZE}
@@ -290,7 +290,7 @@ def test_user_lists_of_a_hot_user_and_of_a_user_named_like_its_shard_stay_apart(
         query = UserQuery(user=user, day_prefix=start[:11], min_size=low, ascending=ascending)
     else:
         query = UserQuery(user=user, start=start, end=end, min_size=low, ascending=ascending)
-    reader = FileReader(table, IndexLayout(16, HOT))
+    reader = FileReader(table, ShardPlacement(16, HOT))
     items, _, plans = _read_all(reader, query, limit=limit)
     assert plans == {Plan.UPLOAD_DATE}
     _check_answer(
@@ -335,7 +335,7 @@ def test_bucket_boxes_on_every_plan_equal_brute_force(
     if low is not None and high is not None and low > high:
         low, high = high, low
     time_index = mode != "no time index"
-    layout = IndexLayout(BUCKET_SHARDS[bucket], HOT, multi_attribute_index=mode in ("z", "z pending"))
+    layout = ShardPlacement(BUCKET_SHARDS[bucket], HOT, multi_attribute_index=mode in ("z", "z pending"))
     reader = (
         Reader030(table, layout, bucket_time_index=time_index)
         if walk is None
@@ -410,7 +410,7 @@ def test_the_z_order_walk_jumps_over_what_lies_outside_the_box_and_misses_nothin
         max_size=2 ** (octaves[0] + octaves[1]),
         ascending=ascending,
     )
-    layout = IndexLayout(WALK_SHARDS, HOT, multi_attribute_index=True)
+    layout = ShardPlacement(WALK_SHARDS, HOT, multi_attribute_index=True)
     expected = [t for t in WALK_DATA if _in_box(t, query)]
     items, requests, plans = _read_all(FileReader(table, layout, z_walk=walk), query, limit=limit)
     assert plans == {Plan.Z_ORDER}
@@ -422,7 +422,7 @@ def test_the_z_order_walk_reads_less_than_0_3_0_and_an_empty_region_costs_one_qu
     table: Any,
 ) -> None:
     """The deployed walk against the bench's 0.3.0 reader (32 ranges, no jumps), as measure 13 compares."""
-    layout = IndexLayout(WALK_SHARDS, HOT, multi_attribute_index=True)
+    layout = ShardPlacement(WALK_SHARDS, HOT, multi_attribute_index=True)
     adaptive = FileReader(table, layout)
     legacy = Reader030(table, layout)
     # One week of 2017 and 1-2 MB: few entries inside, many around it in the box's z-range.
@@ -458,7 +458,7 @@ def test_a_time_range_of_a_bucket_reads_what_it_returns_on_the_time_index(table:
     query = BucketQuery(bucket="sixteen", start=TIMES[1], end=TIMES[2])
     expected = [t for t in DATA if t.bucket == "sixteen" and _in_box(t, query)]
     assert expected
-    layout = IndexLayout(BUCKET_SHARDS["sixteen"], HOT)
+    layout = ShardPlacement(BUCKET_SHARDS["sixteen"], HOT)
     timed = _read_all(FileReader(table, layout), query, limit=1000)
     legacy = _read_all(FileReader(table, layout, bucket_time_index=False), query, limit=1000)
     assert (timed[2], legacy[2]) == ({Plan.UPLOAD_DATE}, {Plan.SIZE})
@@ -472,7 +472,7 @@ def test_a_time_range_of_a_bucket_reads_what_it_returns_on_the_time_index(table:
 
 
 def test_one_shard_reads_what_it_returns_in_one_query_per_page(table: Any) -> None:
-    reader = FileReader(table, IndexLayout())
+    reader = FileReader(table, ShardPlacement())
     page = reader.list_files(BucketQuery(bucket="one"), limit=25)
     assert (len(page.items), page.scanned_count, page.request_count) == (25, 25, 1)
     page = reader.list_files(UserQuery(user="alice"), limit=10)
@@ -480,7 +480,7 @@ def test_one_shard_reads_what_it_returns_in_one_query_per_page(table: Any) -> No
 
 
 def test_sixteen_shards_cost_about_one_query_per_shard_per_page(table: Any) -> None:
-    reader = FileReader(table, IndexLayout(16))
+    reader = FileReader(table, ShardPlacement(16))
     page = reader.list_files(BucketQuery(bucket="sixteen"), limit=50)
     assert len(page.items) == 50
     assert 16 <= page.request_count <= 20
@@ -493,17 +493,17 @@ def test_a_raise_of_the_shard_count_mid_list_loses_nothing_and_repeats_nothing(t
         with table.batch_writer() as batch:
             for t in part:
                 event = _event(t.bucket, t.key, t.size, t.date)
-                batch.put_item(Item=entry_item(event, event.order_key, IndexLayout(shards)))
+                batch.put_item(Item=entry_item(event, event.order_key, ShardPlacement(shards)))
     query = BucketQuery(bucket="raise", ascending=True)
-    first = FileReader(table, IndexLayout(4)).list_files(query, limit=25)
+    first = FileReader(table, ShardPlacement(4)).list_files(query, limit=25)
     assert first.next_cursor is not None
     # Raised to 16: new uploads land in all sixteen shards, every one after the cursor's place.
     new = [Truth(f"alice/raise-new-{n:03d}", "raise", "alice", 100 + n, TIMES[1]) for n in range(40)]
     with table.batch_writer() as batch:
         for t in new:
             event = _event(t.bucket, t.key, t.size, t.date)
-            batch.put_item(Item=entry_item(event, event.order_key, IndexLayout(16)))
-    reader = FileReader(table, IndexLayout(16))
+            batch.put_item(Item=entry_item(event, event.order_key, ShardPlacement(16)))
+    reader = FileReader(table, ShardPlacement(16))
     items = list(first.items)
     start: ListCursor | None = ListCursor.from_json(first.next_cursor.to_json())
     while start is not None:
@@ -513,7 +513,7 @@ def test_a_raise_of_the_shard_count_mid_list_loses_nothing_and_repeats_nothing(t
     _check_answer(items, old + new, Plan.SIZE, ascending=True)
     # A cursor naming more shards than are read now is refused, never half-read.
     with pytest.raises(InvalidStartKey, match="made for 16 shards, more than the 4 read now"):
-        FileReader(table, IndexLayout(4)).list_files(
+        FileReader(table, ShardPlacement(4)).list_files(
             query, limit=5, start=ListCursor(Plan.SIZE, MergeCursor.start(16))
         )
 
@@ -521,7 +521,7 @@ def test_a_raise_of_the_shard_count_mid_list_loses_nothing_and_repeats_nothing(t
 def test_a_cursor_keeps_its_plan_and_a_z_order_cursor_is_refused_while_the_index_cannot_answer(
     table: Any,
 ) -> None:
-    reader = FileReader(table, IndexLayout(16, HOT, multi_attribute_index=True))
+    reader = FileReader(table, ShardPlacement(16, HOT, multi_attribute_index=True))
     # Time and size bounds (no size bounds would take the bucket's time index).
     query = BucketQuery(bucket="sixteen", start=TIMES[0], end=TIMES[-1], min_size=0)
     fallback = reader.list_files(query, limit=5, z_order_ready=False)
@@ -543,7 +543,7 @@ def test_a_cursor_keeps_its_plan_and_a_z_order_cursor_is_refused_while_the_index
     with pytest.raises(InvalidStartKey, match="Z-order index, which cannot answer now"):
         reader.list_files(query, limit=5, start=z_page.next_cursor, z_order_ready=False)
     with pytest.raises(InvalidStartKey, match="Z-order index, which cannot answer now"):
-        FileReader(table, IndexLayout(16, HOT)).list_files(query, limit=5, start=z_page.next_cursor)
+        FileReader(table, ShardPlacement(16, HOT)).list_files(query, limit=5, start=z_page.next_cursor)
     # A plan that does not read the query, or a position outside it, is refused before any read.
     size_only = BucketQuery(bucket="sixteen")
     with pytest.raises(InvalidStartKey, match="zAddress plan"):
@@ -554,7 +554,7 @@ def test_a_cursor_keeps_its_plan_and_a_z_order_cursor_is_refused_while_the_index
 
 
 def test_a_time_index_cursor_is_refused_once_the_index_is_gone_and_an_asked_order_is_kept(table: Any) -> None:
-    layout = IndexLayout(16, HOT)
+    layout = ShardPlacement(16, HOT)
     query = BucketQuery(bucket="sixteen", start=TIMES[0])
     page = FileReader(table, layout).list_files(query, limit=5)
     assert page.ordered_by is Plan.UPLOAD_DATE
@@ -575,7 +575,7 @@ def test_a_time_index_cursor_is_refused_once_the_index_is_gone_and_an_asked_orde
 
 
 def test_items_of_a_hot_users_shard_show_the_user_and_the_bucket(table: Any) -> None:
-    reader = FileReader(table, IndexLayout(16, HOT))
+    reader = FileReader(table, ShardPlacement(16, HOT))
     hot = [t for t in DATA if t.user == "bot" and t.bucket == "sixteen"]
     stored = {t.key: table.get_item(Key={"objectKey": t.key})["Item"] for t in hot}
     # The entries really are spread over the shards of both indexes.
@@ -608,7 +608,7 @@ def test_with_statistics_the_planner_takes_the_plan_that_keys_on_the_narrow_boun
     Z-order index when on); with the bucket's statistics a box narrow in time reads the time index and one
     narrow in size the size index. Time bounds alone always read the time index."""
     statistics = _walk_statistics()
-    reader = FileReader(table, IndexLayout(WALK_SHARDS, HOT))
+    reader = FileReader(table, ShardPlacement(WALK_SHARDS, HOT))
     day = BucketQuery(
         bucket="walk", start="2017-08-20T00:00:00.000Z", end="2017-08-20T23:59:59.999Z", min_size=1
     )
@@ -625,7 +625,7 @@ def test_with_statistics_the_planner_takes_the_plan_that_keys_on_the_narrow_boun
     since = BucketQuery(bucket="walk", start="2017-12-20T00:00:00.000Z")
     assert reader.plan(since, statistics=statistics) is Plan.UPLOAD_DATE
     assert (
-        FileReader(table, IndexLayout(WALK_SHARDS, HOT, multi_attribute_index=True)).plan(
+        FileReader(table, ShardPlacement(WALK_SHARDS, HOT, multi_attribute_index=True)).plan(
             since, statistics=statistics
         )
         is Plan.UPLOAD_DATE
@@ -650,7 +650,7 @@ def test_a_cursor_of_256_shards_with_1024_byte_keys_stays_within_the_apis_limit(
     item, so a cursor carries about one key (the last item's), not one per shard: a cursor of 256 such
     keys would take about 238,000 characters, far past the API's 8,192. So does the cursor of a page cut
     short (to fit a response), wherever it is cut."""
-    layout = IndexLayout(256, HOT, multi_attribute_index=True)
+    layout = ShardPlacement(256, HOT, multi_attribute_index=True)
     rng = Random(256)
     sizes = rng.sample(range(1, 10**9), 600)
     truth = [

@@ -21,7 +21,7 @@ DEFAULT_LAYOUT = "default"
 _DEFAULT_PATTERN = re.compile(r"(?P<user>[^_/]+)[_/](?P<file>.+)", re.DOTALL)
 
 
-class InvalidKeyLayoutError(ValueError):
+class InvalidKeyPatternError(ValueError):
     """The configured layout is not a regular expression with the named groups `user` and `file`."""
 
 
@@ -36,24 +36,24 @@ class KeyParts:
 
 
 @dataclass(frozen=True)
-class KeyLayout:
-    """A compiled key layout; build it with `KeyLayout.parse`."""
+class KeyPattern:
+    """A compiled key pattern; build it with `KeyPattern.parse`."""
 
     source: str
     pattern: re.Pattern[str]
 
     @classmethod
-    def parse(cls, layout: str | None) -> KeyLayout:
+    def parse(cls, layout: str | None) -> KeyPattern:
         """`"default"` (or empty) for the default layout, else a regex with groups `user` and `file`."""
         if layout is None or layout.strip() in ("", DEFAULT_LAYOUT):
             return cls(DEFAULT_LAYOUT, _DEFAULT_PATTERN)
         try:
             pattern = re.compile(layout, re.DOTALL)
         except re.error as error:
-            raise InvalidKeyLayoutError(f"not a regular expression: {error}") from error
+            raise InvalidKeyPatternError(f"not a regular expression: {error}") from error
         missing = {"user", "file"} - set(pattern.groupindex)
         if missing:
-            raise InvalidKeyLayoutError(
+            raise InvalidKeyPatternError(
                 f"needs the named groups (?P<user>...) and (?P<file>...); missing {sorted(missing)}"
             )
         return cls(layout, pattern)

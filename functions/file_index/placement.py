@@ -1,6 +1,6 @@
 """Where an entry lives in the indexes: shard counts, hot users and the optional Z-order index.
 
-One `IndexLayout` describes the deployment (docs/scaling.md); the writers (indexer, backfill, repair) use
+One `ShardPlacement` describes the deployment (docs/scaling.md); the writers (indexer, backfill, repair) use
 it to place an entry, the search function to know which partition key values to read. It travels as
 environment variables, set by the CDK app and the local stack from the same `cdk.json` context:
 
@@ -66,7 +66,7 @@ def check_hot_users(name: str, value: Any) -> dict[str, int]:
 
 
 @dataclass(frozen=True)
-class IndexLayout:
+class ShardPlacement:
     bucket_shards: int = 1
     hot_users: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     multi_attribute_index: bool = False
@@ -122,7 +122,7 @@ class IndexLayout:
 
     # Context (cdk.json): the CDK app, the local stack and the admin commands read the same keys.
     @classmethod
-    def from_context(cls, context: Mapping[str, Any]) -> IndexLayout:
+    def from_context(cls, context: Mapping[str, Any]) -> ShardPlacement:
         """The layout from `cdk.json` context values (`bucketIndexShards`, `hotUsers`,
         `multiAttributeIndex`); a missing key takes the CDK app's default (16 shards, no hot users, off).
         LayoutError names a bad key."""
@@ -139,7 +139,7 @@ class IndexLayout:
 
     # Environment.
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> IndexLayout:
+    def from_env(cls, env: Mapping[str, str]) -> ShardPlacement:
         """The layout from a function's environment; LayoutError names a bad variable."""
         raw_shards = env.get(BUCKET_INDEX_SHARDS, "").strip()
         bucket_shards = 1

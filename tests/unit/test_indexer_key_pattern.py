@@ -1,12 +1,12 @@
-"""Key layouts: the default `{user}_{file}` / `{user}/{file}`, and a deployer's regex."""
+"""Key patterns: the default `{user}_{file}` / `{user}/{file}`, and a deployer's regex."""
 
 from __future__ import annotations
 
 import pytest
 
-from file_index.key_layout import InvalidKeyLayoutError, KeyLayout, KeyParts
+from file_index.key_pattern import InvalidKeyPatternError, KeyParts, KeyPattern
 
-DEFAULT = KeyLayout.parse("default")
+DEFAULT = KeyPattern.parse("default")
 
 
 @pytest.mark.parametrize(
@@ -41,12 +41,12 @@ def test_keys_outside_the_default_layout(key: str, file_id: str) -> None:
 
 
 def test_unset_and_empty_mean_default() -> None:
-    assert KeyLayout.parse(None) == DEFAULT
-    assert KeyLayout.parse("  ") == DEFAULT
+    assert KeyPattern.parse(None) == DEFAULT
+    assert KeyPattern.parse("  ") == DEFAULT
 
 
 def test_a_custom_regex_must_match_the_whole_key() -> None:
-    layout = KeyLayout.parse(r"uploads/(?P<user>[^/]+)/(?P<file>.+)")
+    layout = KeyPattern.parse(r"uploads/(?P<user>[^/]+)/(?P<file>.+)")
     assert layout.split("uploads/alice/2024/report.pdf") == KeyParts("alice", "2024/report.pdf")
     outside = layout.split("tmp/uploads/alice/x")
     assert outside.upload_user is None
@@ -57,5 +57,5 @@ def test_a_custom_regex_must_match_the_whole_key() -> None:
     ("layout", "reason"), [("(?P<user>[a-z", "not a regular expression"), (r"(?P<user>\w+)_.*", "file")]
 )
 def test_invalid_layouts(layout: str, reason: str) -> None:
-    with pytest.raises(InvalidKeyLayoutError, match=reason):
-        KeyLayout.parse(layout)
+    with pytest.raises(InvalidKeyPatternError, match=reason):
+        KeyPattern.parse(layout)

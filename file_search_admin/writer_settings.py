@@ -29,8 +29,8 @@ from typing import Any
 
 from file_index import deployment
 from file_index.deployment import DeployedConfiguration
-from file_index.key_layout import InvalidKeyLayoutError, KeyLayout
-from file_index.layout import IndexLayout, LayoutError, check_hot_users, check_shard_count
+from file_index.key_pattern import InvalidKeyPatternError, KeyPattern
+from file_index.placement import LayoutError, ShardPlacement, check_hot_users, check_shard_count
 from file_index.schema import Z_ORDER_INDEX
 from file_index.shards import MAX_SHARD_COUNT
 from file_search_admin.errors import TableLayoutMismatchError
@@ -38,19 +38,19 @@ from file_search_admin.errors import TableLayoutMismatchError
 DEFAULT_CDK_JSON = Path("cdk.json")
 
 
-class LayoutOptionError(ValueError):
+class WriterSettingsError(ValueError):
     """An option or the cdk.json file gives no usable layout; the message names the option or the key."""
 
 
 @dataclass(frozen=True)
-class ResolvedLayout:
+class WriterSettings:
     """The shard placement and key pattern a command writes with, and which settings were named."""
 
-    layout: IndexLayout
+    layout: ShardPlacement
     note: str | None = None  # what the user should know about where the settings came from
     # Where multiAttributeIndex came from, for a message about it: an option, a cdk.json, or the default.
     multi_attribute_source: str = "the 0.2.0 default"
-    key_layout: KeyLayout = field(default_factory=lambda: KeyLayout.parse(None))
+    key_pattern: KeyPattern = field(default_factory=lambda: KeyPattern.parse(None))
     # The settings (cdk.json keys) a cdk.json or an option named, each with where it came from; the others
     # are the 0.2.0 defaults, to be taken from the deployed configuration where the table records one.
     given: Mapping[str, str] = field(default_factory=dict)
@@ -62,23 +62,23 @@ class ResolvedLayout:
 
     def own_configuration(self) -> DeployedConfiguration:
         """The named settings, to hold against the deployed configuration."""
-        every = DeployedConfiguration.of(layout=self.layout, key_layout=self.key_layout.source)
+        every = DeployedConfiguration.of(layout=self.layout, key_pattern=self.key_pattern.source)
         return DeployedConfiguration({key: every.settings[key] for key in self.given})
 
     def sources(self) -> str:
         """Where the named settings came from, for a message: `cdk.json`, `--hot-users`, ..."""
         return ", ".join(dict.fromkeys(self.given.values()))
 
-    def adopt(self, recorded: DeployedConfiguration, source: str) -> ResolvedLayout:
+    def adopt(self, recorded: DeployedConfiguration, source: str) -> WriterSettings:
         """These settings with each one nothing named taken from `recorded` (the deployed configuration)."""
         settings = {**recorded.settings, **self.own_configuration().settings}
         merged = DeployedConfiguration(settings)
         layout = merged.layout or self.layout
-        return ResolvedLayout(
+        return WriterSettings(
             layout,
             None,
             self.given.get(deployment.MULTI_ATTRIBUTE_INDEX, source),
-            KeyLayout.parse(merged.key_layout) if merged.key_layout is not None else self.key_layout,
+            KeyPattern.parse(merged.key_pattern) if merged.key_pattern is not None else self.key_pattern,
             # Only the settings a writer uses are "given": own_configuration() names no other.
             {
                 **dict.fromkeys((key for key in WRITER_SETTINGS if key in recorded.settings), source),
@@ -92,13 +92,16 @@ _LAYOUT_KEYS = (deployment.BUCKET_INDEX_SHARDS, deployment.HOT_USERS, deployment
 WRITER_SETTINGS = (*_LAYOUT_KEYS, deployment.KEY_LAYOUT)
 
 
-def add_layout_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("index layout (default: the cdk.json context of the deployment)")
+def add_writer_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "writer settings: shard placement and key pattern (default: the cdk.json context of the deployment)"
+    )
     group.add_argument(
         "--cdk-json",
         type=Path,
         metavar="PATH",
-        help="the CDK app's cdk.json whose context names the layout (default ./cdk.json)",
+        help="the CDK app's cdk.json whose context names the shard placement and key pattern "
+        "(default ./cdk.json)",
     )
     group.add_argument("--bucket-index-shards", metavar="N", help="override bucketIndexShards (1-256)")
     group.add_argument("--hot-users", metavar="JSON", help="override hotUsers, e.g. '{\"ingest-bot\": 8}'")
@@ -110,22 +113,23 @@ def add_layout_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--key-layout",
+        dest="key_pattern",
         type=_pattern_option,
         metavar="PATTERN",
-        help="override keyLayout, how a key names its uploader: 'default' or a regular expression with the "
-        "groups (?P<user>...) and (?P<file>...)",
+        help="override keyLayout, the key pattern that names a key's uploader: 'default' or a regular "
+        "expression with the groups (?P<user>...) and (?P<file>...)",
     )
 
 
-def resolve_layout(args: argparse.Namespace) -> ResolvedLayout:
-    """The settings `args` name; LayoutOptionError naming the option, file or key that is wrong."""
+def resolve_writer_settings(args: argparse.Namespace) -> WriterSettings:
+    """The settings `args` name; WriterSettingsError naming the option, file or key that is wrong."""
     source = args.cdk_json or DEFAULT_CDK_JSON
     context = _context(args.cdk_json)
     try:
         # Without a cdk.json, one shard: its entries are found by a reader of any shard count.
-        base = IndexLayout() if context is None else IndexLayout.from_context(context)
+        base = ShardPlacement() if context is None else ShardPlacement.from_context(context)
     except LayoutError as error:
-        raise LayoutOptionError(f"{source}: context {error}") from None
+        raise WriterSettingsError(f"{source}: context {error}") from None
     given: dict[str, str] = {}
     if context is not None:
         given = dict.fromkeys(WRITER_SETTINGS, str(source))
@@ -145,15 +149,15 @@ def resolve_layout(args: argparse.Namespace) -> ResolvedLayout:
         multi_source = str(source)
     else:
         multi_source = f"the 0.2.0 default: no {DEFAULT_CDK_JSON} here"
-    key_layout = _key_layout((context or {}).get("keyLayout"), f"{source}: context keyLayout")
-    if getattr(args, "key_layout", None) is not None:
-        key_layout = _key_layout(args.key_layout, "--key-layout")
+    key_pattern = _key_pattern((context or {}).get("keyLayout"), f"{source}: context keyLayout")
+    if getattr(args, "key_pattern", None) is not None:
+        key_pattern = _key_pattern(args.key_pattern, "--key-layout")
         given[deployment.KEY_LAYOUT] = "--key-layout"
-    return ResolvedLayout(
-        IndexLayout(bucket_shards=shards, hot_users=hot_users, multi_attribute_index=multi),
+    return WriterSettings(
+        ShardPlacement(bucket_shards=shards, hot_users=hot_users, multi_attribute_index=multi),
         None if context is not None else _defaults_note(args),
         multi_source,
-        key_layout,
+        key_pattern,
         given,
     )
 
@@ -161,19 +165,19 @@ def resolve_layout(args: argparse.Namespace) -> ResolvedLayout:
 def _pattern_option(raw: str) -> str:
     """--key-layout as given, once it compiles with the groups it needs (argparse names the problem)."""
     try:
-        KeyLayout.parse(raw)
-    except InvalidKeyLayoutError as error:
+        KeyPattern.parse(raw)
+    except InvalidKeyPatternError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return raw
 
 
-def _key_layout(raw: object, name: str) -> KeyLayout:
+def _key_pattern(raw: object, name: str) -> KeyPattern:
     if raw is not None and not isinstance(raw, str):
-        raise LayoutOptionError(f"{name} must be 'default' or a regular expression, got {raw!r}")
+        raise WriterSettingsError(f"{name} must be 'default' or a regular expression, got {raw!r}")
     try:
-        return KeyLayout.parse(raw)
-    except InvalidKeyLayoutError as error:
-        raise LayoutOptionError(f"{name} is invalid: {error}") from None
+        return KeyPattern.parse(raw)
+    except InvalidKeyPatternError as error:
+        raise WriterSettingsError(f"{name} is invalid: {error}") from None
 
 
 def _defaults_note(args: argparse.Namespace) -> str | None:
@@ -184,7 +188,7 @@ def _defaults_note(args: argparse.Namespace) -> str | None:
             (args.bucket_index_shards, "1 bucket shard"),
             (args.hot_users, "no hot users"),
             (args.multi_attribute_index, "no Z-order index"),
-            (getattr(args, "key_layout", None), "the default key pattern"),
+            (getattr(args, "key_pattern", None), "the default key pattern"),
         )
         if option is None
     ]
@@ -193,7 +197,7 @@ def _defaults_note(args: argparse.Namespace) -> str | None:
     hint = "pass --cdk-json or the layout options to match the deployment"
     if len(defaults) == 4:
         layout = ", ".join(defaults)
-        return f"no {DEFAULT_CDK_JSON} here: writing with the 0.2.0 index layout ({layout}); {hint}"
+        return f"no {DEFAULT_CDK_JSON} here: writing with the 0.2.0 shard placement ({layout}); {hint}"
     listed = " and ".join(defaults) if len(defaults) < 3 else f"{', '.join(defaults[:-1])} and {defaults[-1]}"
     unset = "it" if len(defaults) == 1 else "them"
     return (
@@ -202,7 +206,7 @@ def _defaults_note(args: argparse.Namespace) -> str | None:
     )
 
 
-def check_table_layout(table: str, description: Mapping[str, Any], resolved: ResolvedLayout) -> None:
+def check_table_layout(table: str, description: Mapping[str, Any], resolved: WriterSettings) -> None:
     """TableLayoutMismatchError when the table's Z-order index and the layout's multiAttributeIndex differ.
 
     `description` is DescribeTable's `Table`. An index being deleted counts as absent: the deployment
@@ -216,13 +220,13 @@ def check_table_layout(table: str, description: Mapping[str, Any], resolved: Res
         return
     if has_index:
         raise TableLayoutMismatchError(
-            f"table {table!r} has the Z-order index {Z_ORDER_INDEX.name}, but the index layout has "
+            f"table {table!r} has the Z-order index {Z_ORDER_INDEX.name}, but the shard placement has "
             f"multiAttributeIndex off ({resolved.multi_attribute_source}): the entries it wrote would be "
             "missing from box searches; run from the CDK app's folder, pass --cdk-json PATH, "
             "or --multi-attribute-index"
         )
     raise TableLayoutMismatchError(
-        f"table {table!r} has no Z-order index {Z_ORDER_INDEX.name}, but the index layout has "
+        f"table {table!r} has no Z-order index {Z_ORDER_INDEX.name}, but the shard placement has "
         f"multiAttributeIndex on ({resolved.multi_attribute_source}): the layout is not the deployed one; "
         "deploy it first, pass the deployment's --cdk-json PATH, or --no-multi-attribute-index"
     )
@@ -232,7 +236,7 @@ def cdk_json_context_or_none() -> dict[str, Any] | None:
     """The context of ./cdk.json, or None without one (or one that is no usable JSON)."""
     try:
         return _context(None)
-    except LayoutOptionError:
+    except WriterSettingsError:
         return None
 
 
@@ -243,40 +247,40 @@ def _context(path: Path | None) -> dict[str, Any] | None:
         text = source.read_text(encoding="utf-8")
     except FileNotFoundError:
         if path is not None:
-            raise LayoutOptionError(f"--cdk-json {str(path)!r}: no such file") from None
+            raise WriterSettingsError(f"--cdk-json {str(path)!r}: no such file") from None
         return None
     except OSError as error:
-        raise LayoutOptionError(f"--cdk-json {str(source)!r}: {error.strerror or error}") from None
+        raise WriterSettingsError(f"--cdk-json {str(source)!r}: {error.strerror or error}") from None
     try:
         document = json.loads(text)
     except ValueError as error:
-        raise LayoutOptionError(f"--cdk-json {str(source)!r} is not JSON: {error}") from None
+        raise WriterSettingsError(f"--cdk-json {str(source)!r} is not JSON: {error}") from None
     context = document.get("context", {}) if isinstance(document, dict) else None
     if not isinstance(context, dict):
-        raise LayoutOptionError(f"--cdk-json {str(source)!r}: 'context' must be an object")
+        raise WriterSettingsError(f"--cdk-json {str(source)!r}: 'context' must be an object")
     return context
 
 
 def _shard_option(raw: str) -> int:
     text = raw.strip()
     if not (text.isascii() and text.isdecimal()):
-        raise LayoutOptionError(
+        raise WriterSettingsError(
             f"--bucket-index-shards must be a whole number from 1 to {MAX_SHARD_COUNT}, got {raw!r}"
         )
     try:
         return check_shard_count("--bucket-index-shards", int(text))
     except LayoutError as error:
-        raise LayoutOptionError(str(error)) from None
+        raise WriterSettingsError(str(error)) from None
 
 
 def _hot_users_option(raw: str) -> dict[str, int]:
     try:
         parsed = json.loads(raw)
     except ValueError:
-        raise LayoutOptionError(
+        raise WriterSettingsError(
             f'--hot-users must be a JSON object of user -> shard count, e.g. {{"ingest-bot": 8}}, got {raw!r}'
         ) from None
     try:
         return check_hot_users("--hot-users", parsed)
     except LayoutError as error:
-        raise LayoutOptionError(str(error)) from None
+        raise WriterSettingsError(str(error)) from None
