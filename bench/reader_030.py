@@ -18,7 +18,6 @@ Its pages' `cursor_after` (a page cut short) is the deployed reader's; the bench
 from __future__ import annotations
 
 import heapq
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import Any
@@ -26,14 +25,15 @@ from typing import Any
 from file_index import zorder
 from file_index.placement import ShardPlacement
 from file_index.reader import FileQuery, FileReader, Plan, ZWalk, _ShardReader
-from file_index.shards import (
+from file_index.shards import (  # the merge's heap entries and shard buffers are today's
     MergeCursor,
     MergedPage,
     Position,
-    ShardBatch,
-    ShardContractError,
     ShardCursor,
     ShardFetch,
+    _Descending,
+    _Shard,
+    _take,
     fair_share,
 )
 
@@ -109,30 +109,6 @@ class Reader030(FileReader):
             executor=self._executor if len(fetchers) > 1 else None,
             max_fetches=self._budget,
         )
-
-
-class _Descending:
-    """Reverses the order of a Position, so one min-heap serves both directions."""
-
-    __slots__ = ("position",)
-
-    def __init__(self, position: Position) -> None:
-        self.position = position
-
-    def __lt__(self, other: _Descending) -> bool:
-        return other.position < self.position
-
-
-class _Shard[T]:
-    def __init__(self, cursor: ShardCursor) -> None:
-        self.buffer: deque[tuple[Position, T]] = deque()
-        self.exhausted = cursor.exhausted
-        self.returned = cursor.after  # position of the last item returned from this shard
-        self.read_to = cursor.after  # position of the last item fetched
-
-    @property
-    def needs_fetch(self) -> bool:
-        return not self.buffer and not self.exhausted
 
 
 def merge_page[T](
@@ -227,45 +203,3 @@ def merge_page[T](
         stopped_early=stopped_early,
         rounds=rounds,
     )
-
-
-def _before(value: int | str, other: int | str, ascending: bool) -> bool:
-    return value < other if ascending else value > other  # type: ignore[operator]
-
-
-def _take[T](
-    shard: _Shard[T],
-    index: int,
-    batch: ShardBatch[T],
-    position_of: Callable[[T], Position],
-    ascending: bool,
-    floor: Position | None,
-) -> None:
-    """Buffer a shard's batch: items behind the previous page's last sort value are skipped (written since
-    that page), a batch that does not move on or goes against the read's order breaks the contract."""
-    previous = shard.read_to
-    if previous is not None and not shard.buffer:
-        shard.returned = previous
-    moved_on = batch.resume is not None and batch.resume != previous
-    if not batch.items and not batch.exhausted and not moved_on:
-        raise ShardContractError(f"shard {index} returned no items but is not exhausted")
-    for item in batch.items:
-        position = position_of(item)
-        if previous is not None and _before(position.sort_value, previous.sort_value, ascending):
-            raise ShardContractError(
-                f"shard {index} returned sort value {position.sort_value!r} after {previous.sort_value!r}"
-            )
-        previous = position
-        if floor is not None and _before(position.sort_value, floor.sort_value, ascending):
-            shard.returned = position
-            continue
-        shard.buffer.append((position, item))
-    if batch.resume is not None:
-        if previous is not None and _before(batch.resume.sort_value, previous.sort_value, ascending):
-            raise ShardContractError(
-                f"shard {index} resumes at sort value {batch.resume.sort_value!r}, "
-                f"before {previous.sort_value!r}"
-            )
-        previous = batch.resume
-    shard.read_to = previous
-    shard.exhausted = batch.exhausted
