@@ -43,9 +43,9 @@ from aws_cdk import custom_resources as cr
 from constructs import Construct, IConstruct
 
 from file_index.placement import ShardPlacement
-from infra.config import LogLevel, RemovalChoice
+from infra.config import RemovalChoice
 from infra.nag import BASIC_EXECUTION_ROLE, acknowledge, arn_reference
-from infra.powertools_function import LOG_RETENTION, PowertoolsFunction
+from infra.powertools_function import LOG_RETENTION, FunctionBasics, PowertoolsFunction
 from infra.storage import grant_object_lookup
 
 HANDLER_MODULE = "backfill.handler"
@@ -100,14 +100,12 @@ class Backfill(Construct):
         *,
         bucket: s3.IBucket,
         table: dynamodb.ITable,
-        layer: lambda_.ILayerVersion,
+        basics: FunctionBasics,
         key_pattern: str,
         tombstone_ttl_days: int,
         concurrency: int,
         batch_size: int,
         segments: int,
-        log_level: LogLevel,
-        removal: RemovalChoice,
         layout: ShardPlacement | None = None,
         name_table: dynamodb.ITable | None = None,
     ) -> None:
@@ -117,9 +115,7 @@ class Backfill(Construct):
         layout = layout or ShardPlacement()
         self._name_table = name_table
         self._bucket = bucket
-        self._layer = layer
-        self._log_level = log_level
-        self._removal = removal
+        self._basics = basics
         self._environment = {
             "TABLE_NAME": table.table_name,
             "BUCKET_NAME": bucket.bucket_name,
@@ -160,8 +156,8 @@ class Backfill(Construct):
             encryption=s3.BucketEncryption.S3_MANAGED,
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             lifecycle_rules=[s3.LifecycleRule(expiration=REPORT_RETENTION)],
-            removal_policy=removal.policy,
-            auto_delete_objects=removal is RemovalChoice.DESTROY,
+            removal_policy=basics.removal.policy,
+            auto_delete_objects=basics.removal is RemovalChoice.DESTROY,
         )
         acknowledge(
             self.reports_bucket,
@@ -188,7 +184,7 @@ class Backfill(Construct):
             # no resource policy entry per log group (that policy is capped at 5,120 characters).
             log_group_name=f"/aws/vendedlogs/states/{Stack.of(self).stack_name}-backfill",
             retention=LOG_RETENTION,
-            removal_policy=removal.policy,
+            removal_policy=basics.removal.policy,
         )
         self.state_machine = sfn.StateMachine(
             self,
@@ -274,9 +270,7 @@ class Backfill(Construct):
             environment=self._environment,
             timeout=timeout,
             memory_size=memory_size,
-            layer=self._layer,
-            log_level=self._log_level,
-            removal=self._removal,
+            basics=self._basics,
         ).function
         iam.Grant.add_to_principal(grantee=function, actions=list(actions), resource_arns=[table.table_arn])
         if looks_up_objects and self._name_table is not None:

@@ -12,7 +12,6 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
@@ -21,9 +20,9 @@ from constructs import Construct
 
 from file_index.enrich import to_env as enrich_to_env
 from file_index.placement import ShardPlacement
-from infra.config import INDEXER_TIMEOUT_SECONDS, EventSource, LogLevel, RemovalChoice
+from infra.config import INDEXER_TIMEOUT_SECONDS, EventSource
 from infra.nag import BASIC_EXECUTION_ROLE, acknowledge
-from infra.powertools_function import PowertoolsFunction
+from infra.powertools_function import FunctionBasics, PowertoolsFunction
 from infra.sizing import IndexerSizing
 from infra.storage import grant_object_lookup
 
@@ -108,11 +107,9 @@ class Ingest(Construct):
         *,
         bucket: s3.IBucket,
         table: dynamodb.ITable,
-        layer: lambda_.ILayerVersion,
+        basics: FunctionBasics,
         key_pattern: str,
         tombstone_ttl_days: int,
-        log_level: LogLevel,
-        removal: RemovalChoice,
         event_source: EventSource = EventSource.S3,
         layout: ShardPlacement | None = None,
         sizing: IndexerSizing | None = None,
@@ -175,9 +172,7 @@ class Ingest(Construct):
             timeout=INDEXER_TIMEOUT,
             # Memory buys CPU, which bounds how many records one instance indexes per second.
             memory_size=sizing.memory_mb,
-            layer=layer,
-            log_level=log_level,
-            removal=removal,
+            basics=basics,
         ).function
         # Exactly the indexer's calls, on the table itself (not its indexes, which are never written
         # directly): CDK's write grant would add deletes, batch writes and DescribeTable it never uses.

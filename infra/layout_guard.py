@@ -18,13 +18,11 @@ import json
 
 from aws_cdk import Aws, CustomResource, Duration, Stack
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_lambda as lambda_
 from constructs import Construct, IConstruct
 
 from file_index.deployment import DeployedConfiguration
 from file_index.placement import ShardPlacement
-from infra.config import LogLevel, RemovalChoice
-from infra.powertools_function import PowertoolsFunction
+from infra.powertools_function import FunctionBasics, PowertoolsFunction
 from layout_guard.guard import to_properties
 from layout_guard.handler import CONFIGURATION_RESOURCE_TYPE, SETTINGS_PROPERTY
 
@@ -47,9 +45,7 @@ class LayoutGuard(Construct):
         layout: ShardPlacement,
         table_name: str,
         bucket_name: str,
-        layer: lambda_.ILayerVersion,
-        log_level: LogLevel,
-        removal: RemovalChoice,
+        basics: FunctionBasics,
     ) -> None:
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
@@ -62,9 +58,7 @@ class LayoutGuard(Construct):
             environment={},
             timeout=GUARD_TIMEOUT,
             memory_size=256,
-            layer=layer,
-            log_level=log_level,
-            removal=removal,
+            basics=basics,
         )
         self.function = guard.function
         table_arn = stack.format_arn(service="dynamodb", resource="table", resource_name=table_name)

@@ -7,6 +7,7 @@ SDK) comes from AWS's public layer and boto3 from the runtime, so synth needs no
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from aws_cdk import CfnParameter, Duration, Stack
@@ -82,6 +83,16 @@ def powertools_layer(scope: Stack, *, version: str) -> lambda_.ILayerVersion:
     return lambda_.LayerVersion.from_layer_version_arn(scope, "PowertoolsLayer", parameter.value_as_string)
 
 
+@dataclass(frozen=True)
+class FunctionBasics:
+    """What every function of the stack is built with: the Powertools layer, its log level, and what a
+    `cdk destroy` does with its logs (and the construct's other stateful parts)."""
+
+    layer: lambda_.ILayerVersion
+    log_level: LogLevel
+    removal: RemovalChoice
+
+
 class PowertoolsFunction(Construct):
     """A Python function from `functions/` with Powertools, X-Ray tracing and a retained-or-not log group."""
 
@@ -96,16 +107,14 @@ class PowertoolsFunction(Construct):
         environment: dict[str, str],
         timeout: Duration,
         memory_size: int,
-        layer: lambda_.ILayerVersion,
-        log_level: LogLevel,
-        removal: RemovalChoice,
+        basics: FunctionBasics,
     ) -> None:
         super().__init__(scope, construct_id)
         self.log_group = logs.LogGroup(
             self,
             "LogGroup",
             retention=LOG_RETENTION,
-            removal_policy=removal.policy,
+            removal_policy=basics.removal.policy,
         )
         # An own role instead of CDK's default one, which carries AWSLambdaBasicExecutionRole: that policy
         # allows creating and writing every log group of the account. This role may write log events to
@@ -127,7 +136,7 @@ class PowertoolsFunction(Construct):
             architecture=ARCHITECTURE,
             handler=handler,
             code=lambda_.Code.from_asset(str(FUNCTIONS_DIR), exclude=ASSET_EXCLUDES),
-            layers=[layer],
+            layers=[basics.layer],
             timeout=timeout,
             memory_size=memory_size,
             tracing=lambda_.Tracing.ACTIVE,
@@ -136,7 +145,7 @@ class PowertoolsFunction(Construct):
                 **environment,
                 "POWERTOOLS_SERVICE_NAME": service_name,
                 "POWERTOOLS_METRICS_NAMESPACE": "S3FileSearch",
-                "POWERTOOLS_LOG_LEVEL": log_level.value,
+                "POWERTOOLS_LOG_LEVEL": basics.log_level.value,
             },
         )
         acknowledge_lambda_basics(self)

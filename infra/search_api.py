@@ -12,7 +12,6 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
@@ -22,9 +21,9 @@ from constructs import Construct
 from file_index.enrich import to_env as enrich_to_env
 from file_index.placement import ShardPlacement
 from file_index.state import State
-from infra.config import ApiAuth, LogLevel, RemovalChoice
+from infra.config import ApiAuth
 from infra.nag import acknowledge, arn_reference
-from infra.powertools_function import LOG_RETENTION, PowertoolsFunction
+from infra.powertools_function import LOG_RETENTION, FunctionBasics, PowertoolsFunction
 from infra.sizing import SEARCH_MEMORY_MB
 from infra.storage import bucket_arn_reference
 
@@ -116,10 +115,8 @@ class SearchApi(Construct):
         queue: sqs.IQueue,
         dead_letter_queue: sqs.IQueue,
         initial_state: State,
-        layer: lambda_.ILayerVersion,
+        basics: FunctionBasics,
         api_auth: ApiAuth,
-        log_level: LogLevel,
-        removal: RemovalChoice,
         layout: ShardPlacement | None = None,
         bucket_time_index: bool = True,
         name_table: dynamodb.ITable | None = None,
@@ -164,9 +161,7 @@ class SearchApi(Construct):
             },
             timeout=SEARCH_TIMEOUT,
             memory_size=SEARCH_MEMORY_MB,
-            layer=layer,
-            log_level=log_level,
-            removal=removal,
+            basics=basics,
         )
         self.function = search.function
         # Exactly the search's calls: GetItem of one entry by key on the table, Query on its GSIs (whose
@@ -256,7 +251,7 @@ class SearchApi(Construct):
             self,
             "AccessLogs",
             retention=LOG_RETENTION,
-            removal_policy=removal.policy,
+            removal_policy=basics.removal.policy,
         )
         method_options = apigw.MethodOptions(authorization_type=_AUTHORIZATION[api_auth])
         self.api = apigw.RestApi(
@@ -291,7 +286,7 @@ class SearchApi(Construct):
                 "", ["API-Gateway-Execution-Logs_", self.api.rest_api_id, f"/{STAGE_NAME}"]
             ),
             retention=LOG_RETENTION,
-            removal_policy=removal.policy,
+            removal_policy=basics.removal.policy,
         )
         self.api.deployment_stage.node.add_dependency(self.execution_log_group)
         # The stack outputs the URL once, as ApiUrl; the construct's own `Endpoint` output would repeat it.

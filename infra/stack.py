@@ -14,7 +14,7 @@ from infra.config import StackConfig
 from infra.dashboard import Dashboard
 from infra.ingest import RETENTION, Ingest
 from infra.layout_guard import LayoutGuard
-from infra.powertools_function import powertools_layer
+from infra.powertools_function import FunctionBasics, powertools_layer
 from infra.search_api import SearchApi, SignedInRoutes
 from infra.storage import Storage
 
@@ -25,7 +25,9 @@ class FileSearchStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, config: StackConfig, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.config = config
-        layer = powertools_layer(self, version=config.powertools_version)
+        basics = FunctionBasics(
+            powertools_layer(self, version=config.powertools_version), config.log_level, config.removal
+        )
 
         self.storage = Storage(
             self,
@@ -44,20 +46,16 @@ class FileSearchStack(Stack):
             # The name from the context, not the table's reference: the table waits for the guard.
             table_name=config.table_name,
             bucket_name=self.storage.bucket.bucket_name,
-            layer=layer,
-            log_level=config.log_level,
-            removal=config.removal,
+            basics=basics,
         )
         self.ingest = Ingest(
             self,
             "Ingest",
             bucket=self.storage.bucket,
             table=self.storage.table,
-            layer=layer,
+            basics=basics,
             key_pattern=config.key_pattern,
             tombstone_ttl_days=config.tombstone_ttl_days,
-            log_level=config.log_level,
-            removal=config.removal,
             event_source=config.event_source,
             layout=config.layout,
             sizing=config.indexer_sizing,
@@ -105,10 +103,8 @@ class FileSearchStack(Stack):
             # A bucket the stack creates starts empty and every object since has an event; an existing
             # one is not indexed until its first backfill completes.
             initial_state=State.BUILDING if self.storage.imports_bucket else State.READY,
-            layer=layer,
+            basics=basics,
             api_auth=config.api_auth,
-            log_level=config.log_level,
-            removal=config.removal,
             layout=config.layout,
             bucket_time_index=config.bucket_time_index,
             name_table=self.storage.name_table,
@@ -133,14 +129,12 @@ class FileSearchStack(Stack):
             "Backfill",
             bucket=self.storage.bucket,
             table=self.storage.table,
-            layer=layer,
+            basics=basics,
             key_pattern=config.key_pattern,
             tombstone_ttl_days=config.tombstone_ttl_days,
             concurrency=config.backfill_concurrency,
             batch_size=config.backfill_batch_size,
             segments=config.reconcile_segments,
-            log_level=config.log_level,
-            removal=config.removal,
             layout=config.layout,
             name_table=self.storage.name_table,
         )
