@@ -192,51 +192,34 @@ class FileSearchStack(Stack):
             alarms=self.alarms.all,
         )
 
-        CfnOutput(self, "ApiUrl", value=self.search_api.api.url, description="Base URL of the search API")
+        outputs = {"ApiUrl": (self.search_api.api.url, "Base URL of the search API")}
         if self.web_site is not None:
-            CfnOutput(self, "WebUrl", value=self.web_site.origin, description="The page people sign in at")
-            CfnOutput(
-                self,
-                "UserPoolId",
-                value=self.people.user_pool.user_pool_id,
-                description="Add people here (README, Adding people)",
-            )
-            CfnOutput(
-                self,
-                "UserPoolClientId",
-                value=self.people.client.user_pool_client_id,
-                description="The page's app client",
-            )
-        CfnOutput(self, "BucketName", value=self.storage.bucket.bucket_name, description="The indexed bucket")
-        CfnOutput(self, "TableName", value=self.storage.table.table_name, description="File metadata table")
-        CfnOutput(self, "QueueUrl", value=self.ingest.queue.queue_url, description="S3 event queue")
-        CfnOutput(
-            self,
-            "DeadLetterQueueUrl",
-            value=self.ingest.dead_letter_queue.queue_url,
-            description="S3 events the indexer gave up on",
-        )
-        CfnOutput(
-            self,
-            "IndexerFunctionName",
-            value=self.ingest.indexer.function_name,
-            description="The indexer: its environment is the deployed shard placement the admin tools check",
-        )
-        CfnOutput(
-            self,
-            "BackfillStateMachineArn",
-            value=self.backfill.state_machine.state_machine_arn,
-            description='Starts a backfill ({"operation": "backfill"}) or reconcile of the index',
-        )
-        CfnOutput(
-            self,
-            "AlarmTopicArn",
-            value=self.alarms.topic.topic_arn,
-            description="Where every alarm publishes",
-        )
-        CfnOutput(
-            self,
-            "DashboardName",
-            value=self.dashboard.dashboard.dashboard_name,
-            description="The CloudWatch dashboard of indexing and search health",
-        )
+            outputs |= {
+                "WebUrl": (self.web_site.origin, "The page people sign in at"),
+                "UserPoolId": (self.people.user_pool.user_pool_id, "Add people here (README, Adding people)"),
+                "UserPoolClientId": (self.people.client.user_pool_client_id, "The page's app client"),
+            }
+        outputs |= {
+            "BucketName": (self.storage.bucket.bucket_name, "The indexed bucket"),
+            "TableName": (self.storage.table.table_name, "File metadata table"),
+            "QueueUrl": (self.ingest.queue.queue_url, "S3 event queue"),
+            "DeadLetterQueueUrl": (
+                self.ingest.dead_letter_queue.queue_url,
+                "S3 events the indexer gave up on",
+            ),
+            "IndexerFunctionName": (
+                self.ingest.indexer.function_name,
+                "The indexer: its environment is the deployed shard placement the admin tools check",
+            ),
+            "BackfillStateMachineArn": (
+                self.backfill.state_machine.state_machine_arn,
+                'Starts a backfill ({"operation": "backfill"}) or reconcile of the index',
+            ),
+            "AlarmTopicArn": (self.alarms.topic.topic_arn, "Where every alarm publishes"),
+            "DashboardName": (
+                self.dashboard.dashboard.dashboard_name,
+                "The CloudWatch dashboard of indexing and search health",
+            ),
+        }
+        for name, (value, description) in outputs.items():
+            CfnOutput(self, name, value=value, description=description)
