@@ -27,16 +27,6 @@ from typing import Any, Literal
 
 from file_search_client.http import ApiError, SearchApiClient, fetch, key_path
 
-__all__ = [
-    "BadRequestError",
-    "FileSearch",
-    "FileSearchError",
-    "IndexState",
-    "NotFoundError",
-    "Page",
-    "ThrottledError",
-]
-
 RETRY_STATUSES = frozenset({429, 503})
 
 
