@@ -69,7 +69,7 @@ serve: setup  ## keep the local stack up (API_PORT, AWS_PORT); prints READY {jso
 	@$(LOCAL_AWS) $(PY) -m local_stack.serve
 
 test: setup  ## unit, integration, infrastructure and browser tests
-	$(LOCAL_AWS) $(PY) -m pytest -n 2 --dist loadgroup
+	$(LOCAL_AWS) $(PY) -m pytest -n 2 --dist loadgroup --durations=15
 
 test-unit: setup
 	$(LOCAL_AWS) $(PY) -m pytest tests/unit
