@@ -40,8 +40,11 @@ happen is a live entry without its items; the writes are ordered for that (`Name
 from __future__ import annotations
 
 import hashlib
+import threading
+import time
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import Any, TypeGuard
 
@@ -54,6 +57,17 @@ MAX_INDEXED_WORD = 64
 # `nameScope` suffix of the key items (no word starts with "/": a word is letters and digits).
 KEY_SCOPE = "/"
 SCOPE_SEPARATOR = "|"
+# `nameScope` suffix mark of the term items (`{partition}|:{term}`): no old word scope starts with ":".
+TERM_MARK = ":"
+# The state items (`{bucket}|!`, or `*|!` for every bucket of the table): in no scope a search reads.
+STATE_MARK = "!"
+ALL_BUCKETS = "*"
+STATE_TERM = "termItems"
+TERMS_COMPLETE = "complete"  # BOOL: the term items of the bucket (every bucket for `*`) are complete
+COMPLETED_AT = "completedAt"  # ISO time the flag was set: old word items go once readers have seen it
+OLD_WORDS_REMOVED = "oldWordsRemoved"  # BOOL: the move removed the old word items
+# How long a reader or writer keeps a flag it read (the move waits longer before removing old items).
+STATE_TTL_SECONDS = 60.0
 # DynamoDB takes at most 25 puts or deletes in one BatchWriteItem.
 _BATCH_WRITE_ITEMS = 25
 
@@ -169,6 +183,49 @@ def word_term(word: str, object_key: str) -> str:
     return f"{word} {key_digest(object_key)}"
 
 
+def term_scope(partition: str, term: str) -> str:
+    """`nameScope` (or `nameUser`, with a user partition) of the term items of `term`."""
+    return f"{partition}{SCOPE_SEPARATOR}{TERM_MARK}{term}"
+
+
+def time_term(upload_date: str, object_key: str) -> str:
+    """`nameTerm` of a term item: the entry's upload time, then its key's digest (newest last)."""
+    return f"{upload_date} {key_digest(object_key)}"
+
+
+def _name_terms(name: str) -> list[str]:
+    # Imported here: `name_terms` reads `words` from this module.
+    from file_index.name_terms import name_terms
+
+    return name_terms(name)
+
+
+def term_items(entry: Mapping[str, Any], since: str) -> list[dict[str, Any]]:
+    """The term items of a live entry: one per distinct term of its name (`name_terms.name_terms`), in
+    its stored `bucketName` (and `uploadUser`) partition, ordered by its `uploadDate`."""
+    object_key = str(entry[schema.OBJECT_KEY])
+    bucket_partition = str(entry[schema.BUCKET_NAME])
+    user_partition = entry.get(schema.UPLOAD_USER)
+    name = name_of(str(entry.get(schema.FILE_ID) or object_key))
+    upload_date = str(entry[schema.UPLOAD_DATE])
+    sort_key = time_term(upload_date, object_key)
+    items: list[dict[str, Any]] = []
+    for term in _name_terms(name):
+        item: dict[str, Any] = {
+            schema.NAME_SCOPE: term_scope(bucket_partition, term),
+            schema.NAME_TERM: sort_key,
+            schema.OBJECT_KEY: object_key,
+            schema.FILE_NAME: name,
+            schema.SIZE: entry[schema.SIZE],
+            schema.UPLOAD_DATE: upload_date,
+            schema.NAME_SINCE: since,
+        }
+        if user_partition is not None:
+            item[schema.NAME_USER] = term_scope(str(user_partition), term)
+        items.append(item)
+    return items
+
+
 def indexed_words(name: str) -> list[str]:
     """The distinct words of `name` as indexed (each cut to MAX_INDEXED_WORD characters), in order."""
     return list(dict.fromkeys(word[:MAX_INDEXED_WORD] for word in words(name)))
@@ -196,6 +253,71 @@ def name_items(entry: Mapping[str, Any], since: str) -> list[dict[str, Any]]:
             item[schema.NAME_USER] = word_scope(str(user_partition), word)
         items.append(item)
     return items
+
+
+def state_key(bucket: str) -> dict[str, str]:
+    """The key of the term-items state item of `bucket` (a public bucket name, or ALL_BUCKETS)."""
+    return {schema.NAME_SCOPE: f"{bucket}{SCOPE_SEPARATOR}{STATE_MARK}", schema.NAME_TERM: STATE_TERM}
+
+
+class TermItemsState:
+    """Whether a bucket's term items are complete, read from one name table and kept STATE_TTL_SECONDS.
+
+    Complete when the bucket's state item or the table's (`ALL_BUCKETS`, written when the table was
+    created empty) says so; one BatchGetItem of both reads it. A flag never goes back to incomplete.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        table_name: str,
+        *,
+        ttl: float = STATE_TTL_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.client = client
+        self.table_name = table_name
+        self._ttl = ttl
+        self._clock = clock
+        self._read: dict[str, tuple[float, bool]] = {}
+        self._lock = threading.Lock()
+
+    def complete(self, bucket: str) -> bool:
+        now = self._clock()
+        with self._lock:
+            cached = self._read.get(bucket)
+        if cached is not None and (cached[1] or now - cached[0] < self._ttl):
+            return cached[1]
+        flag = self._fetch(bucket)
+        with self._lock:
+            self._read[bucket] = (now, flag)
+        return flag
+
+    def _fetch(self, bucket: str) -> bool:
+        keys = [_serialize(state_key(bucket)), _serialize(state_key(ALL_BUCKETS))]
+        request: dict[str, Any] = {self.table_name: {"Keys": keys, "ConsistentRead": True}}
+        found: list[dict[str, Any]] = []
+        for _ in range(8):
+            response = self.client.batch_get_item(RequestItems=request)
+            found.extend(response.get("Responses", {}).get(self.table_name, []))
+            request = response.get("UnprocessedKeys") or {}
+            if not request:
+                break
+        return any(item.get(TERMS_COMPLETE, {}).get("BOOL") for item in found)
+
+
+_states: weakref.WeakKeyDictionary[Any, dict[str, TermItemsState]] = weakref.WeakKeyDictionary()
+_states_lock = threading.Lock()
+
+
+def terms_complete(client: Any, table_name: str, bucket: str) -> bool:
+    """Whether `bucket`'s term items are complete in `table_name` (a read at most every
+    STATE_TTL_SECONDS per client, table and bucket)."""
+    with _states_lock:
+        state = _states.setdefault(client, {}).get(table_name)
+        if state is None:
+            state = _states[client][table_name] = TermItemsState(client, table_name)
+    return state.complete(bucket)
 
 
 def item_key(item: Mapping[str, Any]) -> dict[str, Any]:
