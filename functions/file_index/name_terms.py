@@ -210,9 +210,12 @@ def name_terms(name: str) -> list[str]:
     return list(terms)
 
 
-def _check_word(word: str) -> None:
-    if not word or query_words(word) != [word]:
-        raise ValueError(f"not a query word (as query_words gives them): {word!r}")
+def _query_word(word: str) -> str:
+    """`word` as `query_words` reads it (so `Abc` reads `abc`); ValueError unless that is one word."""
+    read = query_words(word)
+    if len(read) != 1 or len(word.split()) != 1:
+        raise ValueError(f"not one query word (letters or digits, no white space): {word!r}")
+    return read[0]
 
 
 def lookup_term(word: str) -> str:
@@ -220,19 +223,19 @@ def lookup_term(word: str) -> str:
 
     A query word beginning with a CJK character: its first two characters (or the one). Any other: its
     first MAX_TERM characters at most, and no further than one character past its first TERM_RUNS class
-    runs. Raises ValueError for a string `query_words` does not give.
+    runs. `word` is read as `query_words` reads it; ValueError unless that is one word.
     """
-    _check_word(word)
+    word = _query_word(word)
     if _class(word[0]) == _CJK:
         return word[:2]
     return word[: min(MAX_TERM, _runs_end(word, 0, TERM_RUNS) + 1)]
 
 
 def matches(name: str, query: Sequence[str]) -> bool:
-    """Every word of `query` (from `query_words`) matches `name` (the module docstring's rule)."""
+    """Every word of `query` (from `query_words`; each is read as it reads one) matches `name` (the module
+    docstring's rule). ValueError for a word that is not one query word."""
     stream, starts = _stream(name)
-    for word in query:
-        _check_word(word)
+    for word in map(_query_word, query):
         # Inside a CJK run, a match may start anywhere with two CJK characters.
         places = range(len(stream)) if _is_cjk_pair(word, 0) else starts
         found = any(stream.startswith(word, place) for place in places)

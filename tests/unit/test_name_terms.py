@@ -119,12 +119,21 @@ def test_terms_of_names() -> None:
     assert name_terms("") == []
 
 
-@pytest.mark.parametrize("word", ["", "Abc", "a b", "a-b", "ｶ", "café"])
-def test_a_string_query_words_does_not_give_is_refused(word: str) -> None:
-    with pytest.raises(ValueError, match="not a query word"):
+@pytest.mark.parametrize("word", ["", " ", "-_.", "a b", "mp 3"])
+def test_a_string_that_is_not_one_query_word_is_refused(word: str) -> None:
+    with pytest.raises(ValueError, match="not one query word"):
         lookup_term(word)
-    with pytest.raises(ValueError, match="not a query word"):
+    with pytest.raises(ValueError, match="not one query word"):
         matches("abc", [word])
+
+
+def test_a_word_is_read_as_query_words_reads_it() -> None:
+    # Today's words of a Korean name are decomposed (NFKD); a query word is composed again.
+    decomposed = unicodedata.normalize("NFKD", "회의록")
+    assert lookup_term("MP3") == lookup_term("mp-3") == "mp3"
+    assert lookup_term(decomposed) == "회의"
+    assert matches("회의록_2024.docx", [decomposed, "ＭＰ3"]) is False
+    assert matches("회의록_mp3.docx", [decomposed, "ＭＰ3"]) is True
 
 
 # Characters of every script the rules name, and the ones that fold: capitals, accents, ß and ligatures,
