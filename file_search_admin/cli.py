@@ -26,7 +26,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from file_index.deployment import DeployedConfigurationStore, mismatch_message
 from file_index.name_sync import sync_names
-from file_index.names import NameIndex
+from file_index.names import OLD_WORDS_SECONDS, NameIndex
 from file_index.repair import Difference
 from file_index.schema import NAME_TABLE_NAME, TABLE_NAME
 from file_index.state import IndexStateStore, State, effective_state
@@ -192,15 +192,28 @@ def build_parser() -> argparse.ArgumentParser:
     for writer in (backfill, reconcile, migrate):
         add_writer_options(writer)
 
-    commands.add_parser(
+    index_names = commands.add_parser(
         "index-names",
         parents=[common, index],
-        help="give every entry of the bucket its name index items, and remove items of no entry",
-        description="Scan the name index and the entries of the bucket, put the name items each live entry "
-        "lacks (entries written before the name index existed) and remove the items no live entry has. "
-        "Safe while events flow; running it again changes nothing.",
+        help="give every entry of the bucket its name index items, move it to term items, remove strays",
+        description="Scan the entries of the bucket and put the name items each live entry lacks (its term "
+        "items, ordered by upload time, included); mark the bucket's term items complete so that searches "
+        f"read them; once every reader can have seen that ({OLD_WORDS_SECONDS:.0f} s later: the command "
+        "waits) remove the old word items, and the items no live entry has. Safe while events flow; an "
+        "interrupted run is finished by running it again, and a second run changes nothing.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    index_names.add_argument(
+        "--segments",
+        type=_positive,
+        default=DEFAULT_SEGMENTS,
+        help=f"parallel Scan segments, one thread each (default {DEFAULT_SEGMENTS})",
+    )
+    index_names.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="do not wait for readers to see the flag: leave the old word items to a later run",
     )
 
     redrive_parser = commands.add_parser(
@@ -315,7 +328,8 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
     if args.command == "index-names":
         check_table(dynamodb, args.name_table)
         check_bucket(aws.client("s3"), args.bucket)
-        return {"command": "index-names", "bucket": args.bucket, **_sync_names(dynamodb, args, err)}
+        synced = _sync_names(dynamodb, args, err, move=True)
+        return {"command": "index-names", "bucket": args.bucket, **synced, "totalSeconds": synced["seconds"]}
     s3 = aws.client("s3")
     check_bucket(s3, args.bucket)  # also for status: a typo in the name must not read as "never built"
     if args.command == "status":
@@ -391,11 +405,23 @@ def initial_state(bucket: str) -> State:
     return State.BUILDING if existing == bucket else State.READY
 
 
-def _sync_names(dynamodb: Any, args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
-    """Bring the bucket's name items in step with its entries, with a live line on a terminal."""
+def _sync_names(
+    dynamodb: Any, args: argparse.Namespace, err: TextIO, *, move: bool = False
+) -> dict[str, Any]:
+    """Bring the bucket's name items in step with its entries (`move`: and finish the move to term items),
+    with a live line on a terminal."""
     started = time.monotonic()
     with NameSyncProgress(enabled=err.isatty() and not args.json) as progress:
-        synced = sync_names(dynamodb, args.table, args.name_table, args.bucket, on_progress=progress.update)
+        synced = sync_names(
+            dynamodb,
+            args.table,
+            args.name_table,
+            args.bucket,
+            on_progress=progress.update,
+            move=move,
+            wait=not getattr(args, "no_wait", False),
+            segments=getattr(args, "segments", DEFAULT_SEGMENTS),
+        )
     return {**synced.to_json(), "seconds": round(time.monotonic() - started, 3)}
 
 
@@ -587,5 +613,7 @@ def _human_reconcile(summary: dict[str, Any]) -> str:
 def _human_names(label: str, names: dict[str, Any]) -> str:
     return (
         f"{label}: {names['entries']:,} entries, {names['nameItems']:,} name items; put {names['put']:,}, "
-        f"removed {names['removed']:,} in {names['seconds']:.1f} s"
+        f"removed {names['removed']:,}, old word items removed {names['oldWordItemsRemoved']:,} "
+        f"in {names['seconds']:.1f} s; term items "
+        + ("complete" if names["termItemsComplete"] else "not complete yet (run index-names)")
     )

@@ -1,5 +1,5 @@
 """Progress on a terminal (rich): the backfill's objects listed, written, skipped and rate; the
-migration's items scanned, updated, already placed and skipped."""
+migration's items scanned, updated, already placed and skipped; index-names' phase and counts."""
 
 from __future__ import annotations
 
@@ -107,6 +107,7 @@ class NameSyncProgress:
             TextColumn("name items {task.fields[items]:>10,}"),
             TextColumn("put {task.fields[put]:>10,}"),
             TextColumn("removed {task.fields[removed]:>8,}"),
+            TextColumn("old word items removed {task.fields[old]:>10,}"),
             TimeElapsedColumn(),
             console=console or Console(stderr=True),
             disable=not enabled,
@@ -115,7 +116,9 @@ class NameSyncProgress:
 
     def __enter__(self) -> NameSyncProgress:
         self._progress.start()
-        self._task = self._progress.add_task("index-names", total=None, entries=0, items=0, put=0, removed=0)
+        self._task = self._progress.add_task(
+            "index-names: entries", total=None, entries=0, items=0, put=0, removed=0, old=0
+        )
         return self
 
     def __exit__(
@@ -126,5 +129,11 @@ class NameSyncProgress:
     def update(self, counts: NameSyncCounts) -> None:
         if self._task is not None:
             self._progress.update(
-                self._task, entries=counts.entries, items=counts.items, put=counts.put, removed=counts.removed
+                self._task,
+                description=f"index-names: {counts.phase}",
+                entries=counts.entries,
+                items=counts.items,
+                put=counts.put,
+                removed=counts.removed,
+                old=counts.old_removed,
             )

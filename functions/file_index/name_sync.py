@@ -1,27 +1,56 @@
-"""Bring a bucket's name index in step with its entries: the repair of `file_index.names`.
+"""Bring a bucket's name index in step with its entries, and move it to the term items (`file_index.names`).
 
-`sync_names` reads the bucket's name items (one Scan of the name table) and its entries (one Scan of
-`FileMetaData`), puts the items every live entry should have and lacks, and removes the items no live
-entry has. It is what `file_search_admin index-names` runs on an existing table (entries written before
-the name index existed get their items), and what backfill and reconcile run after their own pass.
+`sync_names` runs in two passes, each a parallel segmented Scan that holds one page per segment:
+
+1. Over `FileMetaData`: for every live entry of the bucket, the items it should have (key item, term
+   items, and the old word items while readers may still read them) are read back by key (BatchGetItem)
+   and those missing or with other values are put (BatchWriteItem).
+2. Over the name table: every item of the bucket whose entry is gone, or no longer has that item (an
+   overwrite's old upload time, a shard the entry left), is removed on the condition that it is
+   unchanged since it was read (`since` equal), so an item a live write has just put again stays.
+
+With `move=True` (`file_search_admin index-names`) it also moves the bucket to the term items: after pass
+1, it sets the bucket's flag (`TERMS_COMPLETE`, keeping the first `completedAt`), waits until every reader
+and writer can have seen it (`names.OLD_WORDS_SECONDS` after `completedAt`; `wait=False` leaves the
+removal to a later run instead), and pass 2 then removes every old word item of the bucket (batched,
+unconditional: no reader reads them any more) and records `oldWordsRemoved`. Every step is idempotent, so
+an interrupted run is finished by running it again; a second run writes nothing.
 
 Safe beside live events: a put for an entry deleted meanwhile leaves an item that searches skip (every
-candidate's entry decides) and the next run removes; a removal is conditional on the item being
-unchanged since it was read (`since` equal), so an item a live create has just written again stays.
-Running it twice changes nothing the second time.
+candidate's entry decides) and the next run removes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
 
 from file_index import schema
-from file_index.names import SCOPE_SEPARATOR, NameIndex, is_live_entry, name_items
+from file_index.names import (
+    KEY_SCOPE,
+    OLD_WORDS_SECONDS,
+    SCOPE_SEPARATOR,
+    STATE_MARK,
+    TERM_MARK,
+    NameIndex,
+    TermItemsState,
+    is_live_entry,
+    item_key,
+)
 from file_index.placement import ShardPlacement
+
+DEFAULT_SEGMENTS = 4
+# Entries read per Scan page: a page's items (some tens per entry) are what a segment holds at once.
+_ENTRY_PAGE = 250
+# BatchGetItem takes at most 100 keys.
+_BATCH_GET_KEYS = 100
 
 _deserializer = TypeDeserializer()
 
@@ -29,30 +58,82 @@ _deserializer = TypeDeserializer()
 @dataclass
 class NameSyncCounts:
     entries: int = 0  # live entries of the bucket read
-    items: int = 0  # name items of the bucket read
-    put: int = 0  # items written (missing)
+    items: int = 0  # name items of the bucket read (pass 2)
+    put: int = 0  # items written (missing, or with other values)
     removed: int = 0  # items removed (no live entry has them)
     kept: int = 0  # items a live write changed while the run read them: left as they are
+    old_removed: int = 0  # old word items removed by the move
+    phase: str = "entries"  # "entries", "waiting", "name items", "done"
+    complete: bool = False  # the bucket's term items are complete (the flag)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def to_json(self) -> dict[str, int]:
+    def add(self, **counts: int) -> None:
+        with self._lock:
+            for name, value in counts.items():
+                setattr(self, name, getattr(self, name) + value)
+
+    def to_json(self) -> dict[str, Any]:
         return {
             "entries": self.entries,
             "nameItems": self.items,
             "put": self.put,
             "removed": self.removed,
             "kept": self.kept,
+            "oldWordItemsRemoved": self.old_removed,
+            "termItemsComplete": self.complete,
         }
 
 
-def _scan(dynamodb: Any, table_name: str, **request: Any) -> Iterator[dict[str, Any]]:
+def _plain(raw: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: _deserializer.deserialize(value) for name, value in raw.items()}
+
+
+def _scan_pages(
+    dynamodb: Any, table_name: str, segment: int, segments: int, **request: Any
+) -> Iterator[list[dict[str, Any]]]:
     paginator = dynamodb.get_paginator("scan")
-    for page in paginator.paginate(TableName=table_name, **request):
-        for raw in page.get("Items", []):
-            yield {name: _deserializer.deserialize(value) for name, value in raw.items()}
+    for page in paginator.paginate(TableName=table_name, Segment=segment, TotalSegments=segments, **request):
+        yield [_plain(raw) for raw in page.get("Items", [])]
 
 
-def _bucket_of_scope(scope: str) -> str:
-    return ShardPlacement.public_bucket(scope.rsplit(SCOPE_SEPARATOR, 1)[0])
+def _batch_get(
+    dynamodb: Any, table_name: str, keys: Sequence[Mapping[str, Any]], *, consistent: bool
+) -> list[dict[str, Any]]:
+    """The items of `keys` that exist (plain values), 100 keys to a BatchGetItem."""
+    found: list[dict[str, Any]] = []
+    for start in range(0, len(keys), _BATCH_GET_KEYS):
+        chunk = [
+            {name: {"S": str(value)} for name, value in key.items()}
+            for key in keys[start : start + _BATCH_GET_KEYS]
+        ]
+        request: dict[str, Any] = {table_name: {"Keys": chunk, "ConsistentRead": consistent}}
+        for _ in range(8):
+            response = dynamodb.batch_get_item(RequestItems=request)
+            found.extend(_plain(raw) for raw in response.get("Responses", {}).get(table_name, []))
+            request = response.get("UnprocessedKeys") or {}
+            if not request:
+                break
+        else:
+            raise RuntimeError(f"{table_name}: DynamoDB kept keys unprocessed")
+    return found
+
+
+def _is_old_word_scope(suffix: str) -> bool:
+    return suffix != KEY_SCOPE and not suffix.startswith(TERM_MARK)
+
+
+def _item_tuple(item: Mapping[str, Any]) -> tuple[str, str]:
+    return str(item[schema.NAME_SCOPE]), str(item[schema.NAME_TERM])
+
+
+def _same_values(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return {k: v for k, v in a.items() if k != schema.NAME_SINCE} == {
+        k: v for k, v in b.items() if k != schema.NAME_SINCE
+    }
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
 def sync_names(
@@ -62,47 +143,116 @@ def sync_names(
     bucket: str,
     *,
     on_progress: Callable[[NameSyncCounts], None] | None = None,
+    move: bool = False,
+    wait: bool = True,
+    segments: int = DEFAULT_SEGMENTS,
+    now: Callable[[], datetime] = _now,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> NameSyncCounts:
-    """Make the name items of `bucket` exactly those of its live entries (module docstring)."""
+    """Make the name items of `bucket` exactly those of its live entries; `move`: and finish its move to
+    the term items (module docstring)."""
     counts = NameSyncCounts()
     notify = on_progress or (lambda _counts: None)
-    actual: dict[tuple[str, str], str] = {}
-    for item in _scan(
-        dynamodb,
-        name_table_name,
-        ProjectionExpression="#s, #t, #since",
-        ExpressionAttributeNames={
-            "#s": schema.NAME_SCOPE,
-            "#t": schema.NAME_TERM,
-            "#since": schema.NAME_SINCE,
-        },
-    ):
-        scope = str(item[schema.NAME_SCOPE])
-        if _bucket_of_scope(scope) == bucket:
-            actual[(scope, str(item[schema.NAME_TERM]))] = str(item.get(schema.NAME_SINCE, ""))
-            counts.items += 1
+    state = TermItemsState(dynamodb, name_table_name, ttl=0.0, wall_clock=lambda: now().timestamp())
+    names = NameIndex(dynamodb, name_table_name, state=state)
+    counts.complete = state.complete(bucket)
     notify(counts)
-    names = NameIndex(dynamodb, name_table_name)
-    expected: set[tuple[str, str]] = set()
-    missing: list[Mapping[str, Any]] = []
-    for entry in _scan(dynamodb, table_name, ConsistentRead=True):
-        if not is_live_entry(entry) or ShardPlacement.public_bucket(str(entry[schema.BUCKET_NAME])) != bucket:
-            continue
-        counts.entries += 1
-        for item in name_items(entry, str(entry.get(schema.ORDER_KEY) or "")):
-            key = (item[schema.NAME_SCOPE], item[schema.NAME_TERM])
-            expected.add(key)
-            if key not in actual:
-                missing.append(item)
-        if len(missing) >= 500:
+
+    def entries_segment(segment: int) -> None:
+        for page in _scan_pages(
+            dynamodb, table_name, segment, segments, ConsistentRead=True, Limit=_ENTRY_PAGE
+        ):
+            live = [
+                entry
+                for entry in page
+                if is_live_entry(entry)
+                and ShardPlacement.public_bucket(str(entry[schema.BUCKET_NAME])) == bucket
+            ]
+            wanted = [
+                item
+                for entry in live
+                for item in names.items_of(entry, str(entry.get(schema.ORDER_KEY) or ""))
+            ]
+            held = {
+                _item_tuple(item): item
+                for item in _batch_get(
+                    dynamodb, name_table_name, [item_key(i) for i in wanted], consistent=False
+                )
+            }
+            missing = [i for i in wanted if not _same_values(held.get(_item_tuple(i), {}), i)]
             names.put_items(missing)
-            counts.put += len(missing)
-            missing = []
+            counts.add(entries=len(live), put=len(missing))
             notify(counts)
-    if missing:
-        names.put_items(missing)
-        counts.put += len(missing)
-    for (scope, term), since in actual.items():
+
+    _in_segments(entries_segment, segments)
+    remove_words = False
+    if move:
+        completed_at = state.mark_complete(bucket, now())
+        counts.complete = True
+        ready_at = completed_at + OLD_WORDS_SECONDS
+        if now().timestamp() < ready_at and wait:
+            counts.phase = "waiting"
+            notify(counts)
+            while (left := ready_at - now().timestamp()) > 0:
+                sleep(min(left, 5.0))
+        remove_words = now().timestamp() >= ready_at
+    counts.phase = "name items"
+    notify(counts)
+
+    def items_segment(segment: int) -> None:
+        for page in _scan_pages(
+            dynamodb,
+            name_table_name,
+            segment,
+            segments,
+            ProjectionExpression="#s, #t, #k, #since",
+            ExpressionAttributeNames={
+                "#s": schema.NAME_SCOPE,
+                "#t": schema.NAME_TERM,
+                "#k": schema.OBJECT_KEY,
+                "#since": schema.NAME_SINCE,
+            },
+        ):
+            old_words: list[dict[str, Any]] = []
+            checked: list[dict[str, Any]] = []
+            for item in page:
+                partition, _, suffix = str(item[schema.NAME_SCOPE]).partition(SCOPE_SEPARATOR)
+                if ShardPlacement.public_bucket(partition) != bucket or suffix == STATE_MARK:
+                    continue
+                if remove_words and _is_old_word_scope(suffix):
+                    old_words.append(item)
+                else:
+                    checked.append(item)
+            names.delete_keys([item_key(item) for item in old_words])
+            removed, kept = _remove_strays(dynamodb, table_name, name_table_name, names, checked)
+            counts.add(
+                items=len(old_words) + len(checked), old_removed=len(old_words), removed=removed, kept=kept
+            )
+            notify(counts)
+
+    _in_segments(items_segment, segments)
+    if remove_words:
+        state.mark_old_words_removed(bucket)
+    counts.phase = "done"
+    notify(counts)
+    return counts
+
+
+def _remove_strays(
+    dynamodb: Any, table_name: str, name_table_name: str, names: NameIndex, items: Sequence[Mapping[str, Any]]
+) -> tuple[int, int]:
+    """Remove those of `items` that no live entry has (conditional on `since` unchanged): (removed, kept)."""
+    object_keys = sorted({str(item[schema.OBJECT_KEY]) for item in items if schema.OBJECT_KEY in item})
+    entries = _batch_get(
+        dynamodb, table_name, [{schema.OBJECT_KEY: key} for key in object_keys], consistent=True
+    )
+    expected: set[tuple[str, str]] = set()
+    for entry in entries:
+        if is_live_entry(entry):
+            expected.update(_item_tuple(item) for item in names.items_of(entry, ""))
+    removed = kept = 0
+    for item in items:
+        scope, term = _item_tuple(item)
         if (scope, term) in expected:
             continue
         try:
@@ -111,10 +261,18 @@ def sync_names(
                 Key={schema.NAME_SCOPE: {"S": scope}, schema.NAME_TERM: {"S": term}},
                 ConditionExpression="attribute_not_exists(#since) OR #since = :since",
                 ExpressionAttributeNames={"#since": schema.NAME_SINCE},
-                ExpressionAttributeValues={":since": {"S": since}},
+                ExpressionAttributeValues={":since": {"S": str(item.get(schema.NAME_SINCE, ""))}},
             )
-            counts.removed += 1
+            removed += 1
         except dynamodb.exceptions.ConditionalCheckFailedException:
-            counts.kept += 1
-    notify(counts)
-    return counts
+            kept += 1
+    return removed, kept
+
+
+def _in_segments(run: Callable[[int], None], segments: int) -> None:
+    if segments <= 1:
+        run(0)
+        return
+    with ThreadPoolExecutor(max_workers=segments) as pool:
+        for _ in pool.map(run, range(segments)):
+            pass

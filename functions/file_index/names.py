@@ -15,17 +15,30 @@ A query word matches a name when it is the start of one of the name's words (`in
 
 The name index is a table of its own (`schema.NAME_TABLE_NAME`). For each live entry it holds:
 
-- one item per distinct word: `nameScope` (partition key) `{bucket partition}|{first character}`,
-  `nameTerm` (sort key) `{word} {key digest}`, `nameUser` (the GSI's partition key)
-  `{user partition}|{first character}`;
+- one **term item** per distinct term of its name (`name_terms.name_terms`): `nameScope` (partition key)
+  `{bucket partition}|:{term}`, `nameTerm` (sort key) `{uploadDate} {key digest}` (so a term's items
+  read newest first), `nameUser` (the GSI's partition key) `{user partition}|:{term}`, and the
+  `objectKey`, `fileName`, `size`, `uploadDate` a search filters on before reading the entry;
 - one item of the key: `nameScope` `{bucket partition}|/`, `nameTerm` the key, `nameUser`
-  `{user partition}|/`.
+  `{user partition}|/`;
+- while its bucket moves to the term items, the **old word items**, one per distinct word:
+  `nameScope` `{bucket partition}|{first character}`, `nameTerm` `{word} {key digest}`.
+
+A bucket's term items are **complete** when its state item (`{bucket}|!`, `termItems`) or the table's
+(`*|!`: a name table marked complete when found empty, `mark_table_complete`, which the local stack does
+at start) says so (`TermItemsState`, cached a minute; `terms_complete` for a reader). Until then searches
+read the old word items and writers write both layouts; `file_search_admin index-names` gives every entry
+its term items, sets the flag, and removes the old word items OLD_WORDS_SECONDS later, when no reader can
+still hold the flag as unset. Writers keep writing and removing the word items until then too, then only
+the term and key items: a word item left by a writer that still held the flag as unset is never read, and
+the next `index-names` removes it.
 
 The bucket and user partition values are the entry's own (`ShardPlacement`: shards and hot users apply as
 on the entry indexes), so a read of a word queries every shard of its bucket or user, as a list does.
-Every item holds only what never changes while its key exists in one place (key, name, bucket, user): an
-overwrite of a key writes none of them, a new key writes one per distinct word and one for the key. An
-overwrite (or a repair, or a restored version) that lands in another shard than the entry it replaces,
+The key and word items hold only what never changes while its key exists in one place (key, name,
+bucket, user); the term items hold the upload time too, so an overwrite moves them: the new time's items
+are put, then the old time's removed where no newer than the replaced entry. An overwrite (or a repair,
+or a restored version) that lands in another shard than the entry it replaces,
 as after a raise of `bucketIndexShards` or of a hot user's count, moves the items with it
 (`NameIndex.move_entry`): the new shard's items are put, then the old shard's removed where no newer than
 the replaced entry. A delete removes the items of the shards the replaced entry's stored values name.
@@ -35,10 +48,14 @@ it is live and matches, so an item left behind by a race (a create and a delete 
 once by two indexers, or two writers of different layouts moving one key at once) is never shown, and
 `index-names` removes it. A key with items in two shards is read once (`name_reader`). What must not
 happen is a live entry without its items; the writes are ordered for that (`NameIndex`).
+
+Over 400 lines: the words, the item layouts, the flag that says which layout is read, and the writer of
+the items are one contract, read together.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 import time
@@ -46,11 +63,12 @@ import unicodedata
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
+from datetime import UTC, datetime
 from typing import Any, TypeGuard
 
 from boto3.dynamodb.types import TypeSerializer
 
-from file_index import schema
+from file_index import schema, shards
 
 # The first characters of an indexed word (a longer query word is looked up by these and checked whole).
 MAX_INDEXED_WORD = 64
@@ -66,8 +84,11 @@ STATE_TERM = "termItems"
 TERMS_COMPLETE = "complete"  # BOOL: the term items of the bucket (every bucket for `*`) are complete
 COMPLETED_AT = "completedAt"  # ISO time the flag was set: old word items go once readers have seen it
 OLD_WORDS_REMOVED = "oldWordsRemoved"  # BOOL: the move removed the old word items
-# How long a reader or writer keeps a flag it read (the move waits longer before removing old items).
+# How long a reader or writer keeps a flag it read.
 STATE_TTL_SECONDS = 60.0
+# How long after the flag is set writers keep the old word items and the move waits before removing them:
+# a reader's cache, and a margin for the clocks of the machines that set and read `completedAt`.
+OLD_WORDS_SECONDS = STATE_TTL_SECONDS + 30.0
 # DynamoDB takes at most 25 puts or deletes in one BatchWriteItem.
 _BATCH_WRITE_ITEMS = 25
 
@@ -261,10 +282,11 @@ def state_key(bucket: str) -> dict[str, str]:
 
 
 class TermItemsState:
-    """Whether a bucket's term items are complete, read from one name table and kept STATE_TTL_SECONDS.
+    """Whether a bucket's term items are complete, read from one name table and kept `ttl` seconds.
 
     Complete when the bucket's state item or the table's (`ALL_BUCKETS`, written when the table was
-    created empty) says so; one BatchGetItem of both reads it. A flag never goes back to incomplete.
+    created empty) says so; one BatchGetItem of both reads it. A flag never goes back to incomplete, so a
+    complete bucket is not read again.
     """
 
     def __init__(
@@ -274,26 +296,62 @@ class TermItemsState:
         *,
         ttl: float = STATE_TTL_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.client = client
         self.table_name = table_name
         self._ttl = ttl
         self._clock = clock
-        self._read: dict[str, tuple[float, bool]] = {}
+        self._wall_clock = wall_clock
+        # bucket: (when read, completedAt as a POSIX time, None while incomplete)
+        self._read: dict[str, tuple[float, float | None]] = {}
         self._lock = threading.Lock()
 
     def complete(self, bucket: str) -> bool:
+        return self._completed_at(bucket) is not None
+
+    def words_kept(self, bucket: str) -> bool:
+        """Whether writers still keep the bucket's old word items: until OLD_WORDS_SECONDS after the flag
+        was set, as a reader may have read it as incomplete up to STATE_TTL_SECONDS before."""
+        completed_at = self._completed_at(bucket)
+        return completed_at is None or self._wall_clock() < completed_at + OLD_WORDS_SECONDS
+
+    def mark_complete(self, bucket: str, now: datetime) -> float:
+        """Set the bucket's flag (its first `completedAt` kept); returns `completedAt` as a POSIX time."""
+        response = self.client.update_item(
+            TableName=self.table_name,
+            Key=_serialize(state_key(bucket)),
+            UpdateExpression="SET #c = :true, #at = if_not_exists(#at, :now)",
+            ExpressionAttributeNames={"#c": TERMS_COMPLETE, "#at": COMPLETED_AT},
+            ExpressionAttributeValues={":true": {"BOOL": True}, ":now": {"S": _iso(now)}},
+            ReturnValues="ALL_NEW",
+        )
+        completed_at = datetime.fromisoformat(response["Attributes"][COMPLETED_AT]["S"]).timestamp()
+        with self._lock:
+            self._read[bucket] = (self._clock(), completed_at)
+        return completed_at
+
+    def mark_old_words_removed(self, bucket: str) -> None:
+        self.client.update_item(
+            TableName=self.table_name,
+            Key=_serialize(state_key(bucket)),
+            UpdateExpression="SET #r = :true",
+            ExpressionAttributeNames={"#r": OLD_WORDS_REMOVED},
+            ExpressionAttributeValues={":true": {"BOOL": True}},
+        )
+
+    def _completed_at(self, bucket: str) -> float | None:
         now = self._clock()
         with self._lock:
             cached = self._read.get(bucket)
-        if cached is not None and (cached[1] or now - cached[0] < self._ttl):
+        if cached is not None and (cached[1] is not None or now - cached[0] < self._ttl):
             return cached[1]
-        flag = self._fetch(bucket)
+        completed_at = self._fetch(bucket)
         with self._lock:
-            self._read[bucket] = (now, flag)
-        return flag
+            self._read[bucket] = (now, completed_at)
+        return completed_at
 
-    def _fetch(self, bucket: str) -> bool:
+    def _fetch(self, bucket: str) -> float | None:
         keys = [_serialize(state_key(bucket)), _serialize(state_key(ALL_BUCKETS))]
         request: dict[str, Any] = {self.table_name: {"Keys": keys, "ConsistentRead": True}}
         found: list[dict[str, Any]] = []
@@ -303,7 +361,26 @@ class TermItemsState:
             request = response.get("UnprocessedKeys") or {}
             if not request:
                 break
-        return any(item.get(TERMS_COMPLETE, {}).get("BOOL") for item in found)
+        times = [
+            datetime.fromisoformat(item.get(COMPLETED_AT, {}).get("S") or "1970-01-01T00:00:00Z").timestamp()
+            for item in found
+            if item.get(TERMS_COMPLETE, {}).get("BOOL")
+        ]
+        return min(times) if times else None
+
+
+def mark_table_complete(client: Any, table_name: str, now: datetime) -> bool:
+    """Mark every bucket of `table_name` complete if the table holds no item at all (a name table just
+    created: every entry it will hold gets its term items from its first write). Returns whether it did."""
+    if client.scan(TableName=table_name, Limit=1).get("Items"):
+        return False
+    item = {**state_key(ALL_BUCKETS), TERMS_COMPLETE: True, COMPLETED_AT: _iso(now), OLD_WORDS_REMOVED: True}
+    client.put_item(TableName=table_name, Item=_serialize(item))
+    return True
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 _states: weakref.WeakKeyDictionary[Any, dict[str, TermItemsState]] = weakref.WeakKeyDictionary()
@@ -324,10 +401,10 @@ def item_key(item: Mapping[str, Any]) -> dict[str, Any]:
     return {schema.NAME_SCOPE: item[schema.NAME_SCOPE], schema.NAME_TERM: item[schema.NAME_TERM]}
 
 
-def items_differ(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-    """Whether two entries of one key have different name items (their shard values differ, as when a
-    raised shard count places the key's overwrite elsewhere)."""
-    return name_items(old, "") != name_items(new, "")
+def entry_items(entry: Mapping[str, Any], since: str, *, with_words: bool) -> list[dict[str, Any]]:
+    """Every item a live entry has: its key item and term items, and its old word items `with_words`."""
+    items = name_items(entry, since)
+    return [*(items if with_words else items[:1]), *term_items(entry, since)]
 
 
 def _key_of(item: Mapping[str, Any]) -> tuple[Any, Any]:
@@ -345,73 +422,106 @@ class NameIndex:
     Order of writes (module docstring): an entry's items are put after the entry, with `since` = the
     entry's orderKey; a delete removes the items of the entry it replaced only where `since` is older than
     the delete, so a newer create's items, put before or after, survive. Puts are unconditional
-    BatchWriteItems: a put that lands after a delete leaves items without a live entry, which searches
-    skip and a reconcile removes.
+    BatchWriteItems (25 items each, in parallel through `executor` when given): a put that lands after a
+    delete leaves items without a live entry, which searches skip and `index-names` removes.
+
+    The old word items are written and removed beside the term items only while the entry's bucket's term
+    items are not complete (`TermItemsState`, read at most once a minute per bucket).
     """
 
-    def __init__(self, client: Any, table_name: str, executor: Executor | None = None) -> None:
+    def __init__(
+        self,
+        client: Any,
+        table_name: str,
+        executor: Executor | None = None,
+        *,
+        state: TermItemsState | None = None,
+    ) -> None:
         self.client = client
         self.table_name = table_name
         self._executor = executor
+        self.state = state or TermItemsState(client, table_name)
         # Write requests made (PutItem/DeleteItem items, BatchWriteItem items), for the benchmarks.
         self.items_written = 0
+        self._count_lock = threading.Lock()
+
+    def items_of(self, entry: Mapping[str, Any], since: str) -> list[dict[str, Any]]:
+        """The items live `entry` has under its bucket's flag (`entry_items`)."""
+        bucket = str(entry[schema.BUCKET_NAME]).partition(shards.SHARD_SEPARATOR)[0]
+        return entry_items(entry, since, with_words=self.state.words_kept(bucket))
 
     def put_entry(self, entry: Mapping[str, Any], since: str | None) -> None:
         """Put the items of live `entry` (plain values; `since` its orderKey, None for none)."""
-        self.put_items(name_items(entry, since or ""))
+        self.put_items(self.items_of(entry, since or ""))
 
     def put_items(self, items: Sequence[Mapping[str, Any]]) -> None:
-        for start in range(0, len(items), _BATCH_WRITE_ITEMS):
-            chunk = items[start : start + _BATCH_WRITE_ITEMS]
-            requests = [{"PutRequest": {"Item": _serialize(item)}} for item in chunk]
-            self._batch_write(requests)
+        requests = [{"PutRequest": {"Item": _serialize(item)}} for item in items]
+        self._run(self._batch_write, _chunks(requests))
 
     def delete_keys(self, keys: Iterable[Mapping[str, Any]]) -> None:
-        """Delete items by their keys (a reconcile's clean-up of items without a live entry)."""
+        """Delete items by their keys (unconditionally, 25 to a BatchWriteItem)."""
         requests = [{"DeleteRequest": {"Key": _serialize(dict(key))}} for key in keys]
-        for start in range(0, len(requests), _BATCH_WRITE_ITEMS):
-            self._batch_write(requests[start : start + _BATCH_WRITE_ITEMS])
+        self._run(self._batch_write, _chunks(requests))
 
     def delete_entry(self, entry: Mapping[str, Any], order: str) -> None:
         """Remove the items of `entry`, which a delete at position `order` replaced, where older than it."""
-        self._delete_older(name_items(entry, ""), order)
+        self._delete_older(self.items_of(entry, ""), order)
 
     def move_entry(self, old: Mapping[str, Any], new: Mapping[str, Any], since: str | None) -> None:
         """Give live `new` its items in place of those of live `old`, the entry of the same key it replaced
-        (`since`: `new`'s orderKey, None for none). Nothing when both have the same items (an overwrite
-        under one layout); else (the entry moved to another bucket or user shard) `new`'s items are put,
-        then `old`'s that `new` lacks are removed where no newer than `old` itself, so the items a newer
-        write put there meanwhile stay."""
-        if not items_differ(old, new):
-            return
-        self.put_entry(new, since)
-        self.delete_left_behind(old, new)
+        (`since`: `new`'s orderKey, None for none). `new`'s items that `old` lacks (or holds with other
+        values: an overwrite moves the term items to its upload time, a shard raise moves every item) are
+        put, then `old`'s that `new` lacks are removed where no newer than `old` itself, so the items a
+        newer write put there meanwhile stay. Nothing when both have the same items."""
+        old_items = self.items_of(old, "")
+        had = {_content(item) for item in old_items}
+        self.put_items([item for item in self.items_of(new, since or "") if _content(item) not in had])
+        self._delete_left(old, old_items, new)
 
     def delete_left_behind(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         """Remove the items of `old` that `new`, the entry of the same key that replaced it, lacks, where
         written no later than `old` (`since` up to its orderKey, or none)."""
-        kept = {_key_of(item) for item in name_items(new, "")}
-        left = [item for item in name_items(old, "") if _key_of(item) not in kept]
+        self._delete_left(old, self.items_of(old, ""), new)
+
+    def _delete_left(
+        self, old: Mapping[str, Any], old_items: list[dict[str, Any]], new: Mapping[str, Any]
+    ) -> None:
+        kept = {_key_of(item) for item in self.items_of(new, "")}
+        left = [item for item in old_items if _key_of(item) not in kept]
         # "" < "\0": up to old's own position, items without one included.
         self._delete_older(left, str(old.get(schema.ORDER_KEY) or "") + "\0")
 
     def _delete_older(self, items: Sequence[Mapping[str, Any]], order: str) -> None:
-        """Delete each of `items` (by its key) where its `since` is older than `order` (or absent)."""
-        for item in items:
-            self.items_written += 1
-            try:
-                self.client.delete_item(
-                    TableName=self.table_name,
-                    Key=_serialize(item_key(item)),
-                    ConditionExpression="attribute_not_exists(#since) OR #since < :order",
-                    ExpressionAttributeNames={"#since": schema.NAME_SINCE},
-                    ExpressionAttributeValues={":order": {"S": order}},
-                )
-            except self.client.exceptions.ConditionalCheckFailedException:
-                continue  # a newer create's item: it stays
+        """Delete each of `items` (by its key) where its `since` is older than `order` (or absent): one
+        conditional DeleteItem each (BatchWriteItem takes no condition), in parallel through the executor."""
+        self._run(lambda item: self._delete_if_older(item, order), list(items))
+
+    def _delete_if_older(self, item: Mapping[str, Any], order: str) -> None:
+        self._count(1)
+        # A newer create's item fails the condition: it stays.
+        with contextlib.suppress(self.client.exceptions.ConditionalCheckFailedException):
+            self.client.delete_item(
+                TableName=self.table_name,
+                Key=_serialize(item_key(item)),
+                ConditionExpression="attribute_not_exists(#since) OR #since < :order",
+                ExpressionAttributeNames={"#since": schema.NAME_SINCE},
+                ExpressionAttributeValues={":order": {"S": order}},
+            )
+
+    def _run(self, call: Callable[[Any], None], tasks: Sequence[Any]) -> None:
+        if self._executor is None or len(tasks) < 2:
+            for task in tasks:
+                call(task)
+            return
+        for _ in self._executor.map(call, tasks):
+            pass
+
+    def _count(self, written: int) -> None:
+        with self._count_lock:
+            self.items_written += written
 
     def _batch_write(self, requests: list[dict[str, Any]]) -> None:
-        self.items_written += len(requests)
+        self._count(len(requests))
         pending: dict[str, Any] = {self.table_name: requests}
         for _ in range(8):
             response = self.client.batch_write_item(RequestItems=pending)
@@ -419,6 +529,16 @@ class NameIndex:
             if not pending:
                 return
         raise RuntimeError(f"{self.table_name}: DynamoDB kept {len(pending)} name items unprocessed")
+
+
+def _chunks(requests: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    size = _BATCH_WRITE_ITEMS
+    return [requests[start : start + size] for start in range(0, len(requests), size)]
+
+
+def _content(item: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """An item's key and values, `since` aside (an item whose values do not change is not written again)."""
+    return tuple(sorted((name, value) for name, value in item.items() if name != schema.NAME_SINCE))
 
 
 def _serialize(item: Mapping[str, Any]) -> dict[str, Any]:

@@ -178,7 +178,8 @@ def apply_event(
     `s3` is used only for a HEAD of the event's object when a permanent version delete may have changed
     which version is current. `layout` places the entry (`entry_item`). `names`, when given, keeps the
     name index in step (`file_index.names`): a new live entry's items are put after it (an overwrite of a
-    live entry puts none unless it moved the entry to another shard: then its items move too), a removed
+    live entry moves its term items to its new upload time, and every item when it moved the entry to
+    another shard), a removed
     entry's items, in the shards its stored values name, are deleted where older than the removal. Raises
     botocore's ClientError for anything but a failed condition (e.g. throttling that outlasted the SDK's
     retries, or a HEAD answered with 403), and `WriteContentionError` when other writers kept changing
@@ -447,8 +448,8 @@ class _Write:
             return
         old = self.seen.get("old")
         if outcome is Outcome.WRITTEN and not self.event.is_removal:
-            # A new key, or one that was deleted: its items. An overwrite of a live entry has them, unless
-            # it moved the entry to another shard (a raised shard count): then they move with it.
+            # A new key, or one that was deleted: its items. An overwrite of a live entry moves its term
+            # items to its upload time, and every item when it moved to another shard (a raised count).
             if not is_live_entry(old):
                 names.put_entry(self.seen["written"], self.order)
             else:

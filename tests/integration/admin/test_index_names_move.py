@@ -1,0 +1,227 @@
+"""`index-names` moves a bucket to the term items (`file_index.name_sync`): every live entry gets its term
+items, the bucket's flag is set, the old word items go once readers can have seen the flag, and a second
+run (or the run after an interrupted one) finishes the job and then changes nothing."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from file_index import schema
+from file_index.name_sync import sync_names
+from file_index.names import (
+    OLD_WORDS_SECONDS,
+    NameIndex,
+    TermItemsState,
+    entry_items,
+    name_items,
+    term_items,
+)
+from file_index.repair import plain_item
+from tests.integration.admin.conftest import BUCKET, TABLE, Account
+
+NAME_TABLE = schema.NAME_TABLE_NAME
+START = datetime(2024, 5, 1, 10, tzinfo=UTC)
+
+
+class Clock:
+    """A wall clock that only moves when the run sleeps (or a test moves it)."""
+
+    def __init__(self) -> None:
+        self.moment = START
+        self.slept = 0.0
+
+    def now(self) -> datetime:
+        return self.moment
+
+    def sleep(self, seconds: float) -> None:
+        self.slept += seconds
+        self.moment += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def old_table(account: Account) -> Account:
+    """A bucket indexed before the term items: entries with their key and old word items only, one stray
+    word item of no entry, and entries of another bucket left alone."""
+    dynamodb = account.dynamodb
+    dynamodb.create_table(**schema.create_name_table_request(NAME_TABLE))
+    old_writer = NameIndex(dynamodb, NAME_TABLE)
+    for n in range(40):
+        bucket = BUCKET if n % 4 else "other-bucket"
+        entry: dict[str, Any] = {
+            schema.OBJECT_KEY: f"USER{n % 3:03d}_Report {n} final.pdf",
+            schema.BUCKET_NAME: bucket,
+            schema.FILE_ID: f"Report {n} final.pdf",
+            schema.SIZE: 1000 + n,
+            schema.UPLOAD_DATE: (START + timedelta(minutes=n)).isoformat().replace("+00:00", ".000Z"),
+            schema.UPLOAD_USER: f"USER{n % 3:03d}",
+            schema.ORDER_KEY: f"{n:016X}",
+        }
+        dynamodb.put_item(TableName=TABLE, Item={k: _attr(v) for k, v in entry.items()})
+        old_writer.put_items(name_items(entry, entry[schema.ORDER_KEY]))
+    gone = {
+        schema.OBJECT_KEY: "USER009_gone.pdf",
+        schema.BUCKET_NAME: BUCKET,
+        schema.FILE_ID: "gone.pdf",
+        schema.SIZE: 1,
+        schema.UPLOAD_DATE: START.isoformat(),
+    }
+    old_writer.put_items(name_items(gone, ""))
+    return account
+
+
+def _attr(value: Any) -> dict[str, Any]:
+    return {"N": str(value)} if isinstance(value, int) else {"S": str(value)}
+
+
+def held(dynamodb: Any) -> set[tuple[str, str]]:
+    paginator = dynamodb.get_paginator("scan")
+    return {
+        (item[schema.NAME_SCOPE], item[schema.NAME_TERM])
+        for page in paginator.paginate(TableName=NAME_TABLE, ConsistentRead=True)
+        for item in map(plain_item, page["Items"])
+    }
+
+
+def live_entries(dynamodb: Any, bucket: str) -> list[dict[str, Any]]:
+    paginator = dynamodb.get_paginator("scan")
+    return [
+        entry
+        for page in paginator.paginate(TableName=TABLE, ConsistentRead=True)
+        for entry in map(plain_item, page["Items"])
+        if entry.get(schema.BUCKET_NAME) == bucket
+    ]
+
+
+def keys_of(items: list[dict[str, Any]]) -> set[tuple[str, str]]:
+    return {(item[schema.NAME_SCOPE], item[schema.NAME_TERM]) for item in items}
+
+
+def moved(dynamodb: Any) -> set[tuple[str, str]]:
+    """What the bucket holds after the move: key and term items of each live entry; the other bucket's
+    items as they were (key and old word items)."""
+    mine = [i for e in live_entries(dynamodb, BUCKET) for i in entry_items(e, "", with_words=False)]
+    others = [i for e in live_entries(dynamodb, "other-bucket") for i in name_items(e, "")]
+    return keys_of(mine) | keys_of(others)
+
+
+def state_item(dynamodb: Any) -> dict[str, Any]:
+    key = {schema.NAME_SCOPE: {"S": f"{BUCKET}|!"}, schema.NAME_TERM: {"S": "termItems"}}
+    return plain_item(dynamodb.get_item(TableName=NAME_TABLE, Key=key, ConsistentRead=True)["Item"])
+
+
+def run(account: Account, clock: Clock, **options: Any) -> dict[str, Any]:
+    counts = sync_names(
+        account.dynamodb, TABLE, NAME_TABLE, BUCKET, move=True, now=clock.now, sleep=clock.sleep, **options
+    )
+    return counts.to_json()
+
+
+def test_the_move_gives_every_entry_its_term_items_and_removes_the_old_word_items(
+    old_table: Account, clock: Clock
+) -> None:
+    dynamodb = old_table.dynamodb
+    assert not TermItemsState(dynamodb, NAME_TABLE).complete(BUCKET)
+    entries = live_entries(dynamodb, BUCKET)
+    terms = keys_of([i for e in entries for i in term_items(e, "")])
+
+    summary = run(old_table, clock)
+
+    assert held(dynamodb) - {(f"{BUCKET}|!", "termItems")} == moved(dynamodb)
+    assert summary["entries"] == len(entries) == 30
+    assert summary["put"] == len(terms)
+    assert summary["removed"] == 1  # the stray's key item (its word items went with the old ones)
+    assert summary["oldWordItemsRemoved"] > 0
+    assert summary["termItemsComplete"] is True
+    assert clock.slept >= OLD_WORDS_SECONDS
+    state = state_item(dynamodb)
+    assert state["complete"] is True
+    assert state["oldWordsRemoved"] is True
+    assert state["completedAt"] == "2024-05-01T10:00:00.000Z"
+    assert TermItemsState(dynamodb, NAME_TABLE).complete(BUCKET)
+    # The other bucket is untouched, and its flag unset.
+    assert not TermItemsState(dynamodb, NAME_TABLE).complete("other-bucket")
+
+
+def test_running_the_move_again_changes_nothing(old_table: Account, clock: Clock) -> None:
+    run(old_table, clock)
+    before = held(old_table.dynamodb)
+    again = run(old_table, clock)
+    assert (again["put"], again["removed"], again["oldWordItemsRemoved"]) == (0, 0, 0)
+    assert held(old_table.dynamodb) == before
+
+
+def test_a_run_that_did_not_wait_is_finished_by_the_next(old_table: Account, clock: Clock) -> None:
+    """The first run sets the flag and leaves the old word items (readers may still read them); a run
+    once readers can have seen the flag removes them, keeping the flag's first time."""
+    first = run(old_table, clock, wait=False)
+    assert first["oldWordItemsRemoved"] == 0
+    assert first["termItemsComplete"] is True
+    assert "oldWordsRemoved" not in state_item(old_table.dynamodb)
+    assert clock.slept == 0
+    clock.moment += timedelta(seconds=OLD_WORDS_SECONDS + 1)
+    second = run(old_table, clock, wait=False)
+    assert second["put"] == 0
+    assert second["oldWordItemsRemoved"] > 0
+    assert held(old_table.dynamodb) - {(f"{BUCKET}|!", "termItems")} == moved(old_table.dynamodb)
+    assert state_item(old_table.dynamodb)["completedAt"] == "2024-05-01T10:00:00.000Z"
+
+
+def test_an_interrupted_move_is_finished_by_running_it_again(
+    old_table: Account, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that fails part-way through its puts (here: the fourth BatchWriteItem) leaves some entries
+    without term items and the flag unset; running it again finishes the job."""
+    calls = {"n": 0}
+    original = NameIndex._batch_write
+
+    def failing(self: NameIndex, requests: list[dict[str, Any]]) -> None:
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise RuntimeError("interrupted")
+        original(self, requests)
+
+    monkeypatch.setattr(NameIndex, "_batch_write", failing)
+    with pytest.raises(RuntimeError, match="interrupted"):
+        run(old_table, clock, segments=1)
+    assert not TermItemsState(old_table.dynamodb, NAME_TABLE).complete(BUCKET)
+    monkeypatch.setattr(NameIndex, "_batch_write", original)
+    run(old_table, clock)
+    assert held(old_table.dynamodb) - {(f"{BUCKET}|!", "termItems")} == moved(old_table.dynamodb)
+    assert run(old_table, clock)["put"] == 0
+
+
+def test_index_names_runs_the_move_and_reports_it(old_table: Account) -> None:
+    result = old_table.admin("index-names", "--bucket", BUCKET, "--json", "--no-wait", "--segments", "2")
+    assert result.status == 0, result.stderr
+    summary = result.json()
+    assert summary["command"] == "index-names"
+    assert summary["termItemsComplete"] is True
+    assert summary["put"] > 0
+    assert summary["totalSeconds"] >= 0
+    assert TermItemsState(old_table.dynamodb, NAME_TABLE).complete(BUCKET)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["index-names"], "index-names needs --bucket"),
+        (["index-names", "--bucket", BUCKET, "--segments", "0"], "'0' must be at least 1"),
+        (["index-names", "--bucket", BUCKET, "--segments", "many"], "'many' is not a whole number"),
+    ],
+)
+def test_bad_input_is_refused_with_exit_2(
+    old_table: Account, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        old_table.admin(*argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not TermItemsState(old_table.dynamodb, NAME_TABLE).complete(BUCKET)
