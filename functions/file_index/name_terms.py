@@ -92,6 +92,8 @@ def _drop_accents(text: str) -> str:
 
 def fold(text: str) -> str:
     """`text` as compared: NFKC, case-folded, accents of Latin, Greek and Cyrillic letters dropped."""
+    if text.isascii():
+        return text.lower()
     return _drop_accents(unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold()))
 
 
@@ -110,12 +112,16 @@ def folded_words(text: str) -> list[str]:
     kinds: list[str] = []
 
     def flush() -> None:
-        if current:
+        folded = fold("".join(current))
+        if folded.isascii():
+            if folded:
+                result.append(folded)
+        else:
             # Case folding may yield separators (`İ` folds to `i` and a dot): they cut words too.
             # A combining mark that begins a word has lost its letter: it is dropped (as the stream is
             # read again, it would join the word before).
             word: list[str] = []
-            for ch in fold("".join(current)):
+            for ch in folded:
                 if not word and unicodedata.category(ch)[0] == "M":
                     continue
                 if _class(ch) != _SEPARATOR:
@@ -128,7 +134,7 @@ def folded_words(text: str) -> list[str]:
         current.clear()
         kinds.clear()
 
-    for ch in _drop_accents(unicodedata.normalize("NFKC", text)):
+    for ch in text if text.isascii() else _drop_accents(unicodedata.normalize("NFKC", text)):
         kind = _kind(ch)
         if kind == _SEPARATOR:
             flush()
@@ -210,6 +216,7 @@ def name_terms(name: str) -> list[str]:
     return list(terms)
 
 
+@lru_cache(maxsize=256)
 def _query_word(word: str) -> str:
     """`word` as `query_words` reads it (so `Abc` reads `abc`); ValueError unless that is one word."""
     read = query_words(word)

@@ -216,3 +216,9 @@ def test_query_words_are_their_own_query_words(q: str) -> None:
     for word in query_words(q):
         assert query_words(word) == [word]
         assert fold(word) == word
+
+
+@PROPERTY
+@given(name=st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=24))
+def test_words_of_ascii_names_are_todays_words(name: str) -> None:
+    assert folded_words(name) == names.words(name)
