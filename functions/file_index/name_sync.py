@@ -187,7 +187,8 @@ def sync_names(
     _in_segments(entries_segment, segments)
     remove_words = False
     if move:
-        completed_at = state.mark_complete(bucket, now())
+        earlier = state.completed_at(bucket)
+        completed_at = min(state.mark_complete(bucket, now()), earlier or float("inf"))
         counts.complete = True
         ready_at = completed_at + OLD_WORDS_SECONDS
         if now().timestamp() < ready_at and wait:

@@ -63,7 +63,7 @@ import unicodedata
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeGuard
 
 from boto3.dynamodb.types import TypeSerializer
@@ -310,6 +310,11 @@ class TermItemsState:
     def complete(self, bucket: str) -> bool:
         return self._completed_at(bucket) is not None
 
+    def completed_at(self, bucket: str) -> float | None:
+        """When the bucket's term items became complete (POSIX time; the earlier of its flag and the
+        table's), None while they are not."""
+        return self._completed_at(bucket)
+
     def words_kept(self, bucket: str) -> bool:
         """Whether writers still keep the bucket's old word items: until OLD_WORDS_SECONDS after the flag
         was set, as a reader may have read it as incomplete up to STATE_TTL_SECONDS before."""
@@ -317,7 +322,8 @@ class TermItemsState:
         return completed_at is None or self._wall_clock() < completed_at + OLD_WORDS_SECONDS
 
     def mark_complete(self, bucket: str, now: datetime) -> float:
-        """Set the bucket's flag (its first `completedAt` kept); returns `completedAt` as a POSIX time."""
+        """Set the bucket's flag (its first `completedAt` kept); returns when the bucket became complete
+        (`completed_at`) as a POSIX time."""
         response = self.client.update_item(
             TableName=self.table_name,
             Key=_serialize(state_key(bucket)),
@@ -328,6 +334,9 @@ class TermItemsState:
         )
         completed_at = datetime.fromisoformat(response["Attributes"][COMPLETED_AT]["S"]).timestamp()
         with self._lock:
+            cached = self._read.get(bucket)
+            if cached is not None and cached[1] is not None:
+                completed_at = min(completed_at, cached[1])  # the table's flag, when earlier
             self._read[bucket] = (self._clock(), completed_at)
         return completed_at
 
@@ -371,10 +380,14 @@ class TermItemsState:
 
 def mark_table_complete(client: Any, table_name: str, now: datetime) -> bool:
     """Mark every bucket of `table_name` complete if the table holds no item at all (a name table just
-    created: every entry it will hold gets its term items from its first write). Returns whether it did."""
+    created: every entry it will hold gets its term items from its first write). Returns whether it did.
+
+    No reader can have read word items from it, so its `completedAt` is set OLD_WORDS_SECONDS back:
+    writers write no word item from the start."""
     if client.scan(TableName=table_name, Limit=1).get("Items"):
         return False
-    item = {**state_key(ALL_BUCKETS), TERMS_COMPLETE: True, COMPLETED_AT: _iso(now), OLD_WORDS_REMOVED: True}
+    since = _iso(now - timedelta(seconds=OLD_WORDS_SECONDS))
+    item = {**state_key(ALL_BUCKETS), TERMS_COMPLETE: True, COMPLETED_AT: since, OLD_WORDS_REMOVED: True}
     client.put_item(TableName=table_name, Item=_serialize(item))
     return True
 

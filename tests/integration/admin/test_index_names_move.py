@@ -16,6 +16,7 @@ from file_index.names import (
     NameIndex,
     TermItemsState,
     entry_items,
+    mark_table_complete,
     name_items,
     term_items,
 )
@@ -225,3 +226,12 @@ def test_bad_input_is_refused_with_exit_2(
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
     assert not TermItemsState(old_table.dynamodb, NAME_TABLE).complete(BUCKET)
+
+
+def test_a_table_marked_complete_when_created_moves_without_waiting(account: Account, clock: Clock) -> None:
+    account.dynamodb.create_table(**schema.create_name_table_request(NAME_TABLE))
+    assert mark_table_complete(account.dynamodb, NAME_TABLE, START)
+    summary = run(account, clock)
+    assert clock.slept == 0
+    assert summary["termItemsComplete"] is True
+    assert state_item(account.dynamodb)["oldWordsRemoved"] is True

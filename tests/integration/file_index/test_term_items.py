@@ -199,8 +199,12 @@ def test_writers_keep_the_old_word_items_until_readers_have_seen_the_flag(world:
 
 
 def test_an_empty_table_is_marked_complete_for_every_bucket(world: World) -> None:
+    """Nobody read word items from it: writers write none from the start."""
     assert mark_table_complete(world.dynamodb, NAME_TABLE, START)
     assert TermItemsState(world.dynamodb, NAME_TABLE).complete("any-bucket")
+    world.apply("put")
+    assert world.word_keys() == set()
+    assert world.term_keys() == expected_terms(world.entry())
     held = world.dynamodb.get_item(TableName=NAME_TABLE, Key={k: {"S": v} for k, v in state_key("*").items()})
     assert held["Item"]["complete"] == {"BOOL": True}
 
