@@ -274,10 +274,11 @@ class Backfill(Construct):
         ).function
         iam.Grant.add_to_principal(grantee=function, actions=list(actions), resource_arns=[table.table_arn])
         if looks_up_objects and self._name_table is not None:
-            # Every entry a batch writes or a repair removes takes its name items along.
+            # Every entry a batch writes or a repair removes takes its name items along (BatchGetItem: the
+            # bucket's term-items flag).
             iam.Grant.add_to_principal(
                 grantee=function,
-                actions=["dynamodb:BatchWriteItem", "dynamodb:DeleteItem"],
+                actions=["dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem"],
                 resource_arns=[self._name_table.table_arn],
             )
         if looks_up_objects:

@@ -45,7 +45,7 @@ OBJECT_EVENTS = (
 # What the indexer does to the table: conditional puts of new entries and conditional updates that turn
 # an entry into a tombstone. It never reads, deletes or writes in batches.
 INDEXER_TABLE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem")
-INDEXER_NAME_TABLE_ACTIONS = ("dynamodb:BatchWriteItem", "dynamodb:DeleteItem")
+INDEXER_NAME_TABLE_ACTIONS = ("dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem")
 # The EventBridge events of one object's life that change the index: the reasons (PutObject, CopyObject,
 # CompleteMultipartUpload, DeleteObject, Lifecycle Expiration, ...) are in the event's detail.
 EVENTBRIDGE_DETAIL_TYPES = ("Object Created", "Object Deleted")

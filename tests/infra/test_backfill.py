@@ -325,7 +325,7 @@ def test_backfill_functions_may_do_exactly_their_calls(
     assert dynamodb_statements[1:] == (
         [
             {
-                "Action": ["dynamodb:BatchWriteItem", "dynamodb:DeleteItem"],
+                "Action": ["dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem"],
                 "Effect": "Allow",
                 "Resource": get_att(name_table_id),
             }

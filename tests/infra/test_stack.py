@@ -90,6 +90,7 @@ def test_table_keys_and_indexes_are_the_schema_ones(default_synth: Synth) -> Non
     assert {index["IndexName"] for index in props["GlobalSecondaryIndexes"]} == {
         "uploadUser-uploadDate-index",
         "bucketName-size-index",
+        "uploadUser-size-index",
         "bucketName-uploadDate-index",
     }
 
@@ -471,7 +472,7 @@ def test_indexer_may_write_the_table_and_head_objects(default_synth: Synth) -> N
         },
         # The name index: a new key's items in batches, a removed key's one by one (conditional).
         {
-            "Action": ["dynamodb:BatchWriteItem", "dynamodb:DeleteItem"],
+            "Action": ["dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem"],
             "Effect": "Allow",
             "Resource": get_att(name_table_id),
         },
