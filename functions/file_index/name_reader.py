@@ -2,7 +2,10 @@
 
 A `NameQuery` is a list of a user or a bucket (`UserQuery`/`BucketQuery`, with their size and time
 bounds) narrowed by any of: query words (`q`), a key prefix (`prefix`, a folder), sub-folders
-(`delimiter` "/") and an extension (`ext`). Two plans:
+(`delimiter` "/") and an extension (`ext`). Once the bucket's term items are complete (`terms_complete`),
+a list by words or extension in upload-time order reads the **terms** plan (`file_index.term_reader`: the
+items of one term by upload time, a bounded page at a time); in another order, the keys plan (`objectKey`)
+or the bucket's size index, each entry checked (`size`). Before, two plans:
 
 - **words** (no `prefix`): the items of the query's longest word (or the extension's) in every shard,
   then the entries of the candidates whose name has every word; ordered newest first with `q`, else in
@@ -22,31 +25,44 @@ by a release before the name index followed shard moves) is a candidate once: a 
 once, and no BatchGetItem names a key twice (DynamoDB refuses such a request).
 
 Cursors (`position`, plain JSON, signed by the caller): the words plan's last item (sort value and key),
-the keys plan's last key read and the last sub-folder answered, so no sub-folder is answered twice.
+the keys plan's last key read and the last sub-folder answered, so no sub-folder is answered twice, the
+terms plan's merge cursor. A words cursor goes on in the terms plan, and a terms cursor in the words plan
+(readers see the flag at different times), from the last item answered. `NamePage.cursor_after(count)` is
+the cursor just after a page's first `count` items, for a page cut shorter (`NamePage.cut`).
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from boto3.dynamodb.conditions import Key
 
-from file_index import schema
+from file_index import name_terms, schema, shards, term_reader
 from file_index.names import (
     has_extension,
     key_scope,
     lookup_word,
     matches_words,
     name_of,
+    term_scope,
+    terms_complete,
     word_scope,
     words,
 )
 from file_index.placement import ShardPlacement
-from file_index.reader import BucketQuery, FileReader, InvalidStartKey, ListCursor, UserQuery, public_item
+from file_index.reader import (
+    BucketQuery,
+    FileReader,
+    InvalidStartKey,
+    ListCursor,
+    Plan,
+    UserQuery,
+    public_item,
+)
 
 # The orders a name list may have (the API's `orderedBy`).
 ORDER_UPLOAD_DATE = "uploadDate"
@@ -96,18 +112,47 @@ class NameQuery:
 
 @dataclass(frozen=True)
 class NamePage:
+    """A page of a name list: items, sub-folders (a folder list), the next page's position, the read cost.
+
+    `scanned_count`: items read (name items and entries); `request_count`: requests made; `round_trips`:
+    how many of them ran one after the other (the terms plan's; 0 where a plan does not count them).
+    """
+
     items: list[dict[str, Any]]
     next_position: dict[str, Any] | None
     common_prefixes: list[str] | None
     scanned_count: int
     request_count: int
     ordered_by: str
+    round_trips: int = 0
+    # The position just after the first `count` items (1 <= count <= len(items)).
+    _after: Callable[[int], dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+    # A folder list's sub-folders answered before each item (in key order, they interleave).
+    _folders_before: tuple[int, ...] = field(default=(), repr=False, compare=False)
+
+    def cursor_after(self, count: int) -> dict[str, Any]:
+        """The position just after the page's first `count` items (at least one): the next page goes on
+        from there. A folder list's sub-folders after that item come again on the next page (`cut`)."""
+        if not 1 <= count <= len(self.items) or self._after is None:
+            raise ValueError(f"a page of {len(self.items)} items has no cursor after {count}")
+        return self._after(count)
+
+    def cut(self, count: int) -> NamePage:
+        """This page cut to its first `count` items (and the sub-folders answered before the last of them),
+        with the position just after them."""
+        folders = self.common_prefixes
+        if folders is not None and self._folders_before:
+            folders = folders[: self._folders_before[count - 1]]
+        return replace(
+            self,
+            items=self.items[:count],
+            next_position=self.cursor_after(count),
+            common_prefixes=folders,
+            _folders_before=self._folders_before[:count],
+        )
 
 
-class _Counter:
-    def __init__(self) -> None:
-        self.scanned = 0
-        self.requests = 0
+_Counter = term_reader.Counter
 
 
 class NameReader:
@@ -121,8 +166,17 @@ class NameReader:
         layout: ShardPlacement | None = None,
         executor: Executor | None = None,
         entries: FileReader | None = None,
+        terms_complete: bool | Callable[[], bool] | None = None,
+        state_client: Any | None = None,
+        bucket: str | None = None,
     ) -> None:
-        """`entries`: the reader of the entry indexes, for the scan plan (None: never scan)."""
+        """`entries`: the reader of the entry indexes, for the scan plan (None: never scan).
+        `terms_complete`: whether the bucket's term items are complete, or a check asked at each list; None:
+        the name table's flag (`names.terms_complete`) for the list's bucket (a user's: `bucket`; none
+        given: not complete), read with `state_client` (a low-level DynamoDB client; None: not complete)."""
+        self._terms_complete = terms_complete
+        self._state_client = state_client
+        self._bucket = bucket
         self._entries_reader = entries
         self._client = client
         self._table_name = table_name
@@ -145,9 +199,32 @@ class NameReader:
             return self._list_filtered(
                 query, limit, None if position is None else position["filter"], counter
             )
-        return self._list_words(query, limit, position, counter)
+        if not self._terms_ready(query.scope):
+            if isinstance(position, Mapping) and set(position) == {"terms"}:
+                position = term_reader.old_position(position)
+            return self._list_words(query, limit, position, counter)
+        if query.order_by == ORDER_UPLOAD_DATE:
+            return self._list_terms(query, limit, position, counter)
+        if query.order_by == ORDER_KEY:
+            return self._list_keys(query, limit, position, counter)
+        # A bucket's list by extension in size order: its size index, each entry checked.
+        if position is not None and (not isinstance(position, Mapping) or set(position) != {"filter"}):
+            raise InvalidStartKey("not a filtered list cursor")
+        cursor = None if position is None else position["filter"]
+        return self._list_checked(query, limit, cursor, counter, "filter", order=Plan.SIZE)
 
     # -- shared ----------------------------------------------------------------------------------------
+
+    def _terms_ready(self, scope: UserQuery | BucketQuery) -> bool:
+        """Whether the list's bucket has complete term items (so the terms plan answers)."""
+        if callable(self._terms_complete):
+            return self._terms_complete()
+        if self._terms_complete is not None:
+            return self._terms_complete
+        bucket = scope.bucket if isinstance(scope, BucketQuery) else self._bucket
+        if self._state_client is None or bucket is None:
+            return False
+        return terms_complete(self._state_client, self._name_table, bucket)
 
     def _partitions(self, scope: UserQuery | BucketQuery) -> tuple[list[str], str | None]:
         """The partition values to read, and the index (None: the table) that holds them."""
@@ -194,7 +271,7 @@ class NameReader:
         keys = list(dict.fromkeys(keys))
         chunks = [keys[start : start + MAX_BATCH_GET] for start in range(0, len(keys), MAX_BATCH_GET)]
 
-        def fetch(chunk: Sequence[str]) -> list[dict[str, Any]]:
+        def fetch(chunk: Sequence[str]) -> tuple[list[dict[str, Any]], int]:
             found: list[dict[str, Any]] = []
             request: dict[str, Any] = {
                 self._table_name: {"Keys": [{schema.OBJECT_KEY: key} for key in chunk]}
@@ -205,18 +282,25 @@ class NameReader:
                 requests += 1
                 found.extend(response.get("Responses", {}).get(self._table_name, []))
                 request = response.get("UnprocessedKeys") or {}
-            counter.requests += requests
-            return found
+            return found, requests
 
         entries: dict[str, dict[str, Any]] = {}
-        for found in self._map(fetch, chunks):
+        fetched = self._map(fetch, chunks)
+        for found, requests in fetched:
             counter.scanned += len(found)
+            counter.requests += requests
             for item in found:
                 entries[str(item[schema.OBJECT_KEY])] = item
+        sequence = [requests for _, requests in fetched]
+        parallel = self._executor is not None and len(chunks) > 1
+        counter.rounds += (max(sequence) if parallel else sum(sequence)) if sequence else 0
         return entries
 
-    def _keeps(self, query: NameQuery, entry: Mapping[str, Any] | None) -> dict[str, Any] | None:
-        """The public item of `entry` if it is live and matches every condition of `query`."""
+    def _keeps(
+        self, query: NameQuery, entry: Mapping[str, Any] | None, *, terms: bool = False
+    ) -> dict[str, Any] | None:
+        """The public item of `entry` if it is live and matches every condition of `query` (its words by
+        `name_terms.matches` when `terms`, else by `names.matches_words`)."""
         if entry is None or entry.get(schema.DELETED) or schema.BUCKET_NAME not in entry:
             return None
         item = public_item(entry)
@@ -240,7 +324,7 @@ class NameReader:
         if query.prefix and not item[schema.OBJECT_KEY].startswith(query.prefix):
             return None
         name = name_of(str(item.get(schema.FILE_ID) or item[schema.OBJECT_KEY]))
-        if not _name_matches(query, name) or not _enrichment_matches(query, item):
+        if not _name_matches(query, name, terms=terms) or not _enrichment_matches(query, item):
             return None
         return item
 
@@ -286,10 +370,97 @@ class NameReader:
             kept = [item for item in kept if _beyond(query, _sort_value(query, item), after)]
         page = kept[:limit]
         next_position = None
+
+        def position_after(count: int) -> dict[str, Any]:
+            return {"v": page[count - 1][query.order_by], "k": page[count - 1][schema.OBJECT_KEY]}
+
         if len(kept) > limit:
-            last = page[-1]
-            next_position = {"v": last[query.order_by], "k": last[schema.OBJECT_KEY]}
-        return NamePage(page, next_position, None, counter.scanned, counter.requests, query.order_by)
+            next_position = position_after(len(page))
+        return NamePage(
+            page,
+            next_position,
+            None,
+            counter.scanned,
+            counter.requests,
+            query.order_by,
+            _after=position_after,
+        )
+
+    # -- the terms plan (`file_index.term_reader`) -------------------------------------------------------
+
+    def _list_terms(
+        self, query: NameQuery, limit: int, position: Mapping[str, Any] | None, counter: _Counter
+    ) -> NamePage:
+        search = term_reader.TermSearch(
+            scope=query.scope,
+            query_words=query.words,
+            lookup_words=query.lookup_words,
+            ext=query.ext,
+            ascending=query.ascending,
+        )
+        partitions, index = self._partitions(query.scope)
+        cursor = term_reader.start_cursor(
+            position,
+            shard_count=len(partitions),
+            search=search,
+            old=lambda old: _words_position(replace(query, order_by=ORDER_UPLOAD_DATE), old),
+        )
+        if search.holds_nothing():
+            return NamePage([], None, None, 0, 0, ORDER_UPLOAD_DATE)
+        term = search.term
+        fetchers = [
+            term_reader.TermShard(
+                self._client,
+                self._name_table,
+                index=index,
+                scope_value=term_scope(partition, term),
+                search=search,
+                counter=counter,
+            )
+            for partition in partitions
+        ]
+        merged = term_reader.merge(
+            fetchers, limit=limit, ascending=query.ascending, cursor=cursor, executor=self._executor
+        )
+        counter.rounds += merged.rounds
+        floor = None if merged.start is None else merged.start.last
+        candidates: list[tuple[int, dict[str, Any]]] = []
+        seen: set[str] = set()
+        for at, item in enumerate(merged.items):
+            key = str(item[schema.OBJECT_KEY])
+            # A key's items in two shards: once on a page, and not again just after the previous one.
+            if key not in seen and term_reader.position_of(item) != floor:
+                seen.add(key)
+                candidates.append((at, item))
+        entries = self._entries([str(item[schema.OBJECT_KEY]) for _, item in candidates], counter)
+        kept: list[tuple[int, dict[str, Any]]] = []
+        for at, item in candidates:
+            entry = entries.get(str(item[schema.OBJECT_KEY]))
+            # An entry of another upload time than its item's: the file was overwritten, its newer item
+            # sits elsewhere in the order (or this item was left behind).
+            if entry is None or entry.get(schema.UPLOAD_DATE) != item.get(schema.UPLOAD_DATE):
+                continue
+            public = self._keeps(query, entry, terms=True)
+            if public is not None:
+                kept.append((at, public))
+        positions = [term_reader.position_of(item) for item in merged.items]
+
+        def after(count: int) -> dict[str, Any]:
+            assert merged.start is not None
+            through = kept[count - 1][0] + 1  # the page's candidates up to this item are done
+            cut = shards.cursor_after(merged.start, merged.sources, positions, through, merged.cursor)
+            return {"terms": cut.to_json()}
+
+        return NamePage(
+            [public for _, public in kept],
+            None if merged.cursor is None else {"terms": merged.cursor.to_json()},
+            None,
+            counter.scanned,
+            counter.requests,
+            ORDER_UPLOAD_DATE,
+            round_trips=counter.rounds,
+            _after=after,
+        )
 
     # -- the entry indexes, each entry checked (enrichment filters alone; the scan plan) ----------------
 
@@ -304,10 +475,18 @@ class NameReader:
         return self._list_checked(query, limit, cursor, counter, "scan")
 
     def _list_checked(
-        self, query: NameQuery, limit: int, cursor: Any, counter: _Counter, plan: str
+        self,
+        query: NameQuery,
+        limit: int,
+        cursor: Any,
+        counter: _Counter,
+        plan: str,
+        *,
+        order: Plan | None = None,
     ) -> NamePage:
-        """A page of the scope's entry index (`FileReader`), keeping the entries `_keeps` keeps; the
-        cursor is the reader's, under `plan`."""
+        """A page of the scope's entry index (`FileReader`; read in `order` if given), keeping the entries
+        `_keeps` keeps (words as the terms plan matches them once `order` is given); the cursor is the
+        reader's, under `plan`."""
         if self._entries_reader is None:
             raise InvalidStartKey(f"made with the {plan} plan, which this reader cannot read")
         scope = replace(query.scope, ascending=query.ascending)
@@ -317,7 +496,8 @@ class NameReader:
             limit=limit,
             start=start,
             z_order_ready=False,
-            keep=lambda entry: self._keeps(query, entry) is not None,
+            keep=lambda entry: self._keeps(query, entry, terms=order is not None) is not None,
+            plan=order if start is None else None,
         )
         next_position = None if page.next_cursor is None else {plan: page.next_cursor.to_json()}
         return NamePage(
@@ -327,6 +507,8 @@ class NameReader:
             counter.scanned + page.scanned_count,
             counter.requests + page.request_count,
             str(page.ordered_by),
+            round_trips=page.round_trips,
+            _after=lambda count: {plan: page.cursor_after(count).to_json()},
         )
 
     # -- the keys plan -----------------------------------------------------------------------------------
@@ -364,6 +546,8 @@ class NameReader:
         )
         items: list[dict[str, Any]] = []
         folders: list[str] = []
+        # Per item: the sub-folders answered before it, and the sub-folder last answered then.
+        marks: list[tuple[int, str | None]] = []
         state = {"folder": after_folder, "stopped": None}
         pending: list[dict[str, Any]] = []
         batch = min(MAX_BATCH_GET, max(limit, 10))
@@ -380,6 +564,7 @@ class NameReader:
                     folder = _folder_of(query, prefix, key)
                     if folder is None:
                         items.append(item)
+                        marks.append((len(folders), state["folder"]))
                     elif folder != state["folder"]:
                         folders.append(folder)
                         state["folder"] = folder
@@ -423,11 +608,21 @@ class NameReader:
             next_position = None
         else:
             next_position = {"k": last_read, "f": state["folder"]}
-        return NamePage(items, next_position, folders, counter.scanned, counter.requests, ORDER_KEY)
+        return NamePage(
+            items,
+            next_position,
+            folders,
+            counter.scanned,
+            counter.requests,
+            ORDER_KEY,
+            _after=lambda count: {"k": items[count - 1][schema.OBJECT_KEY], "f": marks[count - 1][1]},
+            _folders_before=tuple(before for before, _ in marks),
+        )
 
 
-def _name_matches(query: NameQuery, name: str) -> bool:
-    if query.words and not matches_words(name, query.words):
+def _name_matches(query: NameQuery, name: str, *, terms: bool = False) -> bool:
+    matched = name_terms.matches(name, query.words) if terms else matches_words(name, query.words)
+    if query.words and not matched:
         return False
     return not (query.ext and not has_extension(name, query.ext))
 

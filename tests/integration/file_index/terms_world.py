@@ -1,0 +1,182 @@
+"""A bucket of entries and their name items written as the contract says, on moto or DynamoDB Local, for the
+name list tests: `World` writes, overwrites and deletes files (entry, term items, and the old word and key
+items), reads with a `NameReader`, and gives the brute-force answer of a list.
+
+The items are those of `names.term_items` and `names.name_items`; an overwrite puts its new term items,
+then deletes the old upload time's, as the writer does.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from file_index import name_terms, schema
+from file_index.name_reader import NamePage, NameQuery, NameReader
+from file_index.names import has_extension, item_key, name_items, name_of, term_items, time_term
+from file_index.placement import ShardPlacement
+from file_index.reader import BucketQuery, FileReader, UserQuery
+from tests.integration.conftest import DynamoDBLocal
+
+START = datetime(2024, 5, 1, 10, tzinfo=UTC)
+
+
+@dataclass
+class Engine:
+    """A DynamoDB (moto's or DynamoDB Local) with a fresh entry table and name table."""
+
+    client: Any  # low-level
+    resource: Any
+    table: str
+    name_table: str
+
+    def fresh_client(self) -> Any:
+        """Another low-level client of the same engine."""
+        return boto3.client("dynamodb", endpoint_url=self.client.meta.endpoint_url, region_name="us-east-1")
+
+
+@dataclass
+class World:
+    engine: Engine
+    bucket: str
+    layout: ShardPlacement
+    users: tuple[str, ...] = ()
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    clock: int = 0
+    old_words: bool = False  # also write the old word and key items (a bucket before its move)
+
+    def now(self, *, same: bool = False) -> str:
+        """The next upload time (ISO, milliseconds); `same`: the last one again (a tie)."""
+        if not same:
+            self.clock += 1
+        return (START + timedelta(milliseconds=self.clock)).isoformat(timespec="milliseconds")[:-6] + "Z"
+
+    def put(self, key: str, *, user: str, size: int = 100, date: str | None = None) -> dict[str, Any]:
+        """Create or overwrite `key` (of `user`, named by its last "/" segment)."""
+        old = self.entries.get(key)
+        entry: dict[str, Any] = {
+            schema.OBJECT_KEY: key,
+            schema.BUCKET_NAME: self.layout.bucket_partition(self.bucket, key),
+            schema.UPLOAD_USER: self.layout.user_partition(user, key),
+            schema.FILE_ID: key.split("/", 1)[-1],
+            schema.SIZE: size,
+            schema.UPLOAD_DATE: date or self.now(),
+        }
+        shard = self.layout.user_shard(user, key)
+        if shard:
+            entry[schema.USER_SHARD] = shard
+        table = self.engine.resource.Table(self.engine.name_table)
+        new_items = term_items(entry, "") + (name_items(entry, "") if self.old_words else [])
+        with table.batch_writer(overwrite_by_pkeys=[schema.NAME_SCOPE, schema.NAME_TERM]) as batch:
+            for item in new_items:
+                batch.put_item(Item=item)
+        self.engine.resource.Table(self.engine.table).put_item(Item=entry)
+        if old is not None:
+            kept = {(i[schema.NAME_SCOPE], i[schema.NAME_TERM]) for i in new_items}
+            self._delete_items(
+                [i for i in self._items(old) if (i[schema.NAME_SCOPE], i[schema.NAME_TERM]) not in kept]
+            )
+        self.entries[key] = entry
+        return entry
+
+    def delete(self, key: str) -> None:
+        old = self.entries.pop(key)
+        self.engine.resource.Table(self.engine.table).delete_item(Key={schema.OBJECT_KEY: key})
+        self._delete_items(self._items(old))
+
+    def _items(self, entry: dict[str, Any]) -> list[dict[str, Any]]:
+        return term_items(entry, "") + (name_items(entry, "") if self.old_words else [])
+
+    def _delete_items(self, items: list[dict[str, Any]]) -> None:
+        table = self.engine.resource.Table(self.engine.name_table)
+        with table.batch_writer(overwrite_by_pkeys=[schema.NAME_SCOPE, schema.NAME_TERM]) as batch:
+            for item in items:
+                batch.delete_item(Key=item_key(item))
+
+    def reader(
+        self, *, terms: bool | None = True, executor: ThreadPoolExecutor | None = None, **extra: Any
+    ) -> NameReader:
+        table = self.engine.resource.Table(self.engine.table)
+        return NameReader(
+            table.meta.client,
+            self.engine.table,
+            self.engine.name_table,
+            layout=self.layout,
+            executor=executor,
+            entries=FileReader(table, self.layout),
+            terms_complete=terms,
+            **extra,
+        )
+
+    def truth(self, query: NameQuery) -> list[str]:
+        """The keys `query` answers, in its order (upload time, then key digest), from the entries."""
+        found = []
+        for key, entry in self.entries.items():
+            name = name_of(str(entry[schema.FILE_ID]))
+            scope = query.scope
+            if query.words and not name_terms.matches(name, query.words):
+                continue
+            if query.ext and not has_extension(name, query.ext):
+                continue
+            user = ShardPlacement.public_user(entry[schema.UPLOAD_USER], entry.get(schema.USER_SHARD))
+            if isinstance(scope, UserQuery) and user != scope.user:
+                continue
+            if not scope.has_time(entry[schema.UPLOAD_DATE]):
+                continue
+            size = entry[schema.SIZE]
+            if (scope.min_size is not None and size < scope.min_size) or (
+                scope.max_size is not None and size > scope.max_size
+            ):
+                continue
+            found.append((time_term(entry[schema.UPLOAD_DATE], key), key))
+        found.sort(reverse=not query.ascending)
+        return [key for _, key in found]
+
+
+def pages(reader: NameReader, query: NameQuery, *, limit: int) -> Iterator[NamePage]:
+    """Every page of `query`, page after page."""
+    position = None
+    for _ in range(10_000):
+        page = reader.list_files(query, limit=limit, position=position)
+        yield page
+        position = page.next_position
+        if position is None:
+            return
+    raise AssertionError("the list never ended")
+
+
+def bucket_query(world: World, **bounds: Any) -> BucketQuery:
+    return BucketQuery(bucket=world.bucket, **bounds)
+
+
+@pytest.fixture(
+    scope="module", params=["moto", pytest.param("dynamodb_local", marks=pytest.mark.dynamodb_local)]
+)
+def engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
+    """Fresh tables on moto or DynamoDB Local, for the module's tests (each uses buckets of its own)."""
+    endpoint = None
+    if request.param == "dynamodb_local":
+        local: DynamoDBLocal = request.getfixturevalue("dynamodb_local")
+        endpoint = local.endpoint_url
+    suffix = uuid.uuid4().hex[:8]
+    table, name_table = f"FileMetaData-{suffix}", f"FileNameIndex-{suffix}"
+    with mock_aws():
+        options = {"endpoint_url": endpoint, "region_name": "us-east-1"}
+        client = boto3.client("dynamodb", **options)
+        client.create_table(**schema.create_table_request(table))
+        client.create_table(**schema.create_name_table_request(name_table))
+        for name in (table, name_table):
+            client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 0.1})
+        try:
+            yield Engine(client, boto3.resource("dynamodb", **options), table, name_table)
+        finally:
+            client.delete_table(TableName=table)
+            client.delete_table(TableName=name_table)

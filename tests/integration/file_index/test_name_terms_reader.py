@@ -1,0 +1,295 @@
+"""The terms plan of a name list (`file_index.term_reader` through `NameReader`), on moto and DynamoDB Local.
+
+Random names (ASCII, accents, CJK) in a bucket of several shards and a hot user of several, overwritten,
+deleted and re-created between pages: paging through shows every file that stayed live and matching exactly
+once, each answer live when read, in the list's order. Before the bucket's term items are complete the words
+plan answers as it did; cursors go on across the switch and across a page cut short (`cursor_after`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from file_index import schema
+from file_index.name_reader import NameQuery
+from file_index.names import ALL_BUCKETS, TERMS_COMPLETE, state_key, term_items, time_term, words
+from file_index.placement import ShardPlacement
+from file_index.reader import BucketQuery, InvalidStartKey, UserQuery
+from tests.integration.file_index.terms_world import Engine, World, engine, pages
+
+__all__ = ["engine"]
+
+PIECES = (
+    "IMG",
+    "img",
+    "Café",
+    "résumé",
+    "請求書",
+    "東京",
+    "report",
+    "Q3",
+    "final",
+    "Straße",
+    "2024",
+    "ß",
+    "x",
+)
+SEPARATORS = ("_", "-", " ", ".", "")
+EXTENSIONS = ("jpg", "pdf", "tar.gz", "TXT")
+_buckets = itertools.count()
+_executor = ThreadPoolExecutor(max_workers=4)
+
+
+def world_of(engine: Engine, **extra: Any) -> World:
+    """A bucket of 3 shards, and users of its own: anna, and bot, hot (2 shards)."""
+    number = next(_buckets)
+    users = (f"anna{number}", f"bot{number}")
+    layout = ShardPlacement(bucket_shards=3, hot_users={users[1]: 2})
+    return World(engine, f"bucket-{number}", layout, users=users, **extra)
+
+
+@st.composite
+def file_names(draw: st.DrawFn) -> str:
+    parts = draw(st.lists(st.sampled_from(PIECES), min_size=1, max_size=3))
+    joined = "".join(part + draw(st.sampled_from(SEPARATORS)) for part in parts[:-1]) + parts[-1]
+    return f"{joined}.{draw(st.sampled_from(EXTENSIONS))}"
+
+
+def key_of(user: str, index: int, name: str) -> str:
+    return f"{user}/{index}/{name}"
+
+
+@st.composite
+def operations(draw: st.DrawFn, keys: list[tuple[str, str]]) -> list[tuple[str, int, str | None]]:
+    """Writes between pages: ("put", key index, new name or None for the same), ("delete", key index)."""
+    return draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["put", "put", "delete"]),
+                st.integers(0, len(keys) - 1),
+                st.none() | file_names(),
+            ),
+            max_size=4,
+        )
+    )
+
+
+def apply(world: World, keys: list[tuple[str, str]], ops: list[tuple[str, int, str | None]]) -> set[str]:
+    """Apply writes; the keys they touched (overwritten, deleted, re-created, or new)."""
+    touched = set()
+    for kind, index, name in ops:
+        user, key = keys[index]
+        if kind == "delete":
+            if key in world.entries:
+                world.delete(key)
+        elif name is None or key not in world.entries:
+            world.put(key, user=user, size=100 + index)
+        else:
+            # A new key under the same index: another name.
+            key = key_of(user, index + 1000 * len(keys), name)
+            keys.append((user, key))
+            world.put(key, user=user, size=100 + index)
+        touched.add(key)
+    return touched
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_paging_shows_each_live_matching_file_once_in_order(engine: Engine, data: st.DataObject) -> None:
+    world = world_of(engine)
+    names = data.draw(st.lists(file_names(), min_size=1, max_size=25), label="names")
+    keys: list[tuple[str, str]] = []
+    for index, name in enumerate(names):
+        user = data.draw(st.sampled_from(world.users))
+        key = key_of(user, index, name)
+        keys.append((user, key))
+        # A tie now and then: files of one upload time are ordered by key digest.
+        world.put(key, user=user, size=100 + 7 * index, date=world.now(same=data.draw(st.booleans())))
+    known = sorted({word for name in names for word in words(name)})
+    word = data.draw(st.sampled_from(known), label="word")
+    query_words: tuple[str, ...] = (word[: data.draw(st.integers(1, len(word)))],)
+    if data.draw(st.booleans()):
+        query_words += (data.draw(st.sampled_from(known)),)
+    scope: UserQuery | BucketQuery
+    if data.draw(st.booleans()):
+        scope = UserQuery(user=data.draw(st.sampled_from(world.users)))
+    else:
+        scope = BucketQuery(bucket=world.bucket)
+    if data.draw(st.booleans()):
+        dates = sorted(entry[schema.UPLOAD_DATE] for entry in world.entries.values())
+        scope = replace(scope, start=data.draw(st.sampled_from(dates)))
+    ascending = data.draw(st.booleans())
+    query = NameQuery(
+        scope=scope,
+        words=query_words,
+        ext=data.draw(st.none() | st.sampled_from(["jpg", "gz"])),
+        ascending=ascending,
+    )
+    limit = data.draw(st.sampled_from([1, 2, 3, 7, 100]))
+    reader = world.reader(executor=_executor)
+
+    stable = set(world.truth(query))  # live and matching from the start to the end, unless touched
+    touched: set[str] = set()
+    answered: list[tuple[str, str]] = []
+    position = None
+    for _ in range(1000):
+        page = reader.list_files(query, limit=limit, position=position)
+        live_now = set(world.truth(query))
+        assert len(page.items) <= limit
+        assert page.round_trips <= 4
+        for item in page.items:
+            key = item[schema.OBJECT_KEY]
+            assert key in live_now, "an answer is live and matching when its page is read"
+            assert item[schema.UPLOAD_DATE] == world.entries[key][schema.UPLOAD_DATE]
+            answered.append((time_term(item[schema.UPLOAD_DATE], key), key))
+        position = page.next_position
+        if position is None:
+            break
+        touched |= apply(world, keys, data.draw(operations(keys), label="writes"))
+    else:
+        raise AssertionError("the list never ended")
+    order = [term for term, _ in answered]
+    assert order == sorted(order, reverse=not ascending), "in the list's order, never going back"
+    seen = [key for _, key in answered]
+    for key in stable - touched:
+        assert seen.count(key) == 1, f"{key} answered {seen.count(key)} times"
+    for key in set(seen) - touched:
+        assert seen.count(key) == 1
+
+
+def test_an_unchanged_list_answers_exactly_the_truth_in_every_page_size(engine: Engine) -> None:
+    world = world_of(engine)
+    for index in range(40):
+        user = world.users[index % 2]
+        name = ["IMG_{:03d}.jpg", "Café {}.pdf", "請求書{}.txt", "report_Q3_{}.tar.gz"][index % 4].format(
+            index
+        )
+        world.put(key_of(user, index, name), user=user, size=index, date=world.now(same=index % 5 == 1))
+    for query in [
+        NameQuery(scope=BucketQuery(bucket=world.bucket), words=("img",)),
+        NameQuery(scope=BucketQuery(bucket=world.bucket), words=("cafe",), ascending=True),
+        NameQuery(scope=UserQuery(user=world.users[1]), words=("請求",)),
+        NameQuery(scope=UserQuery(user=world.users[0]), ext="jpg", ascending=True),
+        NameQuery(scope=BucketQuery(bucket=world.bucket), ext="tar.gz"),
+        NameQuery(scope=BucketQuery(bucket=world.bucket, min_size=10, max_size=30), words=("report", "q")),
+        NameQuery(scope=BucketQuery(bucket=world.bucket, start=world.now(same=True)), words=("i",)),
+    ]:
+        for limit in (1, 3, 100):
+            keys = [
+                item[schema.OBJECT_KEY]
+                for page in pages(world.reader(), query, limit=limit)
+                for item in page.items
+            ]
+            assert keys == world.truth(query), (query, limit)
+
+
+def test_a_page_cut_short_goes_on_just_after_its_last_item(engine: Engine) -> None:
+    world = world_of(engine)
+    for index in range(30):
+        world.put(key_of(world.users[0], index, f"IMG_{index}.jpg"), user=world.users[0])
+    query = NameQuery(scope=BucketQuery(bucket=world.bucket), words=("img",))
+    reader = world.reader(executor=_executor)
+    keys: list[str] = []
+    position = None
+    for cut in itertools.cycle([3, 1, 7]):
+        page = reader.list_files(query, limit=10, position=position)
+        if len(page.items) <= cut:
+            keys += [item[schema.OBJECT_KEY] for item in page.items]
+            position = page.next_position
+        else:
+            short = page.cut(cut)
+            assert short.next_position == page.cursor_after(cut)
+            keys += [item[schema.OBJECT_KEY] for item in short.items]
+            position = short.next_position
+        if position is None:
+            break
+    assert keys == world.truth(query)
+    page = reader.list_files(query, limit=10)
+    with pytest.raises(ValueError, match="no cursor after 0"):
+        page.cursor_after(0)
+    with pytest.raises(ValueError, match="no cursor after 11"):
+        page.cursor_after(11)
+
+
+def test_the_words_plan_answers_until_the_term_items_are_complete(engine: Engine) -> None:
+    world = world_of(engine, old_words=True)
+    for index in range(12):
+        world.put(key_of(world.users[0], index, f"IMG_{index}.jpg"), user=world.users[0])
+    query = NameQuery(scope=BucketQuery(bucket=world.bucket), words=("img",))
+    truth = world.truth(query)
+    # The flag is not set: the words plan (its cursor: the last item's time and key).
+    before = world.reader(terms=None, state_client=engine.client)
+    first = before.list_files(query, limit=5)
+    assert set(first.next_position or {}) == {"v", "k"}
+    assert [item[schema.OBJECT_KEY] for item in first.items] == truth[:5]
+    # Once set, the terms plan goes on from the words plan's cursor (and the other way round).
+    engine.client.put_item(
+        TableName=engine.name_table,
+        Item={
+            **{name: {"S": value} for name, value in state_key(world.bucket).items()},
+            TERMS_COMPLETE: {"BOOL": True},
+        },
+    )
+    # (A reader keeps the flag it read for a minute: this one is another.)
+    after = world.reader(terms=None, state_client=engine.fresh_client())
+    second = after.list_files(query, limit=5, position=first.next_position)
+    assert set(second.next_position or {}) == {"terms"}
+    assert [item[schema.OBJECT_KEY] for item in second.items] == truth[5:10]
+    third = world.reader(terms=False).list_files(query, limit=5, position=second.next_position)
+    assert [item[schema.OBJECT_KEY] for item in third.items] == truth[10:]
+    assert third.next_position is None
+
+
+def test_the_table_flag_completes_a_users_list(engine: Engine) -> None:
+    world = world_of(engine)
+    world.put(key_of(world.users[0], 0, "IMG_0.jpg"), user=world.users[0])
+    query = NameQuery(scope=UserQuery(user=world.users[0]), words=("img",))
+    key = {name: {"S": value} for name, value in state_key(ALL_BUCKETS).items()}
+    engine.client.put_item(TableName=engine.name_table, Item={**key, TERMS_COMPLETE: {"BOOL": True}})
+    try:
+        reader = world.reader(terms=None, state_client=engine.fresh_client(), bucket=world.bucket)
+        page = reader.list_files(query, limit=5)
+    finally:
+        engine.client.delete_item(TableName=engine.name_table, Key=key)
+    assert [item[schema.OBJECT_KEY] for item in page.items] == world.truth(query)
+    assert page.round_trips >= 2  # the terms plan counts its round trips: Queries, then the entries
+
+
+def test_a_stale_item_is_not_answered(engine: Engine) -> None:
+    world = world_of(engine)
+    key = key_of(world.users[0], 0, "IMG_0.jpg")
+    first = world.put(key, user=world.users[0])
+    world.put(key, user=world.users[0], size=5)
+    # The old upload time's items, as a writer that stopped between its writes leaves them.
+    table = engine.resource.Table(engine.name_table)
+    for item in term_items(first, ""):
+        table.put_item(Item=item)
+    query = NameQuery(scope=BucketQuery(bucket=world.bucket), words=("img",))
+    found = [item for page in pages(world.reader(), query, limit=1) for item in page.items]
+    assert [(item[schema.OBJECT_KEY], item[schema.SIZE]) for item in found] == [(key, 5)]
+
+
+@pytest.mark.parametrize(
+    "position",
+    [
+        {"terms": "x"},
+        {"terms": {"shards": [None] * 9, "last": None}},
+        {"terms": {"shards": [["1999-01-01T00:00:00.000Z"]], "last": None}},
+        {"v": 3, "k": "a"},
+        {"other": 1},
+    ],
+)
+def test_a_cursor_that_is_not_the_lists_is_refused(engine: Engine, position: dict[str, Any]) -> None:
+    world = world_of(engine)
+    query = NameQuery(
+        scope=BucketQuery(bucket=world.bucket, start="2000-01-01T00:00:00.000Z"), words=("img",)
+    )
+    with pytest.raises(InvalidStartKey):
+        world.reader().list_files(query, limit=5, position=position)
