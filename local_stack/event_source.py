@@ -1,7 +1,8 @@
 """A stand-in for the Lambda SQS event source mapping, with partial batch responses enabled.
 
-It does what AWS's poller does: long-polls the queue for up to ten messages with all their attributes,
-hands the function the exact SQS event Lambda builds, deletes the messages the function did not report in
+It does what AWS's poller does: long-polls the queue for messages with all their attributes, gathers up to
+the mapping's batch size from as many receives (ten messages each) as the queue answers at once, hands the
+function the exact SQS event Lambda builds, deletes the messages the function did not report in
 `batchItemFailures`, and leaves the reported ones (or the whole batch, when the function raises or answers
 something malformed) to become visible again after the visibility timeout. The queue's redrive policy then
 moves a message that keeps failing to the dead-letter queue, as in AWS.
@@ -22,7 +23,8 @@ logger = logging.getLogger(__name__)
 
 LambdaHandler = Callable[[dict[str, Any], Any], Any]
 
-MAX_BATCH_SIZE = 10  # SQS's ReceiveMessage limit, and the event source mapping's default batch size
+RECEIVE_LIMIT = 10  # SQS's ReceiveMessage limit, and the event source mapping's default batch size
+MAX_BATCH_SIZE = 10_000  # the event source mapping's limit for a standard queue
 
 
 @dataclass
@@ -131,7 +133,7 @@ class SqsEventSourcePoller:
         region: str,
         handler: LambdaHandler,
         function_name: str = "indexer",
-        batch_size: int = MAX_BATCH_SIZE,
+        batch_size: int = RECEIVE_LIMIT,
         wait_seconds: int = 1,
         memory_mb: int = 256,
     ) -> None:
@@ -194,16 +196,19 @@ class SqsEventSourcePoller:
                 self._stopping.wait(1.0)
 
     def poll_once(self) -> int:
-        """Receive one batch, invoke the function, settle the messages; returns how many were received."""
-        messages = self._sqs.receive_message(
-            QueueUrl=self._queue_url,
-            MaxNumberOfMessages=self._batch_size,
-            WaitTimeSeconds=self._wait_seconds,
-            MessageSystemAttributeNames=["All"],
-            MessageAttributeNames=["All"],
-        ).get("Messages", [])
+        """Receive one batch, invoke the function, settle the messages; returns how many were received.
+
+        The first receive long-polls; the batch then fills from further receives until it is full or the
+        queue has nothing visible left, so a backlog goes to the function in batches of `batch_size`.
+        """
+        messages = self._receive(self._batch_size, self._wait_seconds)
         if not messages:
             return 0
+        while len(messages) < self._batch_size:
+            more = self._receive(self._batch_size - len(messages), 0)
+            if not more:
+                break
+            messages.extend(more)
         # Until this count goes up, the queue itself counts the received messages as not visible; from
         # here until they are settled, this count does.
         with self._lock:
@@ -214,6 +219,16 @@ class SqsEventSourcePoller:
             with self._lock:
                 self._in_flight -= len(messages)
         return len(messages)
+
+    def _receive(self, count: int, wait_seconds: int) -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = self._sqs.receive_message(
+            QueueUrl=self._queue_url,
+            MaxNumberOfMessages=min(RECEIVE_LIMIT, count),
+            WaitTimeSeconds=wait_seconds,
+            MessageSystemAttributeNames=["All"],
+            MessageAttributeNames=["All"],
+        ).get("Messages", [])
+        return messages
 
     def _invoke(self, messages: list[dict[str, Any]]) -> None:
         event = {
@@ -234,8 +249,8 @@ class SqsEventSourcePoller:
             return
         failed = failed_message_ids(response, ids)
         done = [m for m in messages if m["MessageId"] not in failed]
-        for start in range(0, len(done), MAX_BATCH_SIZE):
-            chunk = done[start : start + MAX_BATCH_SIZE]
+        for start in range(0, len(done), RECEIVE_LIMIT):
+            chunk = done[start : start + RECEIVE_LIMIT]
             result = self._sqs.delete_message_batch(
                 QueueUrl=self._queue_url,
                 Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)],

@@ -6,8 +6,13 @@ The configuration is the CDK app's, from the repository's `cdk.json` context (sh
 the Z-order index, the key pattern); the stack logs the shard placement it uses and names it in the READY
 line (`indexLayout`).
 `KEY_LAYOUT`, `TOMBSTONE_TTL_DAYS`, `DOWNLOAD_URL_EXPIRY_SECONDS` and `POWERTOOLS_LOG_LEVEL` reach the
-handlers as they would in Lambda. `AWS_ENDPOINT_URL_DYNAMODB` puts the table in another DynamoDB engine,
-e.g. DynamoDB Local (started with -inMemory), while S3, SQS and Secrets Manager stay on moto.
+handlers as they would in Lambda.
+The table lives in DynamoDB Local (installed by `make setup`, run on Java), which serve starts and stops
+with the stack; where Java is missing it falls back to moto's DynamoDB and says so, since moto's queries
+slow down past a few thousand files. `TABLE_ENGINE=moto` or `TABLE_ENGINE=dynamodb-local` chooses
+(the latter fails rather than fall back). `AWS_ENDPOINT_URL_DYNAMODB` puts the table in a DynamoDB
+engine already running instead, e.g. DynamoDB Local started with -inMemory. S3, SQS, Secrets Manager and
+Cognito are moto's.
 Once everything answers it prints exactly one line to stdout, `READY {json}`, naming the API URL, the AWS
 endpoint, the bucket, the queues, the table and the region; everything else (its own progress and the
 handlers' logs) goes to stderr, so a script can read stdout without filtering. SIGINT or SIGTERM stops it
@@ -28,7 +33,7 @@ import sys
 import threading
 from types import FrameType
 
-from local_stack.stack import LocalFileSearch, PortUnavailableError, StackStartError
+from local_stack.stack import AUTO, TABLE_ENGINES, LocalFileSearch, PortUnavailableError, StackStartError
 
 logger = logging.getLogger("local_stack.serve")
 
@@ -71,6 +76,11 @@ def main() -> int:
     except InvalidPortError as error:
         print(f"serve: {error}", file=sys.stderr)
         return EXIT_USAGE
+    table_engine = os.environ.get("TABLE_ENGINE", "").strip() or AUTO
+    if table_engine not in TABLE_ENGINES:
+        choices = ", ".join(TABLE_ENGINES)
+        print(f"serve: TABLE_ENGINE={table_engine!r} is not one of {choices}", file=sys.stderr)
+        return EXIT_USAGE
 
     stopping = threading.Event()
 
@@ -89,8 +99,9 @@ def main() -> int:
             # The handlers' own settings pass through, as a deployer would set them on the functions.
             key_pattern=os.environ.get("KEY_LAYOUT") or None,
             log_level=os.environ.get("POWERTOOLS_LOG_LEVEL", "INFO"),
-            # Another DynamoDB engine for the table, e.g. DynamoDB Local; moto's by default.
+            # A DynamoDB engine already running for the table; else the engine TABLE_ENGINE names.
             dynamodb_endpoint=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or None,
+            table_engine=table_engine,
         ).start()
     except PortUnavailableError as error:
         variable = {"AWS": "AWS_PORT", "API": "API_PORT"}.get(error.role, "WEB_PORT")

@@ -11,8 +11,14 @@ app's own reader (`infra.config.StackConfig`), so the table gets the indexes the
 Z-order index with `multiAttributeIndex: true`) and the handlers get the same shard placement (shard counts,
 hot users) and key pattern. `context={...}` overrides keys as `cdk -c key=value` does.
 
-With `dynamodb_endpoint` (serve reads `AWS_ENDPOINT_URL_DYNAMODB`), the table lives in another DynamoDB
-engine instead, such as DynamoDB Local, AWS's own emulator; everything else stays on moto.
+The table's engine (`table_engine`): moto's DynamoDB (the default here, quick to start for tests), or
+DynamoDB Local, AWS's own emulator, started by the stack as a child process (`local_stack.dynamodb_local`):
+moto walks the whole table for each query, DynamoDB Local reads its indexes, so only DynamoDB Local keeps
+list pages fast past a few thousand files. `auto` takes DynamoDB Local and falls back to moto, with a
+warning, where it cannot start (no Java). With `dynamodb_endpoint` (serve reads
+`AWS_ENDPOINT_URL_DYNAMODB`) the table lives in a DynamoDB engine already running instead. Everything
+else stays on moto, whose SQS the stack runs with `local_stack.moto_sqs`'s paths, costing the same at any
+backlog.
 
 Each stack imports the handlers afresh, as a new Lambda execution environment would, so configuration and
 clients cached at cold start never leak between two stacks started in one process (tests do that).
@@ -45,7 +51,7 @@ from botocore.config import Config
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from werkzeug.serving import BaseWSGIServer, make_server
 
-from file_index import enrich, schema
+from file_index import enrich, names, schema
 from file_index.deployment import DeployedConfiguration, DeployedConfigurationStore
 from file_index.key_pattern import InvalidKeyPatternError, KeyPattern
 from file_index.state import now_iso
@@ -60,7 +66,9 @@ from local_stack.cognito import (
     create_user_pool,
     read_key_set,
 )
+from local_stack.dynamodb_local import DynamoDBLocalProcess, DynamoDBLocalUnavailableError, unavailable_reason
 from local_stack.event_source import LambdaHandler, LocalLambdaContext, SqsEventSourcePoller
+from local_stack.moto_sqs import fast_queues
 from local_stack.web import WebServer
 
 logger = logging.getLogger(__name__)
@@ -85,6 +93,13 @@ _FUNCTION_PACKAGES = frozenset({"indexer", "search", "file_index"})
 
 # moto stamps each S3 event with its own clock, read through this function at the time of the request.
 _EVENT_CLOCK_TARGET = "moto.s3.notifications.iso_8601_datetime_with_milliseconds"
+
+# Where the table lives: moto's DynamoDB, DynamoDB Local (started by the stack), or DynamoDB Local where
+# it can start and moto otherwise.
+MOTO = "moto"
+DYNAMODB_LOCAL = "dynamodb-local"
+AUTO = "auto"
+TABLE_ENGINES = (MOTO, DYNAMODB_LOCAL, AUTO)
 
 
 class StackStartError(RuntimeError):
@@ -130,10 +145,18 @@ class LocalFileSearch:
         log_level: str = "INFO",
         poll_wait_seconds: int = 1,
         dynamodb_endpoint: str | None = None,
+        table_engine: str = MOTO,
         context: Mapping[str, Any] | None = None,
         cdk_json: Path = CDK_JSON,
     ) -> None:
-        """`context`: cdk.json context keys to override; `key_pattern`: KEY_LAYOUT, cdk.json's when None."""
+        """`context`: cdk.json context keys to override; `key_pattern`: KEY_LAYOUT, cdk.json's when None.
+
+        `table_engine`: one of TABLE_ENGINES; ignored when `dynamodb_endpoint` names a running engine.
+        """
+        if table_engine not in TABLE_ENGINES:
+            raise InvalidConfigurationError(
+                f"table engine {table_engine!r} is not one of {', '.join(TABLE_ENGINES)}"
+            )
         try:
             self.config = StackConfig.from_cdk_json(cdk_json, context)
         except ConfigError as error:
@@ -156,7 +179,10 @@ class LocalFileSearch:
         self._max_receive_count = max_receive_count
         self._log_level = log_level
         self._poll_wait_seconds = poll_wait_seconds
+        self._given_dynamodb_endpoint = dynamodb_endpoint
         self._dynamodb_endpoint = dynamodb_endpoint
+        self._table_engine = table_engine
+        self.table_engine_note: str | None = None  # why `auto` fell back to moto, when it did
         self._resources = contextlib.ExitStack()
         self._moto: BaseWSGIServer | None = None
         self._api: ApiGatewayServer | None = None
@@ -206,6 +232,8 @@ class LocalFileSearch:
             self._resources.callback(moto_thread.join, 10)
             self._resources.callback(self._moto.shutdown)
             logger.info("moto serves S3, SQS, DynamoDB, Secrets Manager and Cognito at %s", self.aws_endpoint)
+            self._resources.enter_context(fast_queues())
+            self._start_table_engine()
 
             self._reset_moto()
             self._resources.enter_context(_handler_environment(self._handler_env_base()))
@@ -224,6 +252,8 @@ class LocalFileSearch:
                 function_name="indexer",
                 wait_seconds=self._poll_wait_seconds,
                 memory_mb=self.config.indexer_sizing.memory_mb,
+                # The event source mapping's batch (`indexerBatchSize`), filled from what the queue holds.
+                batch_size=self.config.indexer_sizing.batch_size,
             ).start()
             self._resources.callback(self._poller.stop)
             # API Gateway hands the function a context object; the stand-in server passes None.
@@ -243,9 +273,30 @@ class LocalFileSearch:
     def close(self) -> None:
         """Stop the poller, then the API server, then moto; restore the environment and modules."""
         self._resources.close()
+        self._dynamodb_endpoint = self._given_dynamodb_endpoint
         self._moto = self._api = None
         self._web = None
         self._poller = None
+
+    def _start_table_engine(self) -> None:
+        """Start DynamoDB Local when the stack's engine is it (or `auto` and it can start here)."""
+        if self._given_dynamodb_endpoint is not None or self._table_engine == MOTO:
+            return
+        if self._table_engine == AUTO:
+            reason = unavailable_reason()
+            if reason is not None:
+                self.table_engine_note = (
+                    f"the table is on moto, because DynamoDB Local cannot start: {reason}. moto's DynamoDB "
+                    "walks the whole table for each query: past a few thousand files list pages slow down"
+                )
+                logger.warning("%s", self.table_engine_note)
+                return
+        try:
+            engine = self._resources.enter_context(DynamoDBLocalProcess())
+        except DynamoDBLocalUnavailableError as error:
+            raise StackStartError(f"DynamoDB Local: {error}") from None
+        self._dynamodb_endpoint = engine.endpoint_url
+        logger.info("DynamoDB Local holds the table at %s", engine.endpoint_url)
 
     def _start_sign_in(self, web: WebServer) -> None:
         """The `/me/...` routes' authorizer (the pool's keys, read once from moto) and the page."""
@@ -486,6 +537,8 @@ class LocalFileSearch:
                     "delete the table)"
                 ) from None
             dynamodb.get_waiter("table_exists").wait(TableName=self.config.name_table_name)
+            # Empty: every entry gets its term items from its first write (`file_index.names`).
+            names.mark_table_complete(dynamodb, self.config.name_table_name, dt.datetime.now(dt.UTC))
         dynamodb.update_time_to_live(
             TableName=self.table_name,
             TimeToLiveSpecification={"Enabled": True, "AttributeName": schema.TTL_ATTRIBUTE},
