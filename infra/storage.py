@@ -177,7 +177,9 @@ class Storage(Construct):
             **_protected(removal),
         )
         # CloudFormation adds or removes at most one GSI per update: switching the bucket's time index or
-        # the Z-order index on or off is one such change, and the two need two deployments.
+        # the Z-order index on or off is one such change, and the two need two deployments. The user's
+        # size index (`schema.USER_SIZE_INDEX`) is one too: a table deployed without it gets it in an
+        # update that switches no other index, and `sort=size` of a user answers once it is ACTIVE.
         _add_indexes(table, schema.global_indexes(multi_attribute_index, bucket_time_index=bucket_time_index))
         return table
 

@@ -6,14 +6,16 @@ A list reads one plan (`Plan`), which is also the order of its answer:
 |---|---|---|---|
 | `size` | `bucketName-size-index` | each bucket shard, size bounds | upload time bounds |
 | `uploadDate` | `uploadUser-uploadDate-index` | each user shard, time bounds | size bounds |
+| `size` (a user, `order_by="size"`) | `uploadUser-size-index` | each user shard, size bounds | time bounds |
 | `uploadDate` (a bucket) | `bucketName-uploadDate-index` | each bucket shard, time bounds | size bounds |
 | `zAddress` | `bucketName-zAddress-index` | each bucket shard, the box's z-range, walked | the box |
 
 `FileReader.plans` says which plans can answer a query, `FileReader.plan` chooses: a user's list is
-`uploadDate`. A bucket's list asked in an order (`BucketQuery.order_by`) is read in it (`uploadDate` needs
-the bucket's time index). A bucket's list without time bounds is `size`. With time bounds, every plan the
-deployment has may answer (the time index, the size index, the Z-order index when it is on and built: the
-layout says it exists, the caller that every entry has its address); with the bucket's statistics
+`uploadDate`, or `size` when asked in that order. A bucket's list asked in an order
+(`BucketQuery.order_by`) is read in it (`uploadDate` needs the bucket's time index). A bucket's list
+without time bounds is `size`. With time bounds, every plan the deployment has may answer (the time
+index, the size index, the Z-order index when it is on and built: the layout says it exists, the caller
+that every entry has its address); with the bucket's statistics
 (`cost.IndexStatistics`) the planner takes the one whose estimated read units are least
 (`cost.estimate_plan`), without them a fixed rule (time bounds alone: the time index; else the Z-order
 index if it can answer, else `size`). Without the bounds a plan does not key on, a list reads exactly the
@@ -120,6 +122,11 @@ class UserQuery:
     min_size: int | None = None
     max_size: int | None = None
     ascending: bool = True
+    # The order asked for (the API's `sort`): "size" reads the user's size index; None: by upload time.
+    order_by: str | None = None
+
+    def __post_init__(self) -> None:
+        _drop_zero_size(self)
 
     def key_bounds(self) -> tuple[str | None, str | None]:
         """The range of `uploadDate` (the user index's sort key) to read, inclusive, None for an open side.
@@ -146,6 +153,9 @@ class BucketQuery:
     ascending: bool = False
     # The order asked for (the API's `sort`): "size" or "uploadDate"; None leaves it to the plan.
     order_by: str | None = None
+
+    def __post_init__(self) -> None:
+        _drop_zero_size(self)
 
     @property
     def has_time_bounds(self) -> bool:
@@ -176,6 +186,13 @@ class BucketQuery:
 
 
 FileQuery = UserQuery | BucketQuery
+
+
+def _drop_zero_size(query: FileQuery) -> None:
+    """A smallest size of 0 bounds nothing (sizes are never negative): it is no bound, so it does not
+    keep a list off the plans that read only what they return."""
+    if query.min_size == 0:
+        object.__setattr__(query, "min_size", None)
 
 
 def _holds_no_time(query: FileQuery) -> bool:
@@ -502,13 +519,13 @@ class FileReader:
     def plans(self, query: FileQuery, *, z_order_ready: bool = True) -> list[Plan]:
         """The plans that can answer `query` here (each reads it exactly, in its own order).
 
-        A user's list: `uploadDate`. A bucket's list asked in an order: that order's plan (UnavailableOrder
-        if no index holds it). Otherwise `size`, and with time bounds also the bucket's time index and the
-        Z-order index where they exist and can answer. Without time bounds the size index reads exactly
-        what it returns, so it is the only plan.
+        A user's list: `uploadDate`, or `size` when asked in that order. A bucket's list asked in an
+        order: that order's plan (UnavailableOrder if no index holds it). Otherwise `size`, and with time
+        bounds also the bucket's time index and the Z-order index where they exist and can answer.
+        Without time bounds the size index reads exactly what it returns, so it is the only plan.
         """
         if isinstance(query, UserQuery):
-            return [Plan.UPLOAD_DATE]
+            return [Plan.SIZE] if query.order_by == Plan.SIZE else [Plan.UPLOAD_DATE]
         if query.order_by == Plan.UPLOAD_DATE:
             if not self._bucket_time_index:
                 raise UnavailableOrder(
@@ -669,6 +686,17 @@ class FileReader:
         box: zorder.Box | None = None
         if isinstance(query, UserQuery):
             index = schema.USER_DATE_INDEX
+            bounds: tuple[Any, Any] = query.key_bounds()
+            filter_condition = _range(Attr(schema.SIZE), query.min_size, query.max_size)
+            if plan is Plan.SIZE:
+                index = schema.USER_SIZE_INDEX
+                bounds = (query.min_size, query.max_size)
+                low, high = query.key_bounds()
+                filter_condition = (
+                    Attr(schema.UPLOAD_DATE).begins_with(query.day_prefix)
+                    if query.day_prefix is not None
+                    else _range(Attr(schema.UPLOAD_DATE), low, high)
+                )
             user_shards = self._layout.user_shards(query.user)
             partitions = [
                 _Partition(
@@ -678,8 +706,6 @@ class FileReader:
                 for shard, value in enumerate(self._layout.user_partitions(query.user))
             ]
             assert len(partitions) == user_shards
-            bounds: tuple[Any, Any] = query.key_bounds()
-            filter_condition = _range(Attr(schema.SIZE), query.min_size, query.max_size)
             ranges = None
         else:
             partitions = [_Partition(value, None) for value in self._layout.bucket_partitions(query.bucket)]

@@ -91,6 +91,16 @@ BUCKET_DATE_INDEX = GlobalIndex(
     partition_key=KeyAttribute(BUCKET_NAME, "S"),
     sort_key=KeyAttribute(UPLOAD_DATE, "S"),
 )
+# A person's files by size (`uploadUser-size-index`, always on): the same sharded user value as the user
+# index, sorted by size, so a user's list by size (both directions) reads a key range instead of the whole
+# list. It needs no attribute of its own (every entry has both keys, a tombstone neither). Its copy costs
+# one more write unit per new entry, one per overwrite (the copy's upload time changes), two when the
+# overwrite changes the size (its sort key), and one per delete (the tombstone leaves the index).
+USER_SIZE_INDEX = GlobalIndex(
+    name="uploadUser-size-index",
+    partition_key=KeyAttribute(UPLOAD_USER, "S"),
+    sort_key=KeyAttribute(SIZE, "N"),
+)
 # The optional third index (`multiAttributeIndex: true`): the same sharded bucket value as the bucket index,
 # sorted by Z-order address. Sparse: an entry without `zAddress` (a tombstone, or one written before the
 # index was switched on and not yet migrated) is not in it.
@@ -104,9 +114,11 @@ Z_ORDER_INDEX = GlobalIndex(
 def global_indexes(
     multi_attribute_index: bool = False, *, bucket_time_index: bool = True
 ) -> tuple[GlobalIndex, ...]:
-    """The table's GSIs: the design's two, the bucket's time index and the Z-order index when on."""
+    """The table's GSIs: the design's two, the user's size index, the bucket's time index and the
+    Z-order index when on."""
     return (
         *GLOBAL_INDEXES,
+        USER_SIZE_INDEX,
         *((BUCKET_DATE_INDEX,) if bucket_time_index else ()),
         *((Z_ORDER_INDEX,) if multi_attribute_index else ()),
     )

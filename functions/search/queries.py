@@ -162,6 +162,7 @@ def _user_query(params: ListParameters, user: str, ascending: bool) -> UserQuery
         min_size=params.min_size,
         max_size=params.max_size,
         ascending=ascending,
+        order_by=params.sort,
     )
 
 
@@ -179,7 +180,7 @@ def _bucket_query(params: ListParameters, bucket: str, ascending: bool) -> Bucke
     )
 
 
-# `sort`: the orders a list may be asked in (a user's list is always by uploadDate).
+# `sort`: the orders a list may be asked in.
 SORTS = ("uploadDate", "size")
 
 # A prefix list reads the name index's key items, whose sort key is the object key, with a key condition
@@ -259,11 +260,13 @@ def _scope_query(params: ListParameters) -> FileQuery:
             "sort applies to a list of a user or a bucket; a list by name (q, prefix, ext...) "
             "has its own order"
         )
-    if params.sort == "size" and params.user is not None:
-        raise BadRequest("sort=size applies to a bucket; a user's files are listed by uploadDate")
     if params.user is not None:
         user = check_key_value("user", params.user)
-        return _user_query(params, user, ascending=params.order != "desc")
+        # By upload time oldest first, by size largest first (as a bucket's), unless `order` says.
+        by_size = params.sort == "size"
+        return _user_query(
+            params, user, ascending=params.order == "asc" if by_size else params.order != "desc"
+        )
     assert params.bucket is not None
     bucket = check_key_value("bucket", params.bucket)
     if SHARD_SEPARATOR in bucket:

@@ -47,19 +47,24 @@ def index_names(synth: Synth) -> list[str]:
     return [index["IndexName"] for index in table(synth)[1]["Properties"]["GlobalSecondaryIndexes"]]
 
 
-def test_by_default_the_table_has_the_two_design_indexes_and_the_bucket_time_index(
+def test_by_default_the_table_has_the_two_design_indexes_the_user_size_and_the_bucket_time_index(
     default_synth: Synth, dev_synth: Synth
 ) -> None:
     assert index_names(default_synth) == [
         "uploadUser-uploadDate-index",
         "bucketName-size-index",
+        "uploadUser-size-index",
         "bucketName-uploadDate-index",
     ]
     assert (
         function(default_synth, SEARCH_HANDLER)[1]["Environment"]["Variables"]["BUCKET_TIME_INDEX"] == "true"
     )
-    # bucketTimeIndex: false keeps 0.3.0's table, and the search knows it.
-    assert index_names(dev_synth) == ["uploadUser-uploadDate-index", "bucketName-size-index"]
+    # bucketTimeIndex: false keeps 0.3.0's table and the user's size index, and the search knows it.
+    assert index_names(dev_synth) == [
+        "uploadUser-uploadDate-index",
+        "bucketName-size-index",
+        "uploadUser-size-index",
+    ]
     assert function(dev_synth, SEARCH_HANDLER)[1]["Environment"]["Variables"]["BUCKET_TIME_INDEX"] == "false"
 
 

@@ -90,6 +90,7 @@ def test_table_keys_and_indexes_are_the_schema_ones(default_synth: Synth) -> Non
     assert {index["IndexName"] for index in props["GlobalSecondaryIndexes"]} == {
         "uploadUser-uploadDate-index",
         "bucketName-size-index",
+        "uploadUser-size-index",
         "bucketName-uploadDate-index",
     }
 

@@ -92,10 +92,16 @@ def test_each_bound_keeps_its_checks_in_a_box(params: ListParameters, message: s
 def test_sort_asks_a_bucket_for_an_order_and_is_refused_where_it_cannot_apply() -> None:
     query = build_query(ListParameters(bucket="b", sort="uploadDate"))
     assert query == BucketQuery(bucket="b", order_by="uploadDate")
-    assert build_query(ListParameters(user="u", sort="uploadDate")) == UserQuery(user="u")
+    assert build_query(ListParameters(user="u", sort="uploadDate")) == UserQuery(
+        user="u", order_by="uploadDate"
+    )
+    # A user's list by size: largest first unless order=asc, and minSize=0 is no bound.
+    assert build_query(ListParameters(user="u", sort="size", min_size=0)) == UserQuery(
+        user="u", order_by="size", ascending=False
+    )
+    assert build_query(ListParameters(user="u", sort="size", order="asc")).ascending
     for params, message in [
         (ListParameters(bucket="b", sort="name"), "sort must be uploadDate or size, not 'name'"),
-        (ListParameters(user="u", sort="size"), "sort=size applies to a bucket"),
         (ListParameters(bucket="b", q="x", sort="size"), "a list by name"),
     ]:
         with pytest.raises(BadRequest, match=message):

@@ -55,9 +55,9 @@ class ListQuery(BaseModel):
     sort: Literal["uploadDate", "size"] | None = Field(
         None,
         description=(
-            "The order of a bucket's list: `uploadDate` (newest first unless `order=asc`; needs the "
-            "bucket's time index, `bucketTimeIndex`) or `size` (largest first); without it the plan's "
-            "(see the table above). A user's list is always by `uploadDate`"
+            "The order of the list: `uploadDate` (a bucket's newest first unless `order=asc`; needs the "
+            "bucket's time index, `bucketTimeIndex`) or `size` (largest first unless `order=asc`); "
+            "without it the plan's (see the table above)"
         ),
     )
     limit: int = Field(
@@ -138,6 +138,7 @@ if no offset); `date` is one UTC day.
 | request | read from | `orderedBy` | default |
 |---|---|---|---|
 | `user`, any bounds | upload-time index; size bounds filter | `uploadDate` | ascending |
+| `user`, `sort=size` | the user's size index; time bounds filter | `size` | descending |
 | `bucket`, size bounds or none | size index | `size` | descending |
 | `bucket`, time bounds and no size bounds | the bucket's time index | `uploadDate` | descending |
 | `bucket`, time and size bounds | the cheapest plan (below) | `uploadDate`, `size`, `zAddress` | descending |

@@ -456,7 +456,6 @@ def test_sort_asks_a_buckets_list_for_an_order(local_stack: LocalStack) -> None:
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--user", "USER001", "--sort", "size"], "400: sort=size applies to a bucket"),
         (["--bucket", BUCKET, "--sort", "size", "--q", "file"], "400: sort applies to a list of a user"),
     ],
 )

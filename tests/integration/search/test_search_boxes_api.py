@@ -285,10 +285,6 @@ def test_a_bucket_by_upload_time_reads_the_bucket_time_index_newest_first(z_api:
             "query parameter sort: Input should be 'uploadDate' or 'size'",
         ),
         (
-            "/files?user=bot&sort=size",
-            "sort=size applies to a bucket; a user's files are listed by uploadDate",
-        ),
-        (
             "/files?bucket=fileupload.a&q=report&sort=uploadDate",
             "sort applies to a list of a user or a bucket",
         ),
