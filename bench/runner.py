@@ -41,6 +41,7 @@ MEASURES = {
     "name_reads": "bench.name_reads:run",
     "enrich_cost": "bench.enrich_cost:run",
     "page": "bench.page:run",
+    "local_stack": "bench.local_stack:run",
 }
 
 

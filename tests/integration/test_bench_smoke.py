@@ -64,6 +64,7 @@ TINY = [
     "--cost-uploads=100",
     "--name-sizes=200",
     "--page-runs=1",
+    "--local-stack-files=60",
 ]
 
 
@@ -94,6 +95,7 @@ MEASURE_ROWS = {
     "name_reads": ("16.",),
     "enrich_cost": ("17.",),
     "page": ("18.",),
+    "local_stack": ("19.",),
 }
 # measure -> the chart it draws
 MEASURE_CHARTS = {name: f"{name}.png" for name in charts.CHARTS}
