@@ -20,6 +20,8 @@ the next page, until a kept key answers it or the sub-folder ends.
 The position (`next_position`, plain JSON for the caller to sign) is the merge's cursor: each shard's
 next key (or past a sub-folder), and the last answered file or sub-folder, which a following page does
 not answer again.
+
+(Longer than most modules: the plan's shard reader, page and cursor belong together.)
 """
 
 from __future__ import annotations
@@ -162,7 +164,7 @@ class FolderPage(NamePage):
 class _KeyShard:
     """The fetcher of one shard's key items (`shards.ShardFetch`): one Query per call."""
 
-    def __init__(self, reader: FolderReader, query: NameQuery, index: str | None, partition: str) -> None:
+    def __init__(self, reader: _FolderList, query: NameQuery, index: str | None, partition: str) -> None:
         self._reader = reader
         self._query = query
         self._index = index
@@ -244,26 +246,24 @@ class _KeyShard:
         return ShardBatch(found, exhausted=False, resume=compact(resume))
 
 
-class FolderReader:
-    """Answers the folder lists of `NameQuery` (`prefix` and/or `delimiter`) through a `NameReader`'s
-    tables, layout, executor and entry checks."""
+class _FolderList:
+    """One folder list being read: its query, key range and tables (a `NameReader`'s)."""
 
-    def __init__(self, names: NameReader) -> None:
-        self._names = names
-        self.prefix = ""
-        self.low = ""
-        self.high = ""
-        self._query: NameQuery | None = None
+    def __init__(self, names: NameReader, query: NameQuery) -> None:
+        self.names = names
+        self.query = query
+        self.prefix = query.prefix or ""
+        self.low, self.high = self.prefix, top_key(self.prefix)
 
     def is_folder(self, key: str) -> bool:
         """`key` names a sub-folder of the list (a marker's), not a file."""
-        return self._query is not None and bool(key) and _folder_of(self._query, self.prefix, key) == key
+        return bool(key) and _folder_of(self.query, self.prefix, key) == key
 
     def query_once(
         self, index: str | None, scope: str, condition: Any, ascending: bool, limit: int
     ) -> tuple[list[dict[str, Any]], bool]:
         """One Query of key items: its items and whether more follow."""
-        names = self._names
+        names = self.names
         request: dict[str, Any] = {
             "TableName": names._name_table,
             "KeyConditionExpression": Key(schema.NAME_USER if index else schema.NAME_SCOPE).eq(scope)
@@ -282,40 +282,7 @@ class FolderReader:
         response = names._client.query(**request)
         return response.get("Items", []), bool(response.get("LastEvaluatedKey"))
 
-    def list_files(
-        self, query: NameQuery, *, limit: int, position: Mapping[str, Any] | None = None
-    ) -> FolderPage:
-        """Up to `limit` files and sub-folders of `query` in key order, after `position`."""
-        if not query.uses_keys:
-            raise ValueError("a folder list has a prefix or a delimiter")
-        if query.delimiter is not None and len(query.delimiter) != 1:
-            raise ValueError(f"a delimiter is one character, not {query.delimiter!r}")
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1, not {limit}")
-        self.prefix = query.prefix or ""
-        self._query = query
-        self.low, self.high = self.prefix, top_key(self.prefix)
-        partitions, index = self._names._partitions(query.scope)
-        fetchers = [_KeyShard(self, query, index, partition) for partition in partitions]
-        cursor = self._cursor(position, len(fetchers))
-        counter = _Counter()
-        page = _PageBuilder(self, query, limit, fetchers, counter)
-        page.read(cursor)
-        keys_read = sum(fetcher.read for fetcher in fetchers)
-        return FolderPage(
-            items=page.items,
-            next_position=None if page.next_cursor is None else {"merge": page.next_cursor.to_json()},
-            common_prefixes=page.folders,
-            scanned_count=counter.scanned + keys_read,
-            request_count=counter.requests + sum(fetcher.requests for fetcher in fetchers),
-            ordered_by=ORDER_KEY,
-            round_trips=page.rounds,
-            keys_read=keys_read,
-            _answers=tuple(page.answers),
-            _segments=tuple(page.segments),
-        )
-
-    def _cursor(self, position: Mapping[str, Any] | None, shard_count: int) -> MergeCursor | None:
+    def cursor(self, position: Mapping[str, Any] | None, shard_count: int) -> MergeCursor | None:
         """The merge cursor of `position`, checked against the query; InvalidStartKey if it is not one."""
         if position is None:
             return None
@@ -337,12 +304,51 @@ class FolderReader:
         return cursor
 
 
+class FolderReader:
+    """Answers the folder lists of `NameQuery` (`prefix` and/or `delimiter`) with a `NameReader`'s
+    tables, layout, executor and entry checks."""
+
+    def __init__(self, names: NameReader) -> None:
+        self._names = names
+
+    def list_files(
+        self, query: NameQuery, *, limit: int, position: Mapping[str, Any] | None = None
+    ) -> FolderPage:
+        """Up to `limit` files and sub-folders of `query` in key order, after `position`."""
+        if not query.uses_keys:
+            raise ValueError("a folder list has a prefix or a delimiter")
+        if query.delimiter is not None and len(query.delimiter) != 1:
+            raise ValueError(f"a delimiter is one character, not {query.delimiter!r}")
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, not {limit}")
+        folder_list = _FolderList(self._names, query)
+        partitions, index = self._names._partitions(query.scope)
+        fetchers = [_KeyShard(folder_list, query, index, partition) for partition in partitions]
+        cursor = folder_list.cursor(position, len(fetchers))
+        counter = _Counter()
+        page = _PageBuilder(folder_list, query, limit, fetchers, counter)
+        page.read(cursor)
+        keys_read = sum(fetcher.read for fetcher in fetchers)
+        return FolderPage(
+            items=page.items,
+            next_position=None if page.next_cursor is None else {"merge": page.next_cursor.to_json()},
+            common_prefixes=page.folders,
+            scanned_count=counter.scanned + keys_read,
+            request_count=counter.requests + sum(fetcher.requests for fetcher in fetchers),
+            ordered_by=ORDER_KEY,
+            round_trips=page.rounds,
+            keys_read=keys_read,
+            _answers=tuple(page.answers),
+            _segments=tuple(page.segments),
+        )
+
+
 class _PageBuilder:
     """One page: merges of the shards, each followed by a BatchGetItem of its files and probes."""
 
     def __init__(
         self,
-        reader: FolderReader,
+        reader: _FolderList,
         query: NameQuery,
         limit: int,
         fetchers: Sequence[_KeyShard],
@@ -364,7 +370,7 @@ class _PageBuilder:
         return len(self.items) + len(self.folders)
 
     def read(self, cursor: MergeCursor | None) -> None:
-        names = self._reader._names
+        names = self._reader.names
         ascending = self._query.ascending
         while True:
             last = None if cursor is None or cursor.last is None else cursor.last.object_key
@@ -409,7 +415,7 @@ class _PageBuilder:
     ) -> tuple[int, list[_Found] | None] | None:
         """Answer `groups` in order until the page is full (-> (items consumed, None)) or a sub-folder
         none of whose probes is kept (-> (items before it, its markers)); None: every group answered."""
-        keeps = self._reader._names._keeps
+        keeps = self._reader.names._keeps
         ascending = self._query.ascending
         for start, end, group in groups:
             first = group[0]
