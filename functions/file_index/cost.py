@@ -13,7 +13,8 @@ trips in sequence are the shards' pages (shards run in parallel).
 
 `estimate_plan` predicts a plan's read units for a whole answer from what the planner can
 know cheaply: the box, the shard count and `IndexStatistics` (a bucket's entry count, mean entry size,
-and histograms of sizes by octave and upload times by month, refreshed by backfill and reconcile).
+and histograms of sizes by octave and upload times by month): a backfill's or reconcile's listing, or
+the sample of uploads the indexer keeps (`file_index.upload_statistics`).
 """
 
 from __future__ import annotations
@@ -368,15 +369,19 @@ def _is_month(text: str) -> bool:
 ENTRY_OVERHEAD_BYTES = 242
 
 
+def estimated_entry_bytes(object_key: str, bucket: str) -> int:
+    """About what the entry of `object_key` in `bucket` weighs, from the key and bucket lengths."""
+    key_bytes = len(object_key.encode("utf-8", "surrogatepass"))
+    return ENTRY_OVERHEAD_BYTES + 2 * key_bytes + len(bucket.encode("utf-8"))
+
+
 def listing_counts(objects: Iterable[Any], bucket: str) -> Counter[str]:
     """The statistics counters of listed objects (each with `key`, `size` and `last_modified`), their
     entries' bytes estimated from the key and bucket lengths."""
     total: Counter[str] = Counter()
-    bucket_bytes = len(bucket.encode("utf-8"))
     for listed in objects:
-        key_bytes = len(str(listed.key).encode("utf-8", "surrogatepass"))
         upload_ms = int(listed.last_modified.timestamp() * 1000)
         total.update(
-            entry_counts(int(listed.size), upload_ms, ENTRY_OVERHEAD_BYTES + 2 * key_bytes + bucket_bytes)
+            entry_counts(int(listed.size), upload_ms, estimated_entry_bytes(str(listed.key), bucket))
         )
     return total

@@ -37,7 +37,7 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
-from file_index import cost, schema, zorder
+from file_index import cost, schema, upload_statistics, zorder
 from file_index.objects import MAX_KEY_BYTES, iso_utc_millis
 
 # boto3 ships no type information for its generated clients.
@@ -118,6 +118,8 @@ class IndexState:
     counts: dict[str, int] = field(default_factory=dict)
     z_order_pending: bool = False
     statistics: dict[str, int] = field(default_factory=dict)
+    # The indexer's sample of uploads (`file_index.upload_statistics`), summed over its items.
+    upload_counts: dict[str, int] = field(default_factory=dict)
 
     @property
     def has_run(self) -> bool:
@@ -141,9 +143,10 @@ class IndexState:
         }
 
     def index_statistics(self) -> cost.IndexStatistics | None:
-        """What the planner may rely on: the statistics of the last complete run (READY), else None."""
-        if self.state is not State.READY:
-            return None
+        """What the planner may rely on: the statistics of the last complete run (READY) if it left any,
+        else those of the indexer's sample of uploads (kept through any run), else None."""
+        if self.state is not State.READY or cost.statistics_from_counts(self.statistics) is None:
+            return cost.statistics_from_counts(self.upload_counts)
         started = None
         if self.started_at is not None:
             try:
@@ -154,12 +157,16 @@ class IndexState:
 
     def _statistics_summary(self) -> dict[str, Any] | None:
         known = cost.statistics_from_counts(self.statistics)
+        source = "run"
+        if known is None:
+            known, source = cost.statistics_from_counts(self.upload_counts), "uploads"
         if known is None:
             return None
         return {
             "entries": known.count,
             "meanEntryBytes": round(known.entry_bytes),
             "months": len(known.months),
+            "source": source,
         }
 
     @classmethod
@@ -198,10 +205,31 @@ class IndexStateStore:
         self._dynamodb = dynamodb
         self._table = table_name
 
-    def read(self, bucket: str, *, consistent: bool = True) -> IndexState | None:
+    def read(self, bucket: str, *, consistent: bool = True, upload_counts: bool = False) -> IndexState | None:
+        """The record (one GetItem), None if there is none. With `upload_counts`, also the indexer's
+        upload statistics (`read_upload_counts`); a bucket with those but no record then reads like a
+        record naming no run (`has_run` False)."""
         response = self._dynamodb.get_item(TableName=self._table, Key=_key(bucket), ConsistentRead=consistent)
         item = response.get("Item")
-        return IndexState.from_item(item) if item else None
+        state = IndexState.from_item(item) if item else None
+        if not upload_counts:
+            return state
+        counts = self.read_upload_counts(bucket, consistent=consistent)
+        if state is None and not counts:
+            return None
+        return replace(state or IndexState.from_item({STATE_OF: {"S": bucket}}), upload_counts=counts)
+
+    def read_upload_counts(self, bucket: str, *, consistent: bool = False) -> dict[str, int]:
+        """The sum of `bucket`'s upload statistics items (`file_index.upload_statistics`): a GetItem of
+        each of its `upload_statistics.STATISTICS_SHARDS` small items (the search may make no other call)."""
+        found = []
+        for key in upload_statistics.statistics_keys(bucket):
+            item = self._dynamodb.get_item(
+                TableName=self._table, Key={schema.OBJECT_KEY: {"S": key}}, ConsistentRead=consistent
+            ).get("Item")
+            if item:
+                found.append({name: _deserializer.deserialize(value) for name, value in item.items()})
+        return upload_statistics.counts_of(found)
 
     def start(self, bucket: str, operation: Operation, run_id: str, *, resume: bool = False) -> IndexState:
         """Mark `bucket` BUILDING under `run_id`, taking the record over from any earlier run.

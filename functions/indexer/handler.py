@@ -19,6 +19,9 @@ bucket than BUCKET_NAME, refused: never written, their messages acknowledged; on
 batch) and IndexLagMs (event time to write), ConfigurationMismatches (batches refused whole because the
 indexer's settings differ from the deployed configuration recorded in the table, `file_index.deployment`:
 its messages go back to the queue).
+
+After a batch, its sampled uploads are added to the bucket's statistics (`file_index.upload_statistics`,
+about one upload in a hundred), so the search's planner has statistics for a bucket only uploads wrote.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from botocore.exceptions import BotoCoreError, ClientError
 
 from file_index.config import ConfigError, SdkSettings
 from file_index.deployment import (
@@ -48,9 +52,10 @@ from file_index.deployment import (
 from file_index.enrich import TAGS, enriched, update_tags
 from file_index.names import NameIndex
 from file_index.objects import ObjectEvent
+from file_index.upload_statistics import add_uploads
 from file_index.writer import DynamoDBClient, Outcome, S3Client, apply_event, dynamodb_client
 from file_index.writer import s3_client as writer_s3_client
-from indexer.batch import Deadline, Message, MessageReport, index_batch, is_expected
+from indexer.batch import Deadline, Message, MessageReport, index_batch, is_expected, written_uploads
 from indexer.config import IndexerConfig
 
 DEFAULT_METRICS_NAMESPACE = "S3FileSearch"
@@ -193,6 +198,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     )
     _report(reports)
     _report_foreign(reports, runtime.config.bucket_name)
+    _count_uploads(runtime, reports)
     by_message = {report.message_id: report for report in reports}
 
     def settle(record: SQSRecord) -> None:
@@ -269,6 +275,17 @@ def _report(reports: list[MessageReport]) -> None:
             "failed": failed,
         },
     )
+
+
+def _count_uploads(runtime: Runtime, reports: list[MessageReport]) -> None:
+    """Add the batch's sampled uploads to the bucket's statistics (`file_index.upload_statistics`). The
+    entries are written already: a failure here costs the planner a few samples, never a message."""
+    try:
+        add_uploads(
+            runtime.dynamodb, runtime.config.table_name, runtime.config.bucket_name, written_uploads(reports)
+        )
+    except (ClientError, BotoCoreError) as error:
+        logger.warning("upload statistics not added", extra={"reason": str(error)})
 
 
 def _report_foreign(reports: list[MessageReport], indexed_bucket: str) -> None:

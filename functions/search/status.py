@@ -14,7 +14,7 @@ read is null and `unavailable` names it, so a null is never mistaken for a zero.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from time import monotonic
 from typing import Any
 
@@ -22,6 +22,9 @@ from file_index.cost import IndexStatistics
 from file_index.state import IndexState, IndexStateStore, State, effective_state
 
 STATE_MAX_AGE_SECONDS = 2.0
+# The indexer's upload statistics (a GetItem of each of their items) change slowly and only steer the plan:
+# read at most this often per execution environment.
+UPLOAD_STATISTICS_MAX_AGE_SECONDS = 300.0
 
 
 class IndexStateView:
@@ -41,13 +44,18 @@ class IndexStateView:
         self._max_age = max_age_seconds
         # (when read, state), replaced whole: threads serving at once (the local stack) need no lock.
         self._cached: tuple[float, IndexState] | None = None
+        self._upload_counts: tuple[float, dict[str, int]] | None = None
 
     def read(self, *, consistent: bool = True) -> IndexState:
-        """The state record as it is now (one GetItem), or the initial state of a bucket without one."""
+        """The state record as it is now (one GetItem), or the initial state of a bucket without one; a
+        consistent read (`GET /status`) also reads the indexer's upload statistics (`read_upload_counts`),
+        which a list's state read leaves to `statistics`."""
         # A record holding only the Z-order flag (a migration of a never-backfilled bucket): the index is
         # as complete as before the flag was set.
         return effective_state(
-            self._store.read(self._bucket, consistent=consistent), self._bucket, self._initial
+            self._store.read(self._bucket, consistent=consistent, upload_counts=consistent),
+            self._bucket,
+            self._initial,
         )
 
     def current(self) -> IndexState:
@@ -66,9 +74,18 @@ class IndexStateView:
         return self.current().state
 
     def statistics(self) -> IndexStatistics | None:
-        """The bucket's statistics from its last complete backfill or reconcile (None: none yet), at
-        most `max_age_seconds` old: what the planner weighs its plans with."""
-        return self.current().index_statistics()
+        """The bucket's statistics from its last complete backfill or reconcile, else from the indexer's
+        sample of uploads (None: neither yet): what the planner weighs its plans with."""
+        return replace(self.current(), upload_counts=self._current_upload_counts()).index_statistics()
+
+    def _current_upload_counts(self) -> dict[str, int]:
+        now = monotonic()
+        cached = self._upload_counts
+        if cached is not None and 0 <= now - cached[0] < UPLOAD_STATISTICS_MAX_AGE_SECONDS:
+            return cached[1]
+        counts = self._store.read_upload_counts(self._bucket)
+        self._upload_counts = (now, counts)
+        return counts
 
     def z_order_pending(self) -> bool:
         """True while entries may lack their Z-order address (the third index was switched on for an

@@ -82,7 +82,7 @@ def test_statistics_add_up_like_counters_and_count_only_once_the_run_is_complete
     assert (statistics.count, statistics.entry_bytes) == (3, 300)
     assert statistics.sizes == {3: 2, 21: 1}
     assert statistics.months == {"2017-08": 2, "2017-09": 1}
-    assert done.to_json()["statistics"] == {"entries": 3, "meanEntryBytes": 300, "months": 2}
+    assert done.to_json()["statistics"] == {"entries": 3, "meanEntryBytes": 300, "months": 2, "source": "run"}
     # A new run starts them afresh.
     assert store.start("b", Operation.RECONCILE, "run-2").statistics == {}
 

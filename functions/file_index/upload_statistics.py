@@ -1,0 +1,110 @@
+"""Statistics kept as uploads are indexed, so the planner knows every bucket, whatever wrote its entries.
+
+The indexer counts one upload in `SAMPLE_ONE_IN`, chosen by a hash of its key (`sampled`), into one of
+`STATISTICS_SHARDS` statistics items (chosen by the same hash), adding `SAMPLE_ONE_IN` times the upload's
+`cost.entry_counts`: each counter is an estimate of the whole bucket's, and `cost.statistics_from_counts`
+reads the sum of the items as it reads a listing's. A batch adds its samples with one UpdateItem per item
+it touches (`ADD`, so any number of indexers add at once), and no item takes more than one write in
+`SAMPLE_ONE_IN x STATISTICS_SHARDS` uploads: no hot item.
+
+What it costs: an item is its key (longer than any S3 key, like the index state record's) and its
+counters, under 2 KB for about four years of upload months, so an UpdateItem costs 2 write units (3
+beyond that). Per million uploads: at most 10,000 UpdateItems, 20,000 write units, 0.5% of the entry
+table's ~4,000,000 (0.75% at 3 units).
+
+Each item's key is longer than S3 allows (`state.is_state_key` holds), so no event writes it and every
+scan of the table skips it; it carries no index key attribute, so no search returns it. Backfill and
+reconcile neither read nor reset the items: a bucket keeps them through any run. Deletes are not counted
+(their size is not in the event) and an overwrite of a sampled key counts again: the counts estimate what
+was uploaded, which the planner uses for shares of sizes and times, not as an exact count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
+from typing import Any
+
+from file_index import cost, schema
+from file_index.objects import MAX_KEY_BYTES, ObjectEvent
+
+SAMPLE_ONE_IN = 100
+STATISTICS_SHARDS = 4
+STATISTICS_OF = "statisticsOf"  # the bucket a statistics item counts
+_MARKER = "~upload-statistics~"
+_PAD = "~"  # never in a bucket name: the key stays unambiguous
+
+
+def _hash(object_key: str) -> int:
+    # Salted apart from `shards.shard_of`, so the sample is not one bucket shard's keys.
+    digest = hashlib.blake2b(
+        object_key.encode("utf-8", "surrogatepass"), digest_size=8, person=b"upload-stats"
+    ).digest()
+    return int.from_bytes(digest, "big")
+
+
+def sampled(object_key: str) -> int | None:
+    """The statistics item an upload of `object_key` is counted in, or None (not in the sample)."""
+    value = _hash(object_key)
+    if value % SAMPLE_ONE_IN:
+        return None
+    return (value // SAMPLE_ONE_IN) % STATISTICS_SHARDS
+
+
+def statistics_key(bucket: str, shard: int) -> str:
+    """The `objectKey` of `bucket`'s statistics item `shard`: one byte longer than the longest S3 key."""
+    return f"{_MARKER}{bucket}{_PAD}{shard}".ljust(MAX_KEY_BYTES + 1, _PAD)
+
+
+def statistics_keys(bucket: str) -> list[str]:
+    return [statistics_key(bucket, shard) for shard in range(STATISTICS_SHARDS)]
+
+
+def upload_counts(events: Iterable[ObjectEvent]) -> dict[int, Counter[str]]:
+    """The counters the sampled uploads among `events` add, by statistics item."""
+    by_shard: dict[int, Counter[str]] = {}
+    for event in events:
+        shard = sampled(event.key)
+        if shard is None or event.size is None:
+            continue
+        upload_ms = int(event.event_time.timestamp() * 1000)
+        counts = cost.entry_counts(event.size, upload_ms, cost.estimated_entry_bytes(event.key, event.bucket))
+        by_shard.setdefault(shard, Counter()).update(
+            {name: value * SAMPLE_ONE_IN for name, value in counts.items()}
+        )
+    return by_shard
+
+
+def add_uploads(dynamodb: Any, table_name: str, bucket: str, events: Iterable[ObjectEvent]) -> int:
+    """Add the sampled uploads among `events` (indexed creates of `bucket`) to its statistics items; the
+    number of UpdateItems made."""
+    writes = 0
+    for shard, counts in sorted(upload_counts(events).items()):
+        names = {"#of": STATISTICS_OF}
+        values: dict[str, Any] = {":of": {"S": bucket}}
+        adds = []
+        for position, (name, value) in enumerate(sorted(counts.items())):
+            names[f"#c{position}"] = name
+            values[f":c{position}"] = {"N": str(value)}
+            adds.append(f"#c{position} :c{position}")
+        dynamodb.update_item(
+            TableName=table_name,
+            Key={schema.OBJECT_KEY: {"S": statistics_key(bucket, shard)}},
+            UpdateExpression="SET #of = :of ADD " + ", ".join(adds),
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
+        )
+        writes += 1
+    return writes
+
+
+def counts_of(items: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """The sum of the counters of statistics items as read (deserialized); a damaged counter is left out."""
+    total: Counter[str] = Counter()
+    for item in items:
+        for name, value in item.items():
+            if isinstance(value, Decimal) and value == value.to_integral() and value > 0:
+                total[name] += int(value)
+    return dict(total)
