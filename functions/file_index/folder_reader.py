@@ -286,6 +286,8 @@ class _FolderList:
         """The merge cursor of `position`, checked against the query; InvalidStartKey if it is not one."""
         if position is None:
             return None
+        if isinstance(position, Mapping) and set(position) == {"k", "f"}:
+            return self._key_cursor(position, shard_count)
         if not isinstance(position, Mapping) or set(position) != {"merge"}:
             raise InvalidStartKey("not a folder list cursor")
         try:
@@ -302,6 +304,22 @@ class _FolderList:
             if not inside or (key and not (key.startswith(self.prefix) and key <= self.high)):
                 raise InvalidStartKey("a position is outside the query")
         return cursor
+
+    def _key_cursor(self, position: Mapping[str, Any], shard_count: int) -> MergeCursor:
+        """The merge cursor of a `NameReader` keys-plan position (`k` the last key read, `f` the last
+        sub-folder answered): every shard goes on after `k`, or past `f` when `k` lies in it."""
+        key, folder = position["k"], position["f"]
+        if not isinstance(key, str) or (folder is not None and not isinstance(folder, str)):
+            raise InvalidStartKey("not a folder list cursor")
+        if not key.startswith(self.prefix) or (folder is not None and not folder.startswith(self.prefix)):
+            raise InvalidStartKey("a position is outside the query")
+        ascending = self.query.ascending
+        if folder is not None and key.startswith(folder) and self.is_folder(folder):
+            start, last = past_folder(folder, ascending), Position(key, folder)
+        else:
+            start, last = (key_after if ascending else key_before)(key), Position(key, key)
+        shard = shards.ShardCursor(exhausted=True) if start is None else shards.ShardCursor(compact(start))
+        return MergeCursor((shard,) * shard_count, last)
 
 
 class FolderReader:

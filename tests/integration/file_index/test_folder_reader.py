@@ -293,7 +293,8 @@ def follow_from(reader: FolderReader, query: NameQuery, position: dict[str, Any]
 @pytest.mark.parametrize(
     "position",
     [
-        {"k": "f/a", "f": None},
+        {"k": "elsewhere/a", "f": None},
+        {"k": 5, "f": None},
         {"merge": {"shards": [None], "last": {"v": "elsewhere/a", "k": "elsewhere/a"}}},
         {"merge": {"shards": [[5]], "last": None}},
         {"merge": {"shards": [None] * 4, "last": None}},
@@ -343,3 +344,22 @@ def test_a_sub_folder_is_answered_only_for_a_live_matching_key(tables: Tables, l
                 scope=BucketQuery(bucket="bucket"), prefix="p/", delimiter="/", ext=ext, ascending=ascending
             )
             assert follow(reader, query, limit)[:2] == (["p/z.txt"], ["p/mixed/"])
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3])
+def test_a_keys_plan_position_goes_on_where_it_stopped(tables: Tables, limit: int) -> None:
+    """A position the `NameReader` keys plan made (a list begun before) is continued to the list's end,
+    each file and sub-folder once."""
+    layout = ShardPlacement(bucket_shards=3)
+    keys = [f"f/{name}" for name in ("a", "b/1", "b/2", "c", "d/x/y", "d/z", "e", "h/", "i")]
+    tables.put("bucket", keys, layout)
+    reader = tables.reader(layout)
+    names = NameReader(reader._names._client, tables.table, tables.name_table, layout=layout)
+    for ascending in (True, False):
+        query = NameQuery(scope=BucketQuery(bucket="bucket"), prefix="f/", delimiter="/", ascending=ascending)
+        first = names.list_files(query, limit=limit)
+        assert first.next_position is not None
+        assert set(first.next_position) == {"k", "f"}
+        rest, rest_folders, _ = follow_from(reader, query, first.next_position)
+        found = [item[schema.OBJECT_KEY] for item in first.items] + rest
+        assert (found, (first.common_prefixes or []) + rest_folders) == truth(keys, "f/", "/", ascending)
