@@ -26,6 +26,11 @@ data, exactly, not sampled:
 1 MB pages are counted at the entries' mean stored size. Amplification counts the whole answer; a
 reader that pages (limit per page) reads the same items over more requests.
 
+A bucket only uploads wrote has no statistics from a backfill: each bucket box is also chosen with the
+statistics of the indexer's sample of uploads (`file_index.upload_statistics`; "uploads only") and
+without any (before), against the cheapest; `bench.box_statistics` does the same from 1,000 to 100 times
+this run's objects.
+
 `cross_check` compares the model with the real reader on a smaller table on moto: for each box and plan,
 the `scanned_count` the reader reports over the whole answer must equal the model's count.
 """
@@ -40,12 +45,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-from bench import aws, deployment, reading
+from bench import aws, box_statistics, deployment, reading
 from bench.entries import YEAR_2017, create_event, entry, item_bytes, log_uniform_size
 from bench.memory_table import MemoryTable
 from bench.reader_030 import Reader030
 from bench.report import Row, progress
-from file_index import cost, schema, shards, zorder
+from file_index import cost, schema, shards, upload_statistics, zorder
 from file_index.objects import iso_utc_millis
 from file_index.placement import ShardPlacement
 from file_index.reader import BucketQuery, FileReader, ListCursor, Plan, UserQuery
@@ -284,6 +289,16 @@ def read_whole(
             return Reading(chosen, table.consumed_read_units, table.queries, depth, pages, read, returned)
 
 
+def upload_statistics_of(data: Sequence[Entry]) -> cost.IndexStatistics | None:
+    """The statistics the indexer's sample of `data`'s uploads leaves (`file_index.upload_statistics`)."""
+    counts: Counter[str] = Counter()
+    for e in data:
+        sample = upload_statistics.upload_sample(e.key, aws.BUCKET, e.size, e.upload_ms)
+        if sample is not None:
+            counts.update(sample[1])
+    return cost.statistics_from_counts(counts)
+
+
 def statistics_of(data: Sequence[Entry]) -> cost.IndexStatistics:
     """The statistics a backfill of `data` leaves on the index state record."""
     counts: Counter[str] = Counter()
@@ -304,6 +319,10 @@ class PlanSummary:
     """Over every shape of one deployment: the worst chosen ÷ cheapest, the deepest page, the totals."""
 
     worst: tuple[float, str] = (0.0, "")
+    # A bucket only uploads wrote: the chosen plan with the indexer's sample (after), without statistics
+    # (before).
+    worst_uploads: tuple[float, str] = (0.0, "")
+    worst_uploads_before: tuple[float, str] = (0.0, "")
     deepest: tuple[int, str] = (0, "")
     chosen_units: float = 0.0
     legacy_units: float = 0.0
@@ -315,6 +334,7 @@ def plan_rows(data: list[Entry], layout: ShardPlacement, *, page: int) -> list[R
     trips, every plan's read units (the cheapest in hindsight), and 0.3.0's reader, side by side."""
     table = MemoryTable("FileMetaData", (e.item for e in data), schema.global_indexes(True))
     statistics = statistics_of(data)
+    uploads_only = upload_statistics_of(data)
     rows: list[Row] = []
     for configuration, z_order in CONFIGURATIONS:
         summary = PlanSummary()
@@ -327,6 +347,8 @@ def plan_rows(data: list[Entry], layout: ShardPlacement, *, page: int) -> list[R
                 plan: read_whole(reader, table, query, page=page, plan=plan) for plan in reader.plans(query)
             }
             chosen = readings[reader.plan(query, statistics=statistics)]
+            by_uploads = readings[reader.plan(query, statistics=uploads_only)]
+            without = readings[reader.plan(query)]
             before = read_whole(legacy, table, query, page=page, plan=None)
             cheapest = min(readings.values(), key=lambda r: r.read_units)
             if not chosen.returned:
@@ -336,6 +358,10 @@ def plan_rows(data: list[Entry], layout: ShardPlacement, *, page: int) -> list[R
             ratio = chosen.read_units / cheapest.read_units
             if ratio > summary.worst[0]:
                 summary.worst = (ratio, name)
+            uploads_ratio = by_uploads.read_units / cheapest.read_units
+            summary.worst_uploads = max(summary.worst_uploads, (uploads_ratio, name))
+            before_ratio = without.read_units / cheapest.read_units
+            summary.worst_uploads_before = max(summary.worst_uploads_before, (before_ratio, name))
             if chosen.depth > summary.deepest[0]:
                 summary.deepest = (chosen.depth, name)
             summary.chosen_units += chosen.read_units
@@ -355,7 +381,9 @@ def plan_rows(data: list[Entry], layout: ShardPlacement, *, page: int) -> list[R
                         f"{chosen.queries:,} Queries, deepest page {chosen.depth} round trips; cheapest "
                         f"in hindsight {cheapest.plan.value} (chosen ÷ cheapest {ratio:.2f}); every plan: "
                         f"{every}; 0.3.0 ({before.plan.value}): {before.queries:,} Queries, deepest page "
-                        f"{before.depth} round trips"
+                        f"{before.depth} round trips; uploads only: chosen {by_uploads.plan.value} "
+                        f"({uploads_ratio:.2f} of the cheapest; without statistics {without.plan.value}, "
+                        f"{before_ratio:.2f})"
                     ),
                 )
             )
@@ -371,6 +399,18 @@ def plan_rows(data: list[Entry], layout: ShardPlacement, *, page: int) -> list[R
                 f"{summary.chosen_units:,.1f} RCU, the cheapest {summary.cheapest_units:,.1f}, 0.3.0's "
                 f"reader {summary.legacy_units:,.1f}; deepest page: {summary.deepest[0]} round trips "
                 f"({summary.deepest[1]})",
+            )
+        )
+        rows.append(
+            Row.versus(
+                f"13. bucket boxes, {configuration}, uploads only: the chosen plan against the cheapest",
+                "chosen ÷ cheapest, worst",
+                summary.worst_uploads[0],
+                summary.worst_uploads_before[0],
+                "before: no statistics",
+                note=f"statistics from the indexer's sample of uploads (one in "
+                f"{upload_statistics.SAMPLE_ONE_IN}); worst after: {summary.worst_uploads[1]}; worst before "
+                f"(the fixed rule): {summary.worst_uploads_before[1]}",
             )
         )
     return rows
@@ -452,6 +492,11 @@ def run(*, objects: int, check_objects: int, check_shapes: int, page: int = PAGE
                 "items in n times the Queries",
             )
         )
+    # A bucket only uploads wrote, from 1,000 objects to 100 times this run's.
+    scales = [10**power for power in range(3, 9) if 10**power <= 100 * objects]
+    rows.extend(
+        box_statistics.rows(scales, [(shape.name, shape.box, bucket_query(shape.box)) for shape in SHAPES])
+    )
     if check_objects:
         rows.extend(cross_check(check_objects, SHAPES[:check_shapes]))
     return rows

@@ -62,18 +62,28 @@ def statistics_keys(bucket: str) -> list[str]:
     return [statistics_key(bucket, shard) for shard in range(STATISTICS_SHARDS)]
 
 
+def upload_sample(
+    object_key: str, bucket: str, size: int, upload_ms: int
+) -> tuple[int, dict[str, int]] | None:
+    """The statistics item an upload is counted in and what it adds there (its `cost.entry_counts`, each
+    `SAMPLE_ONE_IN` times), or None when it is not in the sample."""
+    shard = sampled(object_key)
+    if shard is None:
+        return None
+    counts = cost.entry_counts(size, upload_ms, cost.estimated_entry_bytes(object_key, bucket))
+    return shard, {name: value * SAMPLE_ONE_IN for name, value in counts.items()}
+
+
 def upload_counts(events: Iterable[ObjectEvent]) -> dict[int, Counter[str]]:
     """The counters the sampled uploads among `events` add, by statistics item."""
     by_shard: dict[int, Counter[str]] = {}
     for event in events:
-        shard = sampled(event.key)
-        if shard is None or event.size is None:
+        if event.size is None:
             continue
         upload_ms = int(event.event_time.timestamp() * 1000)
-        counts = cost.entry_counts(event.size, upload_ms, cost.estimated_entry_bytes(event.key, event.bucket))
-        by_shard.setdefault(shard, Counter()).update(
-            {name: value * SAMPLE_ONE_IN for name, value in counts.items()}
-        )
+        sample = upload_sample(event.key, event.bucket, event.size, upload_ms)
+        if sample is not None:
+            by_shard.setdefault(sample[0], Counter()).update(sample[1])
     return by_shard
 
 
