@@ -150,8 +150,8 @@ time bounds without size bounds read as time and size bounds do, and `sort=uploa
 Z-order index answers once it is switched on (`multiAttributeIndex`) and every entry has its address.
 With time and size bounds the plans (the bucket's time index filtering size, the size index filtering
 time, the Z-order index of (time, size) when on) are weighed with the statistics of the last backfill or
-reconcile (`statistics` in `GET /status`); without them the Z-order index is taken when it can answer,
-else the size index.
+reconcile, else with those the indexer keeps of a sample of uploads (`statistics` in `GET /status`);
+without any the Z-order index is taken when it can answer, else the size index. `minSize=0` is no bound.
 
 Ties come in a fixed order. A `zAddress` answer is neither by size nor by time: Z-order interleaves both,
 so a box reads little outside itself. A cursor keeps the order its list started with.
