@@ -63,7 +63,7 @@ setup: $(STAMP)/python$(PYTHON_VERSION) $(STAMP)/node $(STAMP)/browser  ## creat
 demo: setup  ## run the local stack, upload, delete, search, print, stop
 	$(LOCAL_AWS) $(PY) -m local_stack.demo
 
-serve: setup  ## keep the local stack up (API_PORT, AWS_PORT); prints READY {json}
+serve: setup  ## keep the local stack up (API_PORT, AWS_PORT, TABLE_ENGINE); prints READY {json}
 	@# The stack stops with status 0 on SIGTERM, but make then dies of the signal itself (143): scripts
 	@# that need status 0 run `$(PY) -m local_stack.serve` directly.
 	@$(LOCAL_AWS) $(PY) -m local_stack.serve

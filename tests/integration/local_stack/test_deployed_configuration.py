@@ -27,6 +27,8 @@ def admin(ready: dict[str, Any], cwd: Path, *argv: str) -> subprocess.CompletedP
     env = {
         **os.environ,
         "AWS_ENDPOINT_URL": ready["awsEndpoint"],
+        # serve keeps the table in DynamoDB Local: its endpoint is in the READY line.
+        "AWS_ENDPOINT_URL_DYNAMODB": ready["dynamodbEndpoint"],
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_DEFAULT_REGION": ready["region"],
@@ -60,7 +62,7 @@ def listed(ready: dict[str, Any], **query: str) -> list[str]:
 def client(ready: dict[str, Any], service: str) -> Any:
     return boto3.client(
         service,
-        endpoint_url=ready["awsEndpoint"],
+        endpoint_url=ready["dynamodbEndpoint"] if service == "dynamodb" else ready["awsEndpoint"],
         region_name=ready["region"],
         aws_access_key_id="testing",
         aws_secret_access_key="testing",
