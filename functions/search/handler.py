@@ -49,7 +49,7 @@ from search.observability import (
     metrics,
     start_request,
 )
-from search.openapi import serve_from, stop_serving
+from search.openapi import RESPONSE_VALIDATION_STATUS, serve_from, stop_serving
 from search.resolver import SearchResolver
 from search.routes import docs, files, me
 from search.routes.lists import ListQuery
@@ -59,6 +59,8 @@ from search.routes.query_string import repeated_message
 app = SearchResolver(
     query_models=(ListQuery,),
     enable_validation=True,
+    # An answer that fails its route's response model is a fault: ResponseValidationError, a 500 below.
+    response_validation_error_http_code=RESPONSE_VALIDATION_STATUS,
     serializer=functools.partial(json.dumps, separators=(",", ":"), ensure_ascii=False, cls=Encoder),
 )
 app.include_router(files.router)

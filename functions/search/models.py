@@ -1,10 +1,23 @@
-"""Response shapes of the search API, for its OpenAPI document (clients generate code from it)."""
+"""Response models of the search API: the routes' return types and its OpenAPI document's schemas.
+
+Powertools validates each route's answer against the route's return type. A list page or a file is
+written as the route built it (`Answer`); the status is written from its model.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    ValidatorFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 IndexStateName = Literal["READY", "BUILDING"]
 _INDEX_STATE = (
@@ -14,7 +27,32 @@ _INDEX_STATE = (
 )
 
 
-class FileItem(BaseModel):
+class Answer(BaseModel):
+    """A model of an answer that is checked against it and written as it was given.
+
+    Validation is strict (no conversion: what passes is of the documented type), and the JSON is the
+    route's own: its fields in its order, absent ones left out, none added as null. What is written is
+    what was validated, so the model's validation schema describes it (`search.openapi.response_schemas`);
+    its serialization schema is empty, the serializer returning what it was given.
+    """
+
+    model_config = ConfigDict(strict=True)
+    _given: dict[str, Any] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_given(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        model = handler(data)
+        if isinstance(data, dict) and isinstance(model, Answer):
+            model._given = data
+        return model
+
+    @model_serializer(mode="wrap")
+    def _write_given(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return handler(self) if self._given is None else self._given
+
+
+class FileItem(Answer):
     """An indexed file; attributes the index does not hold for it are omitted (names as on the wire)."""
 
     objectKey: str = Field(description="The S3 object key, URL-decoded")
@@ -37,7 +75,7 @@ class FileItem(BaseModel):
     tags: dict[str, str] | None = Field(default=None, description="Object tags, where `enrich` names tags")
 
 
-class FileListPage(BaseModel):
+class FileListPage(Answer):
     """One page of a list; pass `nextCursor` back as `cursor` for the next page (null: no more)."""
 
     items: list[FileItem]

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 API_TITLE = "S3 File Search"
 API_VERSION = "1.0.0"
+# The status of an answer that fails its route's response model (a fault of the function, logged).
+RESPONSE_VALIDATION_STATUS = 500
 # The documented answers' models (search.models), by name: the routes refer to them by `$ref`, and the
 # document gets their schemas when it is built, so that importing the handler builds no response model.
 RESPONSE_MODELS = ("FileListPage", "FileItem", "IndexStatus", "ErrorMessage")
@@ -78,13 +80,16 @@ NOT_FOUND: dict[int, OpenAPIResponse] = {404: json_answer("No such file", "Error
 
 
 def response_schemas() -> dict[str, Any]:
-    """The JSON schemas of RESPONSE_MODELS and of the models they use, by name."""
+    """The JSON schemas of RESPONSE_MODELS and of the models they use, by name.
+
+    The validation schemas: an answer is written as it was validated (`search.models.Answer`).
+    """
     from search import models
 
     schemas: dict[str, Any] = {}
     for name in RESPONSE_MODELS:
         schema = getattr(models, name).model_json_schema(
-            ref_template="#/components/schemas/{model}", mode="serialization"
+            ref_template="#/components/schemas/{model}", mode="validation"
         )
         schemas.update(schema.pop("$defs", {}))
         schemas[name] = schema
@@ -111,7 +116,9 @@ def corrected(document: dict[str, Any], query_models: Iterable[type[BaseModel]])
     """Powertools' `document` (a dict, by alias) with what this API answers and takes, in place.
 
     Powertools documents a 422 with its own error shape on every route, but invalid input is answered
-    400 with `{"message"}` here, and a redirect has no JSON body. The response models' schemas are added.
+    400 with `{"message"}` here, and a redirect has no JSON body; nor is an answer that fails its response
+    model answered in Powertools' shape (`RESPONSE_VALIDATION_STATUS`): it is a 500 like any other fault.
+    The response models' schemas are added, after Powertools' own.
     The query parameters of `query_models` get their fields' schemas (`query_parameter_schemas`), and the
     models themselves, which Powertools adds as schemas of their own, are left out.
     """
@@ -123,6 +130,7 @@ def corrected(document: dict[str, Any], query_models: Iterable[type[BaseModel]])
         for operation in path_item.values():
             responses = operation.get("responses", {})
             responses.pop(422, None)
+            responses.pop(RESPONSE_VALIDATION_STATUS, None)
             for status, response in responses.items():
                 if 300 <= int(status) < 400:
                     response.pop("content", None)
@@ -132,11 +140,18 @@ def corrected(document: dict[str, Any], query_models: Iterable[type[BaseModel]])
                     and parameter.get("name") in parameter_schemas
                 ):
                     parameter["schema"] = parameter_schemas[parameter["name"]]
-    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    components = document.setdefault("components", {})
     # Powertools' 422 answer, and the query models (parameters, not bodies): no answer or body has them.
-    for unused in ("HTTPValidationError", "ValidationError", *(model.__name__ for model in query_models)):
-        schemas.pop(unused, None)
-    schemas.update(response_schemas())
+    # The response models' schemas are ours (Powertools writes the empty serialization schema of some).
+    response = response_schemas()
+    unused = {
+        "HTTPValidationError",
+        "ValidationError",
+        *(model.__name__ for model in query_models),
+        *response,
+    }
+    schemas = {name: schema for name, schema in components.get("schemas", {}).items() if name not in unused}
+    components["schemas"] = schemas | response
     return document
 
 

@@ -6,7 +6,7 @@ Routes: `GET /files`, `GET /files/{objectKey}`, `GET /download/{objectKey}` and 
 from __future__ import annotations
 
 from http import HTTPStatus
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -18,6 +18,11 @@ from search.openapi import ERRORS, NOT_FOUND, json_answer
 from search.routes.lists import LIST_DESCRIPTION, ListQuery, check_list_query, list_page
 from search.routes.query_string import refuse_unknown
 from search.service import decode_object_key
+
+if TYPE_CHECKING:
+    from search import models
+else:
+    from search.routes import models
 
 router = Router()
 
@@ -45,7 +50,7 @@ def _query_string() -> dict[str, list[str]]:
     },
     tags=["files"],
 )
-def list_files(query: Annotated[ListQuery, Query()]) -> Response[dict[str, Any]]:
+def list_files(query: Annotated[ListQuery, Query()]) -> Response[models.FileListPage]:
     check_list_query(router.current_event)
     return list_page("GET /files", router.current_event, query)
 
@@ -60,10 +65,10 @@ def list_files(query: Annotated[ListQuery, Query()]) -> Response[dict[str, Any]]
     },
     tags=["files"],
 )
-def get_file(objectKey: Annotated[str, KEY_PARAMETER]) -> Response[dict[str, Any]]:
+def get_file(objectKey: Annotated[str, KEY_PARAMETER]) -> Response[models.FileItem]:
     record_shape("key")
     refuse_unknown(_query_string(), "GET /files/{objectKey}")
-    item = file_search().get_file(decode_object_key(objectKey))
+    item = models.FileItem.model_validate(file_search().get_file(decode_object_key(objectKey)))
     return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=item)
 
 
@@ -102,12 +107,9 @@ def download_file(objectKey: Annotated[str, KEY_PARAMETER]) -> Response[None]:
     responses={200: json_answer("The status", "IndexStatus")},
     tags=["status"],
 )
-def get_status() -> Response[dict[str, Any]]:
-    from search.models import IndexStatus
-
+def get_status() -> Response[models.IndexStatus]:
     record_shape("status")
     refuse_unknown(_query_string(), "GET /status")
     report = file_search().status()
-    # Through the documented model, so the answer cannot drift from the OpenAPI document.
-    body = IndexStatus.model_validate(report.to_json()).model_dump(mode="json")
+    body = models.IndexStatus.model_validate(report.to_json())
     return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=body)

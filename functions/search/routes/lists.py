@@ -8,7 +8,7 @@ The query parameters are one model, `ListQuery`, which Powertools validates; the
 from __future__ import annotations
 
 from http import HTTPStatus
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
@@ -20,6 +20,11 @@ from search.cursor import MAX_CURSOR_LENGTH
 from search.observability import ListFigures, logger, query_shape, record_list, record_shape
 from search.queries import MAX_KEY_BYTES, MAX_PREFIX_BYTES, ListParameters, build_query
 from search.routes.query_string import check_whole_numbers, named_filters, refuse_repeated, refuse_unknown
+
+if TYPE_CHECKING:
+    from search import models
+else:
+    from search.routes import models
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
@@ -177,7 +182,7 @@ def check_list_query(event: BaseProxyEvent) -> None:
 
 def list_page(
     route: str, event: BaseProxyEvent, query: ListQuery, *, folder: str = "", **chosen: Any
-) -> Response[dict[str, Any]]:
+) -> Response[models.FileListPage]:
     """One page of a list route: `query` with `chosen` in place of its fields of the same names (as
     ListParameters names them); `commonPrefixes` are answered relative to `folder` (whose prefix the
     list's prefix starts with)."""
@@ -211,4 +216,5 @@ def list_page(
     }
     if result.common_prefixes is not None:
         body["commonPrefixes"] = [common.removeprefix(folder) for common in result.common_prefixes]
-    return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=body)
+    page = models.FileListPage.model_validate(body)
+    return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=page)

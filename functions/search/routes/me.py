@@ -35,6 +35,10 @@ from search.service import decode_object_key
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
+    from search import models
+else:
+    from search.routes import models
+
 router = Router()
 
 ME_PREFIX = "/me/"
@@ -84,7 +88,7 @@ def signed_in_person() -> Person:
     tags=[_ME_TAG],
     security=_SIGNED_IN,
 )
-def list_my_files(query: Annotated[ListQuery, Query()]) -> Response[dict[str, Any]]:
+def list_my_files(query: Annotated[ListQuery, Query()]) -> Response[models.FileListPage]:
     check_list_query(router.current_event)
     person = signed_in_person()
     user, bucket, prefix = query.user, query.bucket, query.prefix
@@ -107,11 +111,11 @@ def list_my_files(query: Annotated[ListQuery, Query()]) -> Response[dict[str, An
     tags=[_ME_TAG],
     security=_SIGNED_IN,
 )
-def get_my_file(objectKey: Annotated[str, KEY_PARAMETER]) -> Response[dict[str, Any]]:
+def get_my_file(objectKey: Annotated[str, KEY_PARAMETER]) -> Response[models.FileItem]:
     record_shape("key")
     person = signed_in_person()
     refuse_unknown(_query_string(), "GET /me/files/{objectKey}")
-    item = file_search().persons_file(person, decode_object_key(objectKey))
+    item = models.FileItem.model_validate(file_search().persons_file(person, decode_object_key(objectKey)))
     return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=item)
 
 
