@@ -272,14 +272,14 @@ def test_a_cursor_after_any_count_goes_on_from_there(tables: Tables) -> None:
             kept = [item[schema.OBJECT_KEY] for item in page.items[:count]]
             folders = page.prefixes_before(count)
             position = page.cursor_after(count)
-            rest, rest_folders, _ = follow_from(reader, query, position)
+            rest, rest_folders = follow_from(reader, query, position)
             assert kept + rest == all_files
             assert folders + rest_folders == all_folders
         with pytest.raises(ValueError, match="no cursor after"):
             page.cursor_after(0)
 
 
-def follow_from(reader: FolderReader, query: NameQuery, position: dict[str, Any]) -> tuple[list, list, None]:
+def follow_from(reader: FolderReader, query: NameQuery, position: dict[str, Any]) -> tuple[list, list]:
     keys: list[str] = []
     folders: list[str] = []
     while position is not None:
@@ -287,7 +287,7 @@ def follow_from(reader: FolderReader, query: NameQuery, position: dict[str, Any]
         keys += [item[schema.OBJECT_KEY] for item in page.items]
         folders += page.common_prefixes or []
         position = page.next_position  # type: ignore[assignment]
-    return keys, folders, None
+    return keys, folders
 
 
 @pytest.mark.parametrize(
@@ -360,6 +360,6 @@ def test_a_keys_plan_position_goes_on_where_it_stopped(tables: Tables, limit: in
         first = names.list_files(query, limit=limit)
         assert first.next_position is not None
         assert set(first.next_position) == {"k", "f"}
-        rest, rest_folders, _ = follow_from(reader, query, first.next_position)
+        rest, rest_folders = follow_from(reader, query, first.next_position)
         found = [item[schema.OBJECT_KEY] for item in first.items] + rest
         assert (found, (first.common_prefixes or []) + rest_folders) == truth(keys, "f/", "/", ascending)
