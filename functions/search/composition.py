@@ -72,6 +72,8 @@ def file_search() -> FileSearch:
     )
     executor = ThreadPoolExecutor(max_workers=threads) if threads > 1 else None
     reader = FileReader(table, layout=layout, executor=executor, bucket_time_index=config.bucket_time_index)
+    # A client of its own: the table resource's client rewrites typed attribute values.
+    state_client = sdk.client("dynamodb")
     names = None
     if config.name_table_name is not None:
         names = NameReader(
@@ -81,13 +83,14 @@ def file_search() -> FileSearch:
             layout=layout,
             executor=executor,
             entries=reader,
+            state_client=state_client,  # reads whether the bucket's term items are complete
+            bucket=config.bucket_name,
         )
     return FileSearch(
         names=names,
         reader=reader,
         index_state=IndexStateView(
-            # A client of its own: the table resource's client rewrites typed attribute values.
-            IndexStateStore(sdk.client("dynamodb"), config.table_name),
+            IndexStateStore(state_client, config.table_name),
             config.bucket_name,
             config.initial_state,
         ),

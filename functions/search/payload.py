@@ -7,8 +7,9 @@ written with non-ASCII text as UTF-8 (`dumps`): escaped as `\\uXXXX`, a characte
 would take six, and twelve after the runtime's own escaping when it escapes too. Python runtimes before
 3.12 do escape non-ASCII in their serialization of the return value; 3.12 and later write UTF-8.
 
-A page keeps its items within `PAGE_ITEMS_BUDGET_BYTES` of payload and ends early with a cursor when the
-next item would not fit; the rest of the limit is left for the status line, headers, the cursor (at most
+A page of any list (entries, names, folders, filters) keeps its items, and a folder page its sub-folders,
+within `PAGE_ITEMS_BUDGET_BYTES` of payload and ends early with a cursor when the next item would not fit;
+the rest of the limit is left for the status line, headers, the cursor (at most
 `search.cursor.MAX_CURSOR_LENGTH`) and the envelope.
 """
 
@@ -53,3 +54,8 @@ def items_within(
         if used > budget_bytes:
             return max(count, 1)
     return len(items)
+
+
+def array_payload_bytes(values: Sequence[Any], *, escapes_non_ascii: bool = RUNTIME_ESCAPES_NON_ASCII) -> int:
+    """Bytes `values` take in the payload as a JSON array inside the body."""
+    return payload_bytes(dumps(list(values)), escapes_non_ascii=escapes_non_ascii) - 2

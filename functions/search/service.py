@@ -18,7 +18,7 @@ from file_index.state import State
 from search.cursor import InvalidCursor, decode_cursor, encode_cursor
 from search.dal import BacklogReader, ObjectStore
 from search.errors import BadRequest, FileNotFound
-from search.payload import PAGE_ITEMS_BUDGET_BYTES, items_within
+from search.payload import PAGE_ITEMS_BUDGET_BYTES, array_payload_bytes, items_within
 from search.people import (
     Person,
     UserAccess,
@@ -188,9 +188,15 @@ class FileSearch:
             page = self._names.list_files(query, limit=limit, position=position)
         except (InvalidCursor, InvalidStartKey) as error:
             raise BadRequest(f"cursor is not valid for this query ({error})") from None
+        # A folder page's sub-folders stay whole: its items fit in what they leave of the budget.
+        folders = page.common_prefixes or []
+        fitting = items_within(page.items, self._page_budget - array_payload_bytes(folders))
+        if fitting < len(page.items):
+            page = page.cut(fitting)  # the next page goes on after the last item kept
+        next_position = page.next_position
         next_cursor = None
-        if page.next_position is not None:
-            next_cursor = encode_cursor(self._cursor_secret, query, page.next_position)
+        if next_position is not None:
+            next_cursor = encode_cursor(self._cursor_secret, query, next_position)
         return FileList(
             items=page.items,
             next_cursor=next_cursor,

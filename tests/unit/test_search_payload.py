@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from search.payload import dumps, items_within, payload_bytes
+from search.payload import array_payload_bytes, dumps, items_within, payload_bytes
 from search.service import keep_dot_segments
 
 
@@ -53,3 +53,11 @@ Q = "?X-Amz-Signature=abc&X-Amz-Expires=300"
 )
 def test_dot_segments_are_percent_encoded_and_nothing_else_changes(url: str, kept: str) -> None:
     assert keep_dot_segments(url) == kept
+
+
+@pytest.mark.parametrize("escapes", [True, False])
+def test_array_payload_bytes_are_what_the_array_adds_to_a_body(escapes: bool) -> None:
+    folders = ['a"/', "é/", "\\/"]
+    with_them = payload_bytes(dumps({"commonPrefixes": folders}), escapes_non_ascii=escapes)
+    without = payload_bytes(dumps({"commonPrefixes": []}), escapes_non_ascii=escapes)
+    assert array_payload_bytes(folders, escapes_non_ascii=escapes) == with_them - without + 2

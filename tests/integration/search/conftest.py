@@ -20,8 +20,9 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -30,6 +31,10 @@ import pytest
 from moto import mock_aws
 
 from file_index import schema
+from file_index.names import NameIndex, mark_table_complete
+from file_index.objects import ObjectEvent
+from file_index.placement import ShardPlacement
+from file_index.writer import entry_item
 from local_stack.api_gateway import to_rest_event
 from search import composition, handler, status
 from tests.integration.conftest import DynamoDBLocal
@@ -65,6 +70,7 @@ class SearchApi:
     queue_url: str = ""
     dlq_url: str = ""
     calls: int = field(default=0)
+    name_table: str | None = None  # the name index table, when the handler has one
 
     def get(self, raw_path: str, headers: dict[str, str] | None = None) -> ApiResponse:
         self.calls += 1
@@ -259,3 +265,55 @@ def api(
     finally:
         composition.file_search.cache_clear()
         dynamodb.meta.client.delete_table(TableName=table_name)
+
+
+# The layout `indexed_api` gives the handler: sharded bucket, a hot user and the Z-order index.
+INDEXED_LAYOUT = ShardPlacement(bucket_shards=3, hot_users={"bot": 4}, multi_attribute_index=True)
+
+
+@pytest.fixture
+def indexed_api(api: SearchApi, monkeypatch: pytest.MonkeyPatch) -> Iterator[SearchApi]:
+    """`api` over fresh tables on its engine with every index: the entries' table with the Z-order index
+    and the name index table, the handler running with INDEXED_LAYOUT and the name index."""
+    client = api.table.meta.client
+    suffix = uuid.uuid4().hex[:12]
+    table_name, name_table_name = f"FileMetaData-{suffix}", f"FileNames-{suffix}"
+    client.create_table(**schema.create_table_request(table_name, multi_attribute_index=True))
+    client.create_table(**schema.create_name_table_request(name_table_name))
+    for made in (table_name, name_table_name):
+        client.get_waiter("table_exists").wait(
+            TableName=made, WaiterConfig={"Delay": 0.1, "MaxAttempts": 100}
+        )
+    # A new name table, as a new deployment's: its term items are complete from the first write.
+    mark_table_complete(_plain_client(api), name_table_name, datetime.now(UTC))
+    monkeypatch.setenv("TABLE_NAME", table_name)
+    monkeypatch.setenv("NAME_TABLE_NAME", name_table_name)
+    for name, value in INDEXED_LAYOUT.to_env().items():
+        monkeypatch.setenv(name, value)
+    composition.file_search.cache_clear()
+    resource = boto3.resource("dynamodb", endpoint_url=client.meta.endpoint_url, region_name=REGION)
+    try:
+        yield replace(api, table=resource.Table(table_name), name_table=name_table_name)
+    finally:
+        composition.file_search.cache_clear()
+        for made in (table_name, name_table_name):
+            client.delete_table(TableName=made)
+
+
+def _plain_client(api: SearchApi) -> Any:
+    """A DynamoDB client of `api`'s engine, typed values in and out (a resource's client has plain ones)."""
+    return boto3.client("dynamodb", endpoint_url=api.table.meta.client.meta.endpoint_url, region_name=REGION)
+
+
+def write_entries(api: SearchApi, events: Iterable[ObjectEvent]) -> None:
+    """The entries of `events` (creates) as the writer stores them under INDEXED_LAYOUT, and their name
+    items as the writer puts them, into `indexed_api`'s tables."""
+    assert api.name_table is not None
+    names = NameIndex(_plain_client(api), api.name_table)
+    name_items = []
+    with api.table.batch_writer() as batch:
+        for event in events:
+            entry = entry_item(event, event.order_key, INDEXED_LAYOUT)
+            batch.put_item(Item=entry)
+            name_items.extend(names.items_of(entry, event.order_key))
+    names.put_items(name_items)
