@@ -219,6 +219,7 @@ class _KeyShard:
                 continue  # the key's item in a second bucket shard under one user shard: once is enough
             previous = key
             matches = _name_matches(query, str(item.get(schema.FILE_NAME, "")))
+            self.kept += matches  # a sub-folder's keys count: only names that do not match grow a Query
             folder = _folder_of(query, reader.prefix, key)
             if folder is None:
                 close()
@@ -231,7 +232,6 @@ class _KeyShard:
             open_folder[3] = key
             if matches:
                 open_folder[2].append(key)
-        self.kept += len(found)
         if not more or previous is None:
             close()
             return ShardBatch(found, exhausted=True)
