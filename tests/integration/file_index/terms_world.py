@@ -62,17 +62,7 @@ class World:
     def put(self, key: str, *, user: str, size: int = 100, date: str | None = None) -> dict[str, Any]:
         """Create or overwrite `key` (of `user`, named by its last "/" segment)."""
         old = self.entries.get(key)
-        entry: dict[str, Any] = {
-            schema.OBJECT_KEY: key,
-            schema.BUCKET_NAME: self.layout.bucket_partition(self.bucket, key),
-            schema.UPLOAD_USER: self.layout.user_partition(user, key),
-            schema.FILE_ID: key.split("/", 1)[-1],
-            schema.SIZE: size,
-            schema.UPLOAD_DATE: date or self.now(),
-        }
-        shard = self.layout.user_shard(user, key)
-        if shard:
-            entry[schema.USER_SHARD] = shard
+        entry = self._entry(key, user, size, date or self.now())
         table = self.engine.resource.Table(self.engine.name_table)
         new_items = term_items(entry, "") + (name_items(entry, "") if self.old_words else [])
         with table.batch_writer(overwrite_by_pkeys=[schema.NAME_SCOPE, schema.NAME_TERM]) as batch:
@@ -87,10 +77,36 @@ class World:
         self.entries[key] = entry
         return entry
 
+    def load(self, files: list[tuple[str, str, int, str]]) -> None:
+        """Create new keys (key, user, size, upload time) in bulk."""
+        entries = [self._entry(key, user, size, date) for key, user, size, date in files]
+        with self.engine.resource.Table(self.engine.name_table).batch_writer() as batch:
+            for entry in entries:
+                for item in self._items(entry):
+                    batch.put_item(Item=item)
+        with self.engine.resource.Table(self.engine.table).batch_writer() as batch:
+            for entry in entries:
+                batch.put_item(Item=entry)
+                self.entries[entry[schema.OBJECT_KEY]] = entry
+
     def delete(self, key: str) -> None:
         old = self.entries.pop(key)
         self.engine.resource.Table(self.engine.table).delete_item(Key={schema.OBJECT_KEY: key})
         self._delete_items(self._items(old))
+
+    def _entry(self, key: str, user: str, size: int, date: str) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            schema.OBJECT_KEY: key,
+            schema.BUCKET_NAME: self.layout.bucket_partition(self.bucket, key),
+            schema.UPLOAD_USER: self.layout.user_partition(user, key),
+            schema.FILE_ID: key.split("/", 1)[-1],
+            schema.SIZE: size,
+            schema.UPLOAD_DATE: date,
+        }
+        shard = self.layout.user_shard(user, key)
+        if shard:
+            entry[schema.USER_SHARD] = shard
+        return entry
 
     def _items(self, entry: dict[str, Any]) -> list[dict[str, Any]]:
         return term_items(entry, "") + (name_items(entry, "") if self.old_words else [])
