@@ -28,7 +28,7 @@ from file_index.reader import PAGE_ROUNDS
 from search import composition
 from tests.integration.search.conftest import BUCKET, SearchApi, both_engines, write_entries
 
-pytestmark = both_engines
+pytestmark = [both_engines, pytest.mark.slow]
 
 START = datetime(2024, 1, 1, tzinfo=UTC)
 _rng = Random(20240101)
