@@ -522,8 +522,8 @@ def test_a_cursor_keeps_its_plan_and_a_z_order_cursor_is_refused_while_the_index
     table: Any,
 ) -> None:
     reader = FileReader(table, ShardPlacement(16, HOT, multi_attribute_index=True))
-    # Time and size bounds (no size bounds would take the bucket's time index).
-    query = BucketQuery(bucket="sixteen", start=TIMES[0], end=TIMES[-1], min_size=0)
+    # Time and size bounds (no size bounds would take the bucket's time index; minSize=0 is none).
+    query = BucketQuery(bucket="sixteen", start=TIMES[0], end=TIMES[-1], min_size=1)
     fallback = reader.list_files(query, limit=5, z_order_ready=False)
     assert fallback.ordered_by is Plan.SIZE
     assert fallback.next_cursor is not None
@@ -667,7 +667,7 @@ def test_a_cursor_of_256_shards_with_1024_byte_keys_stays_within_the_apis_limit(
         for t in truth:
             event = _event(t.bucket, t.key, t.size, t.date)
             batch.put_item(Item=entry_item(event, event.order_key, layout))
-    query = BucketQuery(bucket="wide", start="2017-01-01T00:00:00.000Z", min_size=0)
+    query = BucketQuery(bucket="wide", start="2017-01-01T00:00:00.000Z", min_size=1)
     reader = FileReader(table, layout)
     items: list[dict[str, Any]] = []
     start: ListCursor | None = None
