@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 
 from aws_cdk import Aws, CustomResource, Duration, Stack
+from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from constructs import Construct, IConstruct
 
@@ -24,7 +25,7 @@ from file_index.deployment import DeployedConfiguration
 from file_index.placement import ShardPlacement
 from infra.powertools_function import FunctionBasics, PowertoolsFunction
 from layout_guard.guard import to_properties
-from layout_guard.handler import CONFIGURATION_RESOURCE_TYPE, SETTINGS_PROPERTY
+from layout_guard.handler import CONFIGURATION_RESOURCE_TYPE, NAME_TABLE_PROPERTY, SETTINGS_PROPERTY
 
 RESOURCE_TYPE = "Custom::IndexLayoutGuard"
 # A DescribeTable, a few Scan pages and one UpdateItem, each bounded by the SDK's timeouts.
@@ -82,10 +83,31 @@ class LayoutGuard(Construct):
         self._bucket_name = bucket_name
 
     def record_configuration(
-        self, configuration: DeployedConfiguration, *, after: IConstruct
+        self,
+        configuration: DeployedConfiguration,
+        *,
+        after: IConstruct,
+        name_table: dynamodb.ITable | None = None,
+        name_table_name: str = "",
     ) -> CustomResource:
         """`Custom::DeployedConfiguration`: the record of `configuration`, written once `after` (the table)
-        exists; make every writer wait for the returned resource."""
+        exists; make every writer wait for the returned resource. With `name_table` (named `name_table_name`
+        in the context), a name table it finds
+        empty is marked complete (`file_index.names.mark_table_complete`): its writers write term items
+        only, and searches read them from the first upload."""
+        name_properties: dict[str, str] = {}
+        if name_table is not None:
+            # By its name, as the entry table's grant: a reference would make the guard wait for the table.
+            name_properties[NAME_TABLE_PROPERTY] = name_table_name
+            iam.Grant.add_to_principal(
+                grantee=self.function,
+                actions=["dynamodb:Scan", "dynamodb:PutItem"],
+                resource_arns=[
+                    Stack.of(self).format_arn(
+                        service="dynamodb", resource="table", resource_name=name_table_name
+                    )
+                ],
+            )
         record = CustomResource(
             self,
             "DeployedConfiguration",
@@ -95,9 +117,12 @@ class LayoutGuard(Construct):
                 "TableName": self._table_name,
                 "BucketName": self._bucket_name,
                 SETTINGS_PROPERTY: json.dumps(configuration.to_json(), sort_keys=True),
+                **name_properties,
             },
         )
         record.node.add_dependency(after)
+        if name_table is not None:
+            record.node.add_dependency(name_table)
         record.node.add_dependency(self.resource)
         return record
 

@@ -175,11 +175,15 @@ class SearchApi(Construct):
         )
         if name_table is not None:
             # A name list: Query of the name index (table and its user GSI), then BatchGetItem of the
-            # candidates' entries.
+            # candidates' entries; BatchGetItem of the name table's state items too (whether a bucket's
+            # term items are complete, `file_index.names.terms_complete`).
             iam.Grant.add_to_principal(
                 grantee=self.function,
                 actions=["dynamodb:Query"],
                 resource_arns=[name_table.table_arn, f"{name_table.table_arn}/index/*"],
+            )
+            iam.Grant.add_to_principal(
+                grantee=self.function, actions=["dynamodb:BatchGetItem"], resource_arns=[name_table.table_arn]
             )
             iam.Grant.add_to_principal(
                 grantee=self.function, actions=["dynamodb:BatchGetItem"], resource_arns=[table.table_arn]

@@ -146,7 +146,10 @@ class FileSearchStack(Stack):
         # Every writer checks its settings against this record (file_index.deployment): it is written once
         # the tables exist, and before any writer runs with the configuration it records.
         self.configuration_record = self.layout_guard.record_configuration(
-            config.deployed_configuration(), after=self.storage.table
+            config.deployed_configuration(),
+            after=self.storage.table,
+            name_table=self.storage.name_table,
+            name_table_name=config.name_table_name,
         )
         for writer in (self.ingest.indexer, *self.backfill.functions.values()):
             writer.node.add_dependency(self.configuration_record)

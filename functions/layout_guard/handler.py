@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import urllib.request
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -34,6 +35,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from file_index.config import ConfigError, SdkSettings
 from file_index.deployment import DeployedConfiguration, DeployedConfigurationStore
+from file_index.names import mark_table_complete
 from file_index.state import IndexStateStore, now_iso
 from layout_guard.guard import (
     GuardedLayout,
@@ -48,6 +50,8 @@ logger = Logger()
 
 CONFIGURATION_RESOURCE_TYPE = "Custom::DeployedConfiguration"
 SETTINGS_PROPERTY = "Settings"  # the deployed configuration's settings, one JSON object in cdk.json's terms
+# The name table, when the deployment has one: marked complete where empty (`names.mark_table_complete`).
+NAME_TABLE_PROPERTY = "NameTableName"
 SUCCESS = "SUCCESS"
 FAILED = "FAILED"
 # CloudFormation shows at most 4 KB of a reason.
@@ -136,6 +140,9 @@ def record_configuration(event: dict[str, Any], *, dynamodb: Any) -> dict[str, s
     DeployedConfigurationStore(dynamodb, table).write(
         bucket, configuration, written_by="deployment", now=now_iso()
     )
+    name_table = properties.get(NAME_TABLE_PROPERTY)
+    if isinstance(name_table, str) and mark_table_complete(dynamodb, name_table, datetime.now(UTC)):
+        logger.info("empty name table marked complete: term items only", extra={"table": name_table})
     logger.info("deployed configuration recorded", extra={"table": table, "bucket": bucket, "settings": raw})
     return {}
 

@@ -159,22 +159,26 @@ def test_the_guard_may_only_read_and_record_in_the_table_and_read_its_stack(defa
         json.dumps(s["Action"]): s["Resource"] for s in statements if not str(s["Action"]).count("logs:")
     }
 
-    table_arn = {
-        "Fn::Join": [
-            "",
-            [
-                "arn:",
-                {"Ref": "AWS::Partition"},
-                ":dynamodb:",
-                {"Ref": "AWS::Region"},
-                ":",
-                {"Ref": "AWS::AccountId"},
-                f":table/{schema.TABLE_NAME}",
-            ],
-        ]
-    }
+    def table_arn(name: str) -> dict[str, Any]:
+        return {
+            "Fn::Join": [
+                "",
+                [
+                    "arn:",
+                    {"Ref": "AWS::Partition"},
+                    ":dynamodb:",
+                    {"Ref": "AWS::Region"},
+                    ":",
+                    {"Ref": "AWS::AccountId"},
+                    f":table/{name}",
+                ],
+            ]
+        }
+
     assert by_action == {
-        json.dumps(list(layout_guard.GUARD_TABLE_ACTIONS)): table_arn,
+        json.dumps(list(layout_guard.GUARD_TABLE_ACTIONS)): table_arn(schema.TABLE_NAME),
+        # Whether the name table is empty (a Scan of one item), and if so its "term items complete" mark.
+        json.dumps(["dynamodb:PutItem", "dynamodb:Scan"]): table_arn(schema.NAME_TABLE_NAME),
         json.dumps("cloudformation:DescribeStacks"): {"Ref": "AWS::StackId"},
     }
 

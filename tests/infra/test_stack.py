@@ -530,6 +530,8 @@ def test_search_may_read_the_table_presign_objects_and_read_its_secret(default_s
                 {"Fn::Join": ["", [get_att(name_table_id), "/index/*"]]},
             ],
         },
+        # Whether a bucket's term items are complete: the name table's state items, read together.
+        {"Action": "dynamodb:BatchGetItem", "Effect": "Allow", "Resource": get_att(name_table_id)},
     ]
     s3_statements = [s for s in statements if actions(s)[0].startswith("s3:")]
     # Presigned downloads; and for signed-in people the presigned POST of an upload (s3:PutObject) and

@@ -303,3 +303,39 @@ def test_the_custom_resource_refuses_settings_it_does_not_know(dynamodb: Any) ->
     }
     with pytest.raises(InvalidPropertiesError, match="not a configuration"):
         handler.record_configuration(event, dynamodb=dynamodb)
+
+
+def test_the_custom_resource_marks_an_empty_name_table_complete_and_leaves_a_filled_one(
+    dynamodb: Any,
+) -> None:
+    from file_index import names
+    from layout_guard import handler
+
+    dynamodb.create_table(**schema.create_name_table_request())
+
+    def deploy() -> None:
+        event = {
+            "RequestType": "Create",
+            "ResourceType": handler.CONFIGURATION_RESOURCE_TYPE,
+            "ResourceProperties": {
+                "TableName": TABLE,
+                "BucketName": BUCKET,
+                handler.SETTINGS_PROPERTY: json.dumps(DEPLOYED.to_json()),
+                handler.NAME_TABLE_PROPERTY: schema.NAME_TABLE_NAME,
+            },
+        }
+        handler.record_configuration(event, dynamodb=dynamodb)
+
+    deploy()
+    # A new deployment's name table: searches read term items from the first upload.
+    assert names.TermItemsState(dynamodb, schema.NAME_TABLE_NAME).complete(BUCKET)
+
+    # A name table that already holds items (a deployment from before term items) is left for index-names.
+    dynamodb.delete_table(TableName=schema.NAME_TABLE_NAME)
+    dynamodb.create_table(**schema.create_name_table_request())
+    dynamodb.put_item(
+        TableName=schema.NAME_TABLE_NAME,
+        Item={schema.NAME_SCOPE: {"S": f"{BUCKET}|r"}, schema.NAME_TERM: {"S": "report 0123"}},
+    )
+    deploy()
+    assert not names.TermItemsState(dynamodb, schema.NAME_TABLE_NAME).complete(BUCKET)
