@@ -1,97 +1,66 @@
-"""Measure 16: finding files by name: items read per item returned, Queries per page, and write cost.
+"""Measure 16: finding files by name, before (the words plan) and after (the terms plan), and write cost.
 
-The data: `objects` uploads to one bucket by `USERS` uploaders, named as people's files are: camera
-files (`IMG_20170412_093015.jpg`), documents of two or three words drawn from a vocabulary of
-`VOCABULARY` words with Zipf frequencies and a year (`invoice_march_2017.pdf`), screenshots
-(`Screenshot 2017-04-12 at 09.30.15.png`) and opaque ids (`3f9a0c12be77.bin`). Each name's items are
-the real `file_index.names.name_items` of the writer's own entry (`bench.entries.entry`) under the
-default layout (its bucket shards).
+The data is `bench.name_data`'s (Latin and CJK names). Every shape of `SHAPES` is counted at every size:
 
-A words-plan page (`file_index.name_reader`) reads, whatever its `limit`: every item of the looked-up
-word in every shard (a key condition: exactly the items whose word starts with it), then the entries of
-the distinct keys whose name has every query word (BatchGetItem). So its reads are counted from the data,
-exactly: `items read` = those items + those entries; `per item returned` divides the reads of all the
-pages of the list (each page reads the same) by the files it returns. Queries per page: one per shard
-per 1 MB of items (at their mean stored size), plus one BatchGetItem per 100 entries. Read units: half a
-unit per started 4 KB of a Query's items, half a unit per entry (each rounded up to 4 KB).
+- **before**, the words plan of 0.4 (`file_index.name_reader`): every page reads every item of the
+  looked-up word in every shard (a key condition: the items whose word starts with it), then the entries
+  of every candidate whose name has every word, and sorts them. Its counts come from the data: `items
+  read per item returned` is the whole list's reads (each page reads the same) over what it returns; a
+  page's round trips are its longest shard's Queries (one per 1 MB of items) then the BatchGetItems
+  (100 entries each, `read_threads` at once); it holds every candidate's entry at once. A user's word with
+  more than `MAX_WORD_CANDIDATES` items takes the scan plan (the user's upload-time index, each entry read
+  once over the list).
+- **after**, the terms plan (`bench.name_terms_model`): pages read through their cursors, up to
+  `MAX_PAGES` of them: items read per item returned over those pages, the deepest page in round trips,
+  the most items a page holds.
 
-`cross_check` compares the model with the real reader on moto: for each query, the reader's
-`scanned_count` of one page must equal the model's items read.
+Sizes up to `SAMPLE` files are counted on the materialised files, exactly. Larger ones are scaled from
+the `SAMPLE`-file data set: the before counts multiplied by size / `SAMPLE`, the after pages read from
+`SampledStream`s of the sample's term items (stated in each row).
 
-Write cost: a new key writes one item per distinct word of its name and one for the key, each again in
-the user GSI (the key has a user); write units at DynamoDB's 1 KB rule. An overwrite writes none.
+`cross_check` runs the real reader on moto (or any DynamoDB endpoint) over a few thousand files and
+checks that its `scanned_count` and items equal the model's, for the plan the reader runs: the terms plan
+once `name_reader` reads terms, the words plan before.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from datetime import datetime
 
 from bench import aws, deployment
-from bench.backfill_batch import PRICES
-from bench.entries import create_event, entry, item_bytes, log_uniform_size
+from bench.name_data import USER, YEAR_END, YEAR_START, NamedFile, make_files
+from bench.name_terms_model import (
+    ListStream,
+    SampledStream,
+    Stream,
+    TermItem,
+    TermsCost,
+    TermTable,
+    split,
+    terms_list,
+)
 from bench.report import Row, progress
-from file_index import schema
-from file_index.name_reader import MAX_WORD_CANDIDATES, ORDER_UPLOAD_DATE, NameQuery, NameReader
-from file_index.names import MAX_INDEXED_WORD, NameIndex, indexed_words, matches_words, name_items, words
+from file_index import name_terms
+from file_index.name_reader import MAX_WORD_CANDIDATES
+from file_index.names import MAX_INDEXED_WORD, indexed_words, matches_words, term_scope, time_term, words
 from file_index.placement import ShardPlacement
 from file_index.reader import BucketQuery, UserQuery
+from file_index.term_reader import TermSearch
+from search.composition import read_threads
 
-USERS = 100
-USER = "user0007"
-VOCABULARY = 3000
+BUCKET = aws.BUCKET
 LIMIT = 100
+SAMPLE = 100_000
+MAX_PAGES = 20
 PAGE_BYTES = 1024 * 1024
-READ_UNIT_BYTES = 4096
-WRITE_UNIT_BYTES = 1024
-PER_MILLION = 1_000_000
-_SYLLABLES = [
-    "in",
-    "vo",
-    "ice",
-    "re",
-    "port",
-    "mar",
-    "ch",
-    "bud",
-    "get",
-    "con",
-    "tract",
-    "no",
-    "tes",
-    "de",
-    "sign",
-    "pla",
-    "n",
-    "ta",
-    "x",
-    "me",
-    "et",
-    "ing",
-    "pho",
-    "to",
-    "sca",
-    "le",
-    "da",
-    "ta",
-    "fi",
-    "nal",
-]
-_COMMON = ["report", "invoice", "notes", "final", "draft", "budget", "contract", "meeting", "plan", "scan"]
-
-
-@dataclass(frozen=True)
-class NamedFile:
-    key: str
-    user: str
-    name: str
-    size: int
-    upload_date: str
+MAX_BATCH_GET = 100
+YEAR_MS = (int(YEAR_START.timestamp() * 1000), int(YEAR_END.timestamp() * 1000))
 
 
 @dataclass(frozen=True)
@@ -99,70 +68,56 @@ class NameShape:
     name: str
     q: str
     user: bool = False
-    recent: bool = False  # uploaded in the last 30 days of the year
+    start: str | None = None
+    end: str | None = None
+    min_size: int | None = None
+    max_size: int | None = None
+    ascending: bool = False
+
+    def query(self, rare: str) -> str:
+        return self.q.format(rare=rare)
+
+    def in_time(self, upload_date: str) -> bool:
+        return (self.start is None or upload_date >= self.start) and (
+            self.end is None or upload_date <= self.end
+        )
+
+    def in_sizes(self, size: int) -> bool:
+        return (self.min_size is None or size >= self.min_size) and (
+            self.max_size is None or size <= self.max_size
+        )
 
 
+MB, GB = 1_000_000, 1_000_000_000
+DECEMBER_2 = "2017-12-02T00:00:00.000Z"
 SHAPES = (
     NameShape("rare word", "{rare}"),
     NameShape("common word", "report"),
-    NameShape("very common word (img)", "img"),
+    NameShape("very common word", "img"),
     NameShape("prefix, 1 letter", "i"),
     NameShape("prefix, 2 letters", "in"),
     NameShape("prefix, 3 letters", "inv"),
     NameShape("prefix, 4 letters", "invo"),
-    NameShape("two words", "invoice {year}"),
-    NameShape("rare word, last 30 days", "{rare}", recent=True),
+    NameShape("two words", "invoice 2017"),
+    NameShape("word longer than a term", "screenshot"),
+    NameShape("rare word, last 30 days", "{rare}", start=DECEMBER_2),
+    NameShape(
+        "common word, March", "report", start="2017-03-01T00:00:00.000Z", end="2017-03-31T23:59:59.999Z"
+    ),
+    NameShape("common word, oldest first", "report", ascending=True),
+    NameShape("common word, > 1 GB", "report", min_size=GB),
+    NameShape("prefix, 1 letter, 1-2 MB", "i", min_size=MB, max_size=2 * MB),
     NameShape("common word, user", "report", user=True),
     NameShape("prefix, 3 letters, user", "inv", user=True),
+    NameShape("prefix, 1 letter, user", "i", user=True),
+    NameShape("CJK word inside names", "資料"),
+    NameShape("CJK three characters", "報告書"),
+    NameShape("CJK leading character", "報"),
+    NameShape("Korean prefix", "회의"),
 )
 
 
-def vocabulary(rng: random.Random) -> list[str]:
-    found: list[str] = list(_COMMON)
-    seen = set(found)
-    while len(found) < VOCABULARY:
-        word = "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4)))
-        if word not in seen and len(word) > 3:
-            seen.add(word)
-            found.append(word)
-    return found
-
-
-def make_files(objects: int, seed: int = 15) -> tuple[list[NamedFile], str]:
-    """`objects` files and a rare word of their names (in about 0.05% of them, at least one)."""
-    rng = random.Random(seed)
-    vocab = vocabulary(rng)
-    weights = [1 / rank for rank in range(1, len(vocab) + 1)]
-    start = datetime(2017, 1, 1, tzinfo=UTC)
-    files: list[NamedFile] = []
-    keys: set[str] = set()
-    for n in range(objects):
-        moment = start + timedelta(seconds=rng.randrange(365 * 86400))
-        roll = rng.random()
-        if roll < 0.35:
-            name = f"IMG_{moment:%Y%m%d_%H%M%S}.jpg"
-        elif roll < 0.75:
-            chosen = rng.choices(vocab, weights, k=rng.randint(2, 3))
-            name = "_".join(chosen) + f"_{moment:%Y}.{rng.choice(['pdf', 'docx', 'xlsx', 'txt'])}"
-        elif roll < 0.9:
-            name = f"Screenshot {moment:%Y-%m-%d} at {moment:%H.%M.%S}.png"
-        else:
-            name = f"{rng.getrandbits(48):012x}.bin"
-        user = f"user{rng.randrange(USERS):04d}"
-        key = f"{user}/{name}"
-        if key in keys:
-            key = f"{user}/{n}-{name}"
-            name = key.split("/", 1)[1]
-        keys.add(key)
-        upload_date = moment.strftime("%Y-%m-%dT%H:%M:%S.000Z")
-        files.append(NamedFile(key, user, name, log_uniform_size(rng), upload_date))
-    used: dict[str, int] = {}
-    for file in files:
-        for word in set(words(file.name)):
-            used[word] = used.get(word, 0) + 1
-    target = max(1, objects // 2000)  # about 0.05% of the files
-    rare = min((word for word in vocab if word in used), key=lambda word: (abs(used[word] - target), word))
-    return files, rare
+# -- before: the words plan -------------------------------------------------------------------------------
 
 
 @dataclass
@@ -178,9 +133,8 @@ class WordIndex:
         return cls(pairs)
 
     def starting_with(self, prefix: str) -> list[int]:
-        start = bisect_left(self.pairs, (prefix, -1))
         found = []
-        for word, number in self.pairs[start:]:
+        for word, number in self.pairs[bisect_left(self.pairs, (prefix, -1)) :]:
             if not word.startswith(prefix):
                 break
             found.append(number)
@@ -188,21 +142,21 @@ class WordIndex:
 
 
 @dataclass(frozen=True)
-class NameCost:
-    items: int  # name items the page reads (the looked-up word's, every shard)
-    entries: int  # entries read (candidates whose name has every word)
-    matches: int  # files the whole list returns
-    queries: int  # DynamoDB requests of one page
-    read_units: float  # of one page
-    scanned: int | None = None  # the scan plan: entries of the user's upload-time index read by the list
+class WordsCost:
+    items: float  # name items a page reads (the looked-up word's, every shard)
+    candidates: float  # entries a page reads (names with every word)
+    matches: float  # files the list returns
+    partitions: int
+    item_size: float
+    scanned: float | None = None  # the scan plan: the user's entries the list reads
 
     @property
-    def plan(self) -> str:
-        return "words" if self.scanned is None else "scan"
+    def per_page(self) -> float:
+        return self.items + self.candidates
 
     @property
-    def per_page(self) -> int:
-        return self.items + self.entries
+    def pages(self) -> int:
+        return max(1, math.ceil(self.matches / LIMIT))
 
     @property
     def per_item_returned(self) -> float | None:
@@ -210,187 +164,248 @@ class NameCost:
             return None
         if self.scanned is not None:
             return (self.items + self.scanned) / self.matches
-        pages = max(1, math.ceil(self.matches / LIMIT))
-        return pages * self.per_page / self.matches
+        return self.pages * self.per_page / self.matches
+
+    def rounds(self, threads: int) -> int:
+        """Round trips of a page: the longest shard's Queries, then the BatchGetItems `threads` at once."""
+        if self.scanned is not None:
+            return 1 + 4  # the capped read of the word's items, then a bounded page of the user's index
+        queries = max(1, math.ceil(self.items / self.partitions * self.item_size / PAGE_BYTES))
+        return queries + math.ceil(math.ceil(self.candidates / MAX_BATCH_GET) / threads)
+
+    @property
+    def held(self) -> float:
+        """Items a page holds at once: every candidate's entry (the scan plan: the capped word items)."""
+        return MAX_WORD_CANDIDATES + 1 if self.scanned is not None else self.candidates
+
+    def scaled(self, factor: float) -> WordsCost:
+        scanned = None if self.scanned is None else self.scanned * factor
+        return WordsCost(
+            self.items * factor,
+            self.candidates * factor,
+            self.matches * factor,
+            self.partitions,
+            self.item_size,
+            scanned,
+        )
 
 
-def model(
+def words_model(
     files: Sequence[NamedFile], index: WordIndex, shape: NameShape, rare: str, shards: int, item_size: float
-) -> NameCost:
-    query_words = words(shape.q.format(rare=rare, year="2017"))
-    lookup = max(query_words, key=len)[:MAX_INDEXED_WORD]
-    numbers = index.starting_with(lookup)
+) -> WordsCost:
+    query_words = words(shape.query(rare))
+    numbers = index.starting_with(max(query_words, key=len)[:MAX_INDEXED_WORD])
     if shape.user:
         numbers = [number for number in numbers if files[number].user == USER]
-    candidates = sorted({number for number in numbers if matches_words(files[number].name, query_words)})
-    matches = [
-        number for number in candidates if not shape.recent or files[number].upload_date >= "2017-12-02"
-    ]
+    if len(query_words) > 1 or len(query_words[0]) > MAX_INDEXED_WORD:
+        numbers_matching = [n for n in numbers if matches_words(files[n].name, query_words)]
+    else:  # an item of the word is a name with a word starting with it: a match
+        numbers_matching = numbers
+    candidates = sorted(set(numbers_matching))
+    matches = [n for n in candidates if shape.in_time(files[n].upload_date) and shape.in_sizes(files[n].size)]
+    partitions = 1 if shape.user else shards
     if shape.user and len(numbers) > MAX_WORD_CANDIDATES:
-        # The scan plan: the capped read of the word's items, then the user's upload-time index in order,
-        # each entry read once over the whole list (a bounded page may read a little ahead).
-        user_files = sum(
-            1
-            for file in files
-            if file.user == USER and (not shape.recent or file.upload_date >= "2017-12-02")
+        user_files = sum(1 for file in files if file.user == USER and shape.in_time(file.upload_date))
+        return WordsCost(MAX_WORD_CANDIDATES + 1, 0, len(matches), 1, item_size, scanned=user_files)
+    return WordsCost(len(numbers), len(candidates), len(matches), partitions, item_size)
+
+
+# -- after: the terms plan ----------------------------------------------------------------------------------
+
+
+def lookup(shape: NameShape, rare: str) -> tuple[list[str], str]:
+    query_words = name_terms.query_words(shape.query(rare))
+    return query_words, name_terms.lookup_term(max(query_words, key=len))
+
+
+def term_index(files: Sequence[NamedFile], terms: set[str]) -> dict[str, list[int]]:
+    """The files (numbers) indexed under each of `terms`."""
+    found: dict[str, list[int]] = {term: [] for term in terms}
+    for number, file in enumerate(files):
+        for term in name_terms.name_terms(file.name):
+            if term in found:
+                found[term].append(number)
+    return found
+
+
+def search(shape: NameShape, rare: str) -> TermSearch:
+    """What the terms plan reads for `shape` (the reader's own `TermSearch`)."""
+    query_words = tuple(name_terms.query_words(shape.query(rare)))
+    return TermSearch(scope(shape), query_words, query_words, None, shape.ascending)
+
+
+def scope(shape: NameShape) -> UserQuery | BucketQuery:
+    """The list `shape` narrows: a user's or the bucket's, with its bounds."""
+    if shape.user:
+        return UserQuery(
+            USER,
+            shape.start,
+            shape.end,
+            min_size=shape.min_size,
+            max_size=shape.max_size,
+            ascending=shape.ascending,
         )
-        return NameCost(MAX_WORD_CANDIDATES + 1, 0, len(matches), 1, 0.0, scanned=user_files)
-    item_pages = max(shards, math.ceil(len(numbers) * item_size / PAGE_BYTES) + shards - 1)
-    gets = math.ceil(len(candidates) / 100)
-    read_units = 0.5 * max(shards, math.ceil(len(numbers) * item_size / READ_UNIT_BYTES)) + 0.5 * len(
-        candidates
+    return BucketQuery(
+        BUCKET, shape.min_size, shape.max_size, shape.start, shape.end, ascending=shape.ascending
     )
-    return NameCost(len(numbers), len(candidates), len(matches), item_pages + gets, read_units)
 
 
-def _entry(file: NamedFile, layout: ShardPlacement, sequence: int) -> dict[str, Any]:
-    event = create_event(
-        bucket=aws.BUCKET,
-        key=file.key,
-        user=file.user,
-        size=file.size,
-        moment=datetime.fromisoformat(file.upload_date.replace("Z", "+00:00")),
-        sequence=sequence,
+def partitions(layout: ShardPlacement, shape: NameShape) -> list[str]:
+    return layout.user_partitions(USER) if shape.user else layout.bucket_partitions(BUCKET)
+
+
+def exact_table(
+    files: Sequence[NamedFile],
+    numbers: Sequence[int],
+    shape: NameShape,
+    layout: ShardPlacement,
+    term: str,
+    *,
+    moto: bool = False,
+) -> TermTable:
+    """The term's items (files `numbers`) of each partition inside the shape's time bounds, in read order."""
+    values = partitions(layout, shape)
+    inside: dict[str, list[TermItem]] = {value: [] for value in values}
+    beyond = set()  # partitions with items of the term past the far time bound
+    for number in numbers:
+        file = files[number]
+        if shape.user and file.user != USER:
+            continue
+        value = (
+            layout.user_partition(USER, file.key) if shape.user else layout.bucket_partition(BUCKET, file.key)
+        )
+        if shape.in_time(file.upload_date):
+            inside[value].append(
+                TermItem(time_term(file.upload_date, file.key), file.key, file.name, file.size)
+            )
+        elif (file.upload_date < (shape.start or "")) != shape.ascending:
+            beyond.add(value)
+    return TermTable(
+        {
+            term_scope(value, term): ListStream(
+                sorted(items, key=lambda item: item.sort_value, reverse=not shape.ascending),
+                beyond=value in beyond,
+            )
+            for value, items in inside.items()
+        },
+        moto=moto,
     )
-    return entry(event, event.order_key, layout)
 
 
-def write_cost(files: Sequence[NamedFile], layout: ShardPlacement) -> tuple[float, float]:
-    """Mean name items and write units per new key."""
-    items = units = 0
-    for number, file in enumerate(files):
-        made = name_items(_entry(file, layout, number), "")
-        items += len(made)
-        for item in made:
-            size = math.ceil(item_bytes(item) / WRITE_UNIT_BYTES)
-            units += size * (2 if schema.NAME_USER in item else 1)
-    return items / len(files), units / len(files)
+def sampled_table(
+    sample: Sequence[NamedFile],
+    numbers: Sequence[int],
+    shape: NameShape,
+    layout: ShardPlacement,
+    term: str,
+    objects: int,
+) -> Callable[[], TermTable]:
+    """The term's items in a bucket of `objects` files whose names are drawn like the sample's."""
+    pool = [(sample[n].name, sample[n].size) for n in numbers if not shape.user or sample[n].user == USER]
+    low = YEAR_MS[0] if shape.start is None else max(YEAR_MS[0], _ms(shape.start))
+    high = YEAR_MS[1] if shape.end is None else min(YEAR_MS[1], _ms(shape.end))
+    fraction = max(0, high - low) / (YEAR_MS[1] - YEAR_MS[0])
+    values = partitions(layout, shape)
 
-
-def busiest_partitions(
-    files: Sequence[NamedFile], layout: ShardPlacement, rate: int
-) -> tuple[float, str, float]:
-    """Write units per second on the busiest name partition of the table and of the user GSI, when the
-    `files` arrive at `rate` new keys a second (each partition value's share of the items, times the rate)."""
-    table: dict[str, int] = {}
-    users: dict[str, int] = {}
-    for number, file in enumerate(files):
-        for item in name_items(_entry(file, layout, number), ""):
-            units = math.ceil(item_bytes(item) / WRITE_UNIT_BYTES)
-            table[item[schema.NAME_SCOPE]] = table.get(item[schema.NAME_SCOPE], 0) + units
-            if schema.NAME_USER in item:
-                users[item[schema.NAME_USER]] = users.get(item[schema.NAME_USER], 0) + units
-    scope, units = max(table.items(), key=lambda pair: pair[1])
-    return units * rate / len(files), scope, max(users.values()) * rate / len(files)
-
-
-def cross_check(files: Sequence[NamedFile], rare: str, layout: ShardPlacement) -> int:
-    """Shapes whose reader count equals the model's (AssertionError otherwise)."""
-    import boto3
-    from moto import mock_aws
-
-    index = WordIndex.of(files)
-    with aws.fake_credentials(), mock_aws():
-        client = boto3.client("dynamodb", region_name=aws.REGION)
-        client.create_table(**schema.create_table_request(schema.TABLE_NAME))
-        client.create_table(**schema.create_name_table_request(schema.NAME_TABLE_NAME))
-        table = boto3.resource("dynamodb", region_name=aws.REGION).Table(schema.TABLE_NAME)
-        names = NameIndex(client, schema.NAME_TABLE_NAME)
-        with table.batch_writer() as writer:
-            for number, file in enumerate(files):
-                item = _entry(file, layout, number)
-                writer.put_item(Item=item)
-                names.put_entry(item, "")
-        reader = NameReader(table.meta.client, schema.TABLE_NAME, schema.NAME_TABLE_NAME, layout=layout)
-        checked = 0
-        for shape in SHAPES:
-            scope: UserQuery | BucketQuery
-            start = "2017-12-02T00:00:00.000Z" if shape.recent else None
-            scope = (
-                UserQuery(user=USER, start=start)
-                if shape.user
-                else BucketQuery(bucket=aws.BUCKET, start=start)
+    def make() -> TermTable:
+        rng = random.Random(f"{shape.name} {objects}")
+        counts = split(round(len(pool) * objects / len(sample)), len(values), rng)
+        streams: dict[str, Stream] = {
+            term_scope(value, term): SampledStream(
+                rng.binomialvariate(count, fraction),
+                low,
+                high,
+                pool,
+                ascending=shape.ascending,
+                rng=rng,
+                label=value,
             )
-            query = NameQuery(
-                scope=scope,
-                words=tuple(words(shape.q.format(rare=rare, year="2017"))),
-                order_by=ORDER_UPLOAD_DATE,
-            )
-            page = reader.list_files(query, limit=LIMIT)
-            expected = model(files, index, shape, rare, layout.bucket_shards, 1.0)
-            assert page.scanned_count == expected.per_page, (shape.name, page.scanned_count, expected)
-            assert len(page.items) == min(LIMIT, expected.matches), (shape.name, len(page.items), expected)
-            checked += 1
-        return checked
+            for value, count in zip(values, counts, strict=True)
+        }
+        return TermTable(streams)
+
+    return make
+
+
+def _ms(iso: str) -> int:
+    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+# -- the cross-check and the run -----------------------------------------------------------------------------
 
 
 def run(*, sizes: Sequence[int], check_objects: int) -> list[Row]:
+    from bench import name_checks
+
     layout = deployment.shard_placement()
+    threads = read_threads(layout)
     rows: list[Row] = []
     if check_objects:
-        progress(f"name reads: cross-check of the model with the reader on moto, {check_objects} files")
-        files, rare = make_files(check_objects)
-        checked = cross_check(files, rare, layout)
-        rows.append(Row("16. name reads: model = reader (moto)", "shapes", checked, None, "", note="exact"))
+        progress(f"name reads: the models against the reader on moto, {check_objects} files")
+        checked = name_checks.cross_check(check_objects, layout)
+        rows.append(
+            Row(
+                "16. name reads: models = reader (moto)",
+                "shapes",
+                checked,
+                None,
+                "",
+                note=f"exact, {check_objects:,} files: before, the first page's items read and returned; "
+                f"after, the first {name_checks.CHECK_PAGES} pages' items read, returned and round trips",
+            )
+        )
+    sample: tuple[list[NamedFile], str, WordIndex, dict[str, list[int]]] | None = None
     for objects in sizes:
         progress(f"name reads: {objects:,} files")
-        files, rare = make_files(objects)
-        index = WordIndex.of(files)
-        sample = [_entry(file, layout, n) for n, file in enumerate(files[:2000])]
-        item_size = sum(item_bytes(item) for e in sample for item in name_items(e, "")) / sum(
-            len(name_items(e, "")) for e in sample
-        )
+        scaled = objects > SAMPLE
+        if scaled and sample is not None and len(sample[0]) == SAMPLE:
+            files, rare, index, terms = sample
+        else:
+            files, rare = make_files(SAMPLE if scaled else objects)
+            index = WordIndex.of(files)
+            terms = term_index(files, {lookup(shape, rare)[1] for shape in SHAPES})
+            if len(files) == SAMPLE:
+                sample = (files, rare, index, terms)
+        factor = objects / len(files)
+        item_size = name_checks.word_item_size(files[:2000], layout)
         for shape in SHAPES:
-            cost = model(files, index, shape, rare, layout.bucket_shards, item_size)
-            per_item = cost.per_item_returned
-            if cost.scanned is not None:
-                note = (
-                    f"{cost.matches:,} matches; scan plan: {cost.items:,} name items, then "
-                    f"{cost.scanned:,} entries of the user's upload-time index over the whole list"
-                )
-            else:
-                note = (
-                    f"{cost.matches:,} matches; words plan: a page reads {cost.items:,} name items + "
-                    f"{cost.entries:,} entries in {cost.queries} requests, {cost.read_units:,.1f} RCU"
-                )
-            # A list with no match still reads: its figure is the items its one page reads.
-            unit = "items read/item returned" if per_item is not None else "items read (no match)"
-            ours = round(per_item, 2) if per_item is not None else cost.per_page + (cost.scanned or 0)
-            rows.append(
-                Row(
-                    f"16. name '{shape.q.format(rare=rare, year='2017')}' ({shape.name}), {objects:,} files",
-                    unit,
-                    ours,
-                    None,
-                    "",
-                    note=note,
-                )
+            before = words_model(files, index, shape, rare, layout.bucket_shards, item_size).scaled(factor)
+            term = lookup(shape, rare)[1]
+            make = (
+                sampled_table(files, terms[term], shape, layout, term, objects)
+                if scaled
+                else functools.partial(exact_table, files, terms[term], shape, layout, term)
             )
-    files, _ = make_files(5000)
-    rate = 10_000
-    busiest, scope, busiest_user = busiest_partitions(files, layout, rate)
-    rows.append(
-        Row(
-            f"16. name index: busiest partition at {rate:,} new keys/s",
-            "WCU/s",
-            round(busiest),
-            1000,
-            "one partition's limit",
-            note=f"{scope!r}; the user GSI's busiest: {busiest_user:,.0f} WCU/s (one uploader of {USERS}); "
-            f"{layout.bucket_shards} bucket shards",
-        )
-    )
-    items, units = write_cost(files, layout)
-    dollars = units * PRICES.dynamodb_per_million_write_units
-    rows.append(
-        Row(
-            "16. name index writes per million new keys",
-            "WCU/million",
-            units * PER_MILLION,
-            None,
-            "",
-            note=f"{items:.2f} items per new key (distinct words + the key), each in the table and the user "
-            f"GSI; ${dollars:,.2f} per million new keys; an overwrite writes none",
-        )
-    )
+            after = terms_list(
+                make, partitions(layout, shape), search(shape, rare), limit=LIMIT, max_pages=MAX_PAGES
+            )
+            rows.append(_row(shape, rare, objects, before, after, threads, scaled))
+    rows.extend(name_checks.write_rows(layout))
     return rows
+
+
+def _row(
+    shape: NameShape, rare: str, objects: int, before: WordsCost, after: TermsCost, threads: int, scaled: bool
+) -> Row:
+    ours = after.per_item_returned
+    theirs = before.per_item_returned
+    unit = "items read/item returned"
+    if ours is None:
+        unit, ours = "items read (no match)", float(after.first_page_read)
+    pages = f"{after.pages} pages (all)" if after.complete else f"the first {after.pages} pages"
+    plan = "scan plan" if before.scanned is not None else "words plan"
+    note = (
+        f"after (terms plan): {after.returned:,} returned over {pages}, deepest page {after.deepest} "
+        f"round trips, at most {after.peak_held:,} items held; before ({plan}): {before.matches:,.0f} "
+        f"matches, a page reads {before.items:,.0f} name items + {before.candidates:,.0f} entries, "
+        f"{before.rounds(threads)} round trips, {before.held:,.0f} items held"
+        + ("; scaled from the 100,000-file sample" if scaled else "")
+    )
+    return Row.versus(
+        f"16. name '{shape.query(rare)}' ({shape.name}), {objects:,} files",
+        unit,
+        round(ours, 2),
+        None if theirs is None else round(theirs, 2),
+        "before: words plan",
+        note=note,
+    )

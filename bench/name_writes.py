@@ -1,0 +1,95 @@
+"""Measure 16's write side: what the name index writes per new key, overwrite and delete, in today's
+layout (word items) and in the terms layout (term items ordered by upload time), and the busiest
+partition key value at a given upload rate.
+
+Both layouts keep one key item per key (folders). Today's: one item per distinct word of the name
+(`names.name_items`), none written by an overwrite (the items hold nothing an overwrite changes), all
+deleted by a delete. The terms layout: one item per distinct term of the name
+(`name_terms.name_terms`), keyed by the upload time, so an overwrite puts the new time's items and deletes
+the old time's, and a delete deletes them all. Each item is written (or deleted) in the table and again in
+the user GSI (every key has a user; the GSI projects every attribute), at DynamoDB's rule: one write unit
+per started 1 KB of the item (`file_index.cost.item_bytes`), a delete billed at the deleted item's size.
+Items are the writer's own (`names.name_items`, `names.term_items`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from file_index import names, schema
+from file_index.cost import item_bytes
+
+WRITE_UNIT_BYTES = 1024
+
+
+def units(item: Mapping[str, Any]) -> int:
+    """Write units of a put or a delete of `item`, in the table and in the user GSI if it is there."""
+    once = math.ceil(item_bytes(item) / WRITE_UNIT_BYTES)
+    return once * (2 if schema.NAME_USER in item else 1)
+
+
+@dataclass(frozen=True)
+class Written:
+    """What one new key writes: today's items (the key's and its words'), the key item, the term items."""
+
+    words: list[dict[str, Any]]
+    key: list[dict[str, Any]]
+    terms: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, entry: Mapping[str, Any]) -> Written:
+        """Items as the writer writes them, `since` = the entry's orderKey."""
+        since = str(entry.get(schema.ORDER_KEY) or "")
+        made = names.name_items(entry, since)
+        key = [item for item in made if item[schema.NAME_TERM] == entry[schema.OBJECT_KEY]]
+        return cls(made, key, names.term_items(entry, since))
+
+
+@dataclass(frozen=True)
+class LayoutWrites:
+    """Mean write units per new key, overwrite and delete, and the mean items of a new key."""
+
+    new: float
+    overwrite: float
+    delete: float
+    items: float
+
+
+def layout_writes(written: Sequence[Written]) -> tuple[LayoutWrites, LayoutWrites]:
+    """Today's layout and the terms layout: means over `written`."""
+    count = len(written)
+    old_units = sum(units(item) for one in written for item in one.words) / count
+    key_units = sum(units(item) for one in written for item in one.key) / count
+    term_units = sum(units(item) for one in written for item in one.terms) / count
+    old = LayoutWrites(old_units, 0.0, old_units, sum(len(one.words) for one in written) / count)
+    new_items = sum(len(one.key) + len(one.terms) for one in written) / count
+    # An overwrite puts the new time's term items and deletes the old time's; the key item stays.
+    new = LayoutWrites(key_units + term_units, 2 * term_units, key_units + term_units, new_items)
+    return old, new
+
+
+@dataclass(frozen=True)
+class Busiest:
+    table_units: int  # write units of the busiest table partition key value in the sample
+    table_value: str
+    user_units: int
+    user_value: str
+
+
+def busiest(items: Sequence[Mapping[str, Any]], factor: int = 1) -> Busiest:
+    """The partition key values of the table and the user GSI that `items` (written `factor` times each:
+    2 for a put and a delete) charge the most write units."""
+    table: Counter[str] = Counter()
+    users: Counter[str] = Counter()
+    for item in items:
+        once = math.ceil(item_bytes(item) / WRITE_UNIT_BYTES) * factor
+        table[item[schema.NAME_SCOPE]] += once
+        if schema.NAME_USER in item:
+            users[item[schema.NAME_USER]] += once
+    ((table_value, table_units),) = table.most_common(1)
+    ((user_value, user_units),) = users.most_common(1) or [("", 0)]
+    return Busiest(table_units, table_value, user_units, user_value)
