@@ -5,7 +5,7 @@ import { $, config, el } from "./page.js";
 import { isAdmin, session } from "./session.js";
 
 const PAGE_SIZE = 50;
-// Sorting by size reads a person's whole list (the API orders it by time): at most this many files.
+// A name search has no size order in the API: sorting one by size reads it whole, at most this many files.
 const SIZE_SORT_LIMIT = 5000;
 const MAX_SIZE = 2n ** 63n - 1n;
 
@@ -122,19 +122,22 @@ export async function loadList(reset) {
     view.cursor = null;
     view.keys = new Set();
     view.items = [];
+    view.truncated = false;
     $("rows").replaceChildren();
   }
   failed("");
   $("more").disabled = true;
   $("files-title").textContent = scopeLabel();
   try {
-    if (view.sort === "size") {
+    if (view.sort === "size" && listQuery().has("q")) {
       await loadEverything(generation);
     } else {
       const params = listQuery();
       params.set("order", view.order);
-      // A person's list is by upload time; the bucket's is asked for it (its time index).
-      if (params.has("bucket") && !params.has("q")) params.set("sort", "uploadDate");
+      // Each order is an index's: a list by size reads the size index (a person's or the bucket's); by
+      // time, a person's list is in upload order and the bucket's is asked for it (its time index).
+      if (view.sort === "size") params.set("sort", "size");
+      else if (params.has("bucket") && !params.has("q")) params.set("sort", "uploadDate");
       params.set("limit", String(PAGE_SIZE));
       if (view.cursor) params.set("cursor", view.cursor);
       // A filtered page may be short or even empty and still have a cursor: read on until something shows.

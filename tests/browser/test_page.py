@@ -370,6 +370,16 @@ def test_more_pages_never_show_a_file_twice_and_the_keyboard_suffices(
     names = rows.locator("th").all_text_contents()
     assert sorted(names) == [f"page-{index:02d}.txt" for index in range(63)]
 
+    # By size: the API's size order of the person's files, a page at a time, not the whole list read and
+    # sorted in the page.
+    with page.expect_request(lambda request: "/me/files?" in request.url and "sort=size" in request.url):
+        page.get_by_role("button", name="Size").click()
+    expect(page.locator("#size-header")).to_have_attribute("aria-sort", "descending")
+    expect(rows).to_have_count(50)
+    page.get_by_role("button", name="Show more").click()
+    expect(rows).to_have_count(63)
+    assert sorted(rows.locator("th").all_text_contents()) == [f"page-{index:02d}.txt" for index in range(63)]
+
 
 # ---- what a newcomer's trial found, and the API's rate limit
 
