@@ -14,7 +14,8 @@ from moto import mock_aws
 from backfill import handler
 from backfill.batches import ForeignBucketError, InvalidInputError
 from backfill.config import ConfigError
-from file_index import schema
+from file_index import names, schema
+from file_index.name_terms import name_terms
 from file_index.repair import plain_item
 from file_index.state import IndexStateStore, State
 from tests.conftest import FakeLambdaContext
@@ -286,10 +287,22 @@ def test_batches_and_repairs_keep_the_name_index_in_step(
     run = handler.start_run({}, lambda_context)["runId"]
     batch = {"BatchInput": {"bucket": BUCKET, "operation": "backfill", "runId": run}, "Items": items}
     assert handler.write_batch(batch, lambda_context)["written"] == 2
-    # Each key: its own item and one per distinct word (invoice, march, pdf / q, 3, plan, txt).
+    # Each key: its own item and one per distinct word (invoice, march, pdf / q, 3, plan, txt), and while
+    # the table's term items are not complete, one term item per term of its name as well.
     scanned = env.dynamodb.scan(TableName=names_table)["Items"]
-    assert sorted(item["objectKey"]["S"] for item in scanned).count("USER001_Invoice_March.pdf") == 4
-    assert sorted(item["objectKey"]["S"] for item in scanned).count("USER002/notes/Q3 plan.txt") == 5
+
+    def count(key: str, *, terms: bool) -> int:
+        return sum(
+            1
+            for item in scanned
+            if item["objectKey"]["S"] == key
+            and (f"|{names.TERM_MARK}" in item[schema.NAME_SCOPE]["S"]) == terms
+        )
+
+    assert count("USER001_Invoice_March.pdf", terms=False) == 4
+    assert count("USER002/notes/Q3 plan.txt", terms=False) == 5
+    assert count("USER001_Invoice_March.pdf", terms=True) == len(name_terms("Invoice_March.pdf"))
+    assert count("USER002/notes/Q3 plan.txt", terms=True) == len(name_terms("Q3 plan.txt"))
 
     env.s3.delete_object(Bucket=BUCKET, Key="USER001_Invoice_March.pdf")
     run = handler.start_run({"operation": "reconcile"}, lambda_context)["runId"]
