@@ -116,7 +116,7 @@ FULL = Settings(
     box_check_shapes=len(box_reads.SHAPES),
     cost_uploads=20_000,
     name_sizes=(1_000, 100_000, 1_000_000, 10_000_000),
-    # moto answers each Query by going over the whole table: 500 files take about four minutes.
+    # moto answers each Query by going over the whole table: 500 files take about two minutes.
     name_check_objects=500,
     enrich_uploads=200,
     page_runs=20,
