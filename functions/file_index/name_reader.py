@@ -95,6 +95,11 @@ class NameQuery:
     content_type: str | None = None
     meta: tuple[tuple[str, str], ...] = ()
     tags: tuple[tuple[str, str], ...] = ()
+    # `q` as given: the terms plan reads it by `name_terms.query_words` (`words` are the word items' reading).
+    q: str | None = None
+    # Whether query words match by `name_terms.matches` (a bucket whose term items are complete: every plan
+    # then answers by the same rule) or by today's word items' rule (`names.matches_words`).
+    matches_terms: bool = False
 
     @property
     def uses_keys(self) -> bool:
@@ -108,6 +113,16 @@ class NameQuery:
     @property
     def lookup_words(self) -> tuple[str, ...]:
         return self.words + (tuple(words(self.ext)) if self.ext else ())
+
+    @property
+    def term_words(self) -> tuple[str, ...]:
+        """The query words as the terms plan matches them (`name_terms.query_words`)."""
+        return tuple(name_terms.query_words(self.q)) if self.q is not None else self.words
+
+    @property
+    def term_lookup_words(self) -> tuple[str, ...]:
+        """The words the terms plan's one term is chosen from: the query's, and the extension's."""
+        return self.term_words + (tuple(name_terms.query_words(self.ext)) if self.ext else ())
 
 
 @dataclass(frozen=True)
@@ -189,8 +204,12 @@ class NameReader:
     ) -> NamePage:
         """Up to `limit` items of `query` after `position` (a previous page's `next_position`)."""
         counter = _Counter()
+        if query.words and not query.matches_terms and self._terms_ready(query.scope):
+            query = replace(query, matches_terms=True)
         if query.uses_keys:
-            return self._list_keys(query, limit, position, counter)
+            from file_index.folder_reader import FolderReader  # folder_reader imports this module
+
+            return FolderReader(self).list_files(query, limit=limit, position=position)
         if isinstance(position, Mapping) and set(position) == {"scan"}:
             return self._list_scan(query, limit, position["scan"], counter)
         if query.filters_only:
@@ -297,7 +316,7 @@ class NameReader:
         return entries
 
     def _keeps(
-        self, query: NameQuery, entry: Mapping[str, Any] | None, *, terms: bool = False
+        self, query: NameQuery, entry: Mapping[str, Any] | None, *, terms: bool | None = None
     ) -> dict[str, Any] | None:
         """The public item of `entry` if it is live and matches every condition of `query` (its words by
         `name_terms.matches` when `terms`, else by `names.matches_words`)."""
@@ -393,8 +412,8 @@ class NameReader:
     ) -> NamePage:
         search = term_reader.TermSearch(
             scope=query.scope,
-            query_words=query.words,
-            lookup_words=query.lookup_words,
+            query_words=query.term_words,
+            lookup_words=query.term_lookup_words,
             ext=query.ext,
             ascending=query.ascending,
         )
@@ -620,8 +639,11 @@ class NameReader:
         )
 
 
-def _name_matches(query: NameQuery, name: str, *, terms: bool = False) -> bool:
-    matched = name_terms.matches(name, query.words) if terms else matches_words(name, query.words)
+def _name_matches(query: NameQuery, name: str, *, terms: bool | None = None) -> bool:
+    """`name` has the query's words (by `name_terms.matches` when `terms`, default `query.matches_terms`)
+    and its extension."""
+    terms = query.matches_terms if terms is None else terms
+    matched = name_terms.matches(name, query.term_words) if terms else matches_words(name, query.words)
     if query.words and not matched:
         return False
     return not (query.ext and not has_extension(name, query.ext))

@@ -63,7 +63,8 @@ class TermSearch:
     @property
     def term(self) -> str:
         """The term of the longest word (the first among equals)."""
-        return name_terms.lookup_term(max(self.lookup_words, key=len))
+        # The most selective term: the longest of the words' own lookup terms.
+        return max((name_terms.lookup_term(word) for word in self.lookup_words), key=len)
 
     def bounds(self) -> tuple[str | None, str | None]:
         """The `nameTerm` range of the list's time bounds, inclusive, None for an open side."""
@@ -193,6 +194,14 @@ def position_of(item: Mapping[str, Any]) -> Position:
     return Position(str(item[schema.NAME_TERM]), str(item[schema.OBJECT_KEY]))
 
 
+def batch_size(limit: int, shard_count: int) -> int:
+    """A shard's Query size: its expected part of the page plus one standard deviation (the entry lists'
+    `shards.fair_share` adds two). A page reads its entries too, so the name items must stay under two per
+    item returned for three items read in all; a shard that runs short is topped up in the next round."""
+    expected = limit / shard_count
+    return min(limit, math.ceil(expected) + math.ceil(math.sqrt(expected)))
+
+
 def merge(
     fetchers: Sequence[TermShard],
     *,
@@ -208,7 +217,7 @@ def merge(
         limit=limit,
         ascending=ascending,
         cursor=cursor,
-        batch_size=shards.fair_share(limit, len(fetchers)),
+        batch_size=batch_size(limit, len(fetchers)),
         executor=executor if len(fetchers) > 1 else None,
         max_rounds=QUERY_ROUNDS,
         top_up=True,

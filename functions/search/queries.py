@@ -231,6 +231,7 @@ def _name_query(params: ListParameters, scope: UserQuery | BucketQuery) -> NameQ
     return NameQuery(
         scope=scope,
         words=query_words,
+        q=params.q,
         prefix=prefix,
         delimiter=params.delimiter,
         ext=ext,

@@ -167,16 +167,9 @@ def _page_rounds(api: SearchApi, rounds: RoundCounter, path: str, ordered_by: st
     return measured
 
 
-# Folder pages the reader does not bound yet: the first ascending page is 8 round trips deep, the last
-# descending one 7, on both engines.
-DEEPER = {"folder", "folder, descending"}
-DEEPER_REASON = "a folder page is not yet held to the 4-round bound"
-_DEEPER = pytest.mark.xfail(strict=True, reason=DEEPER_REASON)
-
-
 @pytest.mark.parametrize(
     ("path", "ordered_by"),
-    [pytest.param(*plan, marks=_DEEPER) if name in DEEPER else plan for name, plan in PLANS.items()],
+    list(PLANS.values()),
     ids=PLANS.keys(),
 )
 def test_every_page_of_every_plan_is_at_most_4_round_trips_deep(
