@@ -293,3 +293,47 @@ def test_a_cursor_that_is_not_the_lists_is_refused(engine: Engine, position: dic
     )
     with pytest.raises(InvalidStartKey):
         world.reader().list_files(query, limit=5, position=position)
+
+
+@pytest.mark.parametrize(
+    ("q", "found"),
+    [
+        ("mp3", {"song.mp3", "MP3_mix.wav"}),
+        ("q3", {"reportQ3final.xlsx"}),
+        ("資料", {"会議資料.pptx"}),
+        ("告書", {"報告書2024.pdf"}),
+        ("がっこう", {"がっこう.txt"}),
+        ("ｶﾀｶﾅ", {"カタカナ.txt"}),
+        ("ＡＢＣ", {"abc.txt"}),
+        ("cafe", {"Café.txt"}),
+    ],
+)
+def test_a_query_word_finds_its_pieces_consecutive_as_typed_in_every_script(
+    engine: Engine, q: str, found: set[str]
+) -> None:
+    """`q` as the API reads it (`NameQuery.q`): `mp3` is one word, not `mp` and `3` anywhere in the name."""
+    world = world_of(engine)
+    every = [
+        "song.mp3",
+        "MP3_mix.wav",
+        "MP4_clip_3.mov",
+        "reportQ3final.xlsx",
+        "Q1_report_30.pdf",
+        "会議資料.pptx",
+        "報告書2024.pdf",
+        "がっこう.txt",
+        "かっこう.txt",
+        "カタカナ.txt",
+        "abc.txt",
+        "Café.txt",
+    ]
+    for index, name in enumerate(every):
+        world.put(key_of(world.users[0], index, name), user=world.users[0])
+    for scope in (BucketQuery(bucket=world.bucket), UserQuery(user=world.users[0])):
+        query = NameQuery(scope=scope, words=tuple(dict.fromkeys(words(q))), q=q)
+        answered = [
+            item[schema.OBJECT_KEY].rsplit("/", 1)[-1]
+            for page in pages(world.reader(), query, limit=5)
+            for item in page.items
+        ]
+        assert sorted(answered) == sorted(found), (q, scope)
