@@ -7,9 +7,9 @@ denied); argument errors exit 2, as do a layout that is not valid and a migrate 
 off. The commands that write entries (backfill, reconcile, migrate) place them and name their owners by
 the deployment's settings (`file_search_admin.writer_settings`: cdk.json context, overridable), held
 against the deployed configuration the table records (`file_index.deployment`; settings nothing names
-are taken from it), and refuse with exit 2, before any write, settings that differ from it or a multiAttributeIndex
-the table's indexes contradict (a dry-run reconcile, which writes nothing, only warns). No command writes
-to a bucket.
+are taken from it), and refuse with exit 2, before any write, settings that differ from it or a
+multiAttributeIndex the table's indexes contradict (a dry-run reconcile, which writes nothing, only
+warns). No command writes to a bucket.
 """
 
 from __future__ import annotations
