@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from moto import mock_aws
 
 from bench.entries import create_event
-from file_index import schema
+from file_index import name_reader, schema
 from file_index.folder_reader import FolderPage, FolderReader, key_after, key_before, top_key
 from file_index.name_reader import NameQuery, NameReader
 from file_index.names import name_items
@@ -357,7 +357,8 @@ def test_a_keys_plan_position_goes_on_where_it_stopped(tables: Tables, limit: in
     names = NameReader(reader._names._client, tables.table, tables.name_table, layout=layout)
     for ascending in (True, False):
         query = NameQuery(scope=BucketQuery(bucket="bucket"), prefix="f/", delimiter="/", ascending=ascending)
-        first = names.list_files(query, limit=limit)
+        # 0.4's keys plan (what answered folder lists before FolderReader), as it left a list begun then.
+        first = names._list_keys(query, limit, None, name_reader._Counter())
         assert first.next_position is not None
         assert set(first.next_position) == {"k", "f"}
         rest, rest_folders = follow_from(reader, query, first.next_position)

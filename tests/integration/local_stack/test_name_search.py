@@ -500,11 +500,12 @@ def test_the_client_searches_by_name_folder_and_extension(corpus: Corpus) -> Non
     ],
     ids=lambda params: urlencode(params),
 )
-def test_a_user_list_of_a_common_word_reads_the_upload_time_index(
+def test_a_user_list_of_a_common_word_reads_its_term_not_the_upload_time_index(
     corpus: Corpus, params: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Past MAX_WORD_CANDIDATES items of its word, a user's list walks the user's upload-time index in order
-    and checks each entry: the same exact answer, each file once, in order."""
+    """A user's list of a word in many of their names: with term items (the local stack's name table starts
+    complete) it reads the word's term, never 0.4's scan of the user's upload-time index, whatever the
+    number of candidates: the same exact answer, each file once, in order."""
     # The stack imports the functions' modules afresh when it starts: patch the ones it runs.
     name_reader = sys.modules["file_index.name_reader"]
     scans: list[int] = []
@@ -516,10 +517,8 @@ def test_a_user_list_of_a_common_word_reads_the_upload_time_index(
 
     monkeypatch.setattr(name_reader, "MAX_WORD_CANDIDATES", 2)
     monkeypatch.setattr(name_reader.NameReader, "_list_scan", counted)
-    # The scan plan is the word items' (a bucket whose term items are not complete yet).
-    monkeypatch.setattr(name_reader.NameReader, "_terms_ready", lambda self, scope: False)
-    check(corpus, params, terms=False)
-    assert scans, "the scan plan answered"
+    check(corpus, params)
+    assert not scans, "the scan plan answered"
 
 
 def test_a_filter_the_deployment_does_not_enrich_is_a_400_naming_it(corpus: Corpus) -> None:
