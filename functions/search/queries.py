@@ -217,7 +217,8 @@ def _name_query(params: ListParameters, scope: UserQuery | BucketQuery) -> NameQ
             raise BadRequest(f"ext must be a file extension such as pdf or tar.gz, not {params.ext!r}")
     if prefix is not None or params.delimiter is not None:
         order_by, ascending = ORDER_KEY, params.order != "desc"
-    elif query_words:
+    elif query_words or (ext is not None and isinstance(scope, BucketQuery)):
+        # Newest first: the term items' order (a bucket's `ext` list reads its extension's term).
         order_by, ascending = ORDER_UPLOAD_DATE, params.order == "asc"
     else:
         # The list's own order: a user's by upload time (ascending), a bucket's by size (descending).

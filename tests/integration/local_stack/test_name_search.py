@@ -282,7 +282,7 @@ def truth(corpus: Corpus, params: Mapping[str, Any], *, terms: bool = True) -> t
             else:
                 keys.append(upload.key)
         return keys, folders
-    if query_words:
+    if query_words or (ext is not None and "user" not in params):
         ascending = params.get("order") == "asc"
         tie = (lambda key: key_digest(key)) if terms else (lambda key: key)
         matching.sort(key=lambda upload: (upload.upload_date, tie(upload.key)), reverse=not ascending)

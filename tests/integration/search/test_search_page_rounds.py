@@ -139,7 +139,7 @@ PLANS = {
     "name words": (f"{B}&q=report&limit=25", "uploadDate"),
     "name words, size filtered": ("/files?user=bot&q=rep&minSize=1000&maxSize=1500&limit=25", "uploadDate"),
     "name words, extension": ("/files?user=bot&ext=txt&limit=25", "uploadDate"),
-    "extension over the size index": (f"{B}&ext=txt&limit=25", "size"),
+    "extension, a bucket": (f"{B}&ext=txt&limit=25", "uploadDate"),
     "folder": (f"{B}&prefix=bot/&delimiter=/&limit=25", "objectKey"),
     "folder, descending": (f"{B}&prefix=bot/&delimiter=/&order=desc&limit=25", "objectKey"),
     "prefix": (f"{B}&prefix=bot/d1/&limit=25", "objectKey"),
