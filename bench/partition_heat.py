@@ -76,11 +76,17 @@ def simulate(
     hot_share: float,
     seed: int = 5,
     bucket_time_index: bool = True,
+    user_size_index: bool = True,
 ) -> Heat:
     """`seconds` of uploads to one bucket at `rate` per second, charged to each index's key values
-    (the table's indexes: `layout`'s, with the bucket's time index unless `bucket_time_index` is off)."""
+    (the table's indexes: `layout`'s, with the bucket's time index unless `bucket_time_index` is off and
+    the user's size index unless `user_size_index` is off, as in releases before 0.4)."""
     rng = random.Random(seed)
-    indexes = schema.global_indexes(layout.multi_attribute_index, bucket_time_index=bucket_time_index)
+    indexes = tuple(
+        index
+        for index in schema.global_indexes(layout.multi_attribute_index, bucket_time_index=bucket_time_index)
+        if user_size_index or index is not schema.USER_SIZE_INDEX
+    )
     hot_values = set(layout.user_partitions(HOT_USER))
     current: dict[str, dict[str, object]] = {}  # the entries an overwrite replaces
     heat = Heat(rate=rate, seconds=seconds)

@@ -27,9 +27,15 @@ PER_MILLION = 1_000_000
 
 
 def write_units_per_upload(
-    layout: ShardPlacement, kind: Kind, *, uploads: int, bucket_time_index: bool = True
+    layout: ShardPlacement,
+    kind: Kind,
+    *,
+    uploads: int,
+    bucket_time_index: bool = True,
+    user_size_index: bool = True,
 ) -> tuple[float, dict[str, float]]:
-    """Mean write units per upload in total and per index, over a stream of `uploads`."""
+    """Mean write units per upload in total and per index, over a stream of `uploads` (the indexes as
+    in `partition_heat.simulate`)."""
     heat = simulate(
         layout,
         kind,
@@ -38,6 +44,7 @@ def write_units_per_upload(
         hot_share=HOT_SHARE,
         seed=9,
         bucket_time_index=bucket_time_index,
+        user_size_index=user_size_index,
     )
     per_index = {index: units / uploads for index, units in sorted(heat.units.items())}
     return sum(per_index.values()), per_index
@@ -46,21 +53,21 @@ def write_units_per_upload(
 def run(*, uploads: int) -> list[Row]:
     default = deployment.shard_placement()
     without_z = dataclasses.replace(default, multi_attribute_index=False)
-    layouts = {  # name: (layout, the bucket's time index)
+    layouts = {  # name: (layout, the bucket's time index and the user's size index, both new in 0.4)
         "0.2.0 layout": (ShardPlacement(), False),
         f"0.3.0 default ({default.bucket_shards} shards)": (without_z, False),
-        f"default ({default.bucket_shards} shards, bucket time index)": (without_z, True),
+        f"default ({default.bucket_shards} shards, time and user size indexes)": (without_z, True),
         "default + multiAttributeIndex": (dataclasses.replace(default, multi_attribute_index=True), True),
     }
     rows: list[Row] = []
     for kind in Kind:
         progress(f"write cost: {uploads} {kind} under each layout")
         base_units, _ = write_units_per_upload(
-            ShardPlacement(), kind, uploads=uploads, bucket_time_index=False
+            ShardPlacement(), kind, uploads=uploads, bucket_time_index=False, user_size_index=False
         )
         for name, (layout, time_index) in layouts.items():
             units, per_index = write_units_per_upload(
-                layout, kind, uploads=uploads, bucket_time_index=time_index
+                layout, kind, uploads=uploads, bucket_time_index=time_index, user_size_index=time_index
             )
             dollars = units * PRICES.dynamodb_per_million_write_units
             split = ", ".join(f"{index} {value:.2f}" for index, value in per_index.items())

@@ -13,6 +13,9 @@ from infra.config import ConfigError, StackConfig
 from tests.infra.conftest import Synth, synthesize
 from tests.infra.test_stack import INDEXER_HANDLER, SEARCH_HANDLER, actions_of, function, role_statements
 
+# One worker builds the module's fixtures once (xdist --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("infra")
+
 
 def name_table(synth: Synth) -> dict[str, Any]:
     (table,) = [

@@ -15,6 +15,9 @@ from infra.web_page import content_security_policy
 from tests.infra.conftest import Synth, synthesize
 from tests.infra.test_stack import SEARCH_HANDLER, actions_of, function, role_statements
 
+# One worker builds the module's fixtures once (xdist --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("infra")
+
 SIGN_IN_TYPES = (
     "AWS::Cognito::UserPool",
     "AWS::Cognito::UserPoolClient",

@@ -379,14 +379,19 @@ def test_box_model_counts_what_the_key_conditions_read() -> None:
 def test_write_cost_per_upload_by_layout() -> None:
     sharded = ShardPlacement(bucket_shards=16)
     with_z = ShardPlacement(bucket_shards=16, multi_attribute_index=True)
-    # (layout, the bucket's time index): 0.2.0, 0.3.0's default, today's default, with the Z-order index.
+    # (layout, 0.4's bucket time and user size indexes): 0.2.0, 0.3.0's default, today's default, with
+    # the Z-order index.
     layouts = ((ShardPlacement(), False), (sharded, False), (sharded, True), (with_z, True))
     assert [
-        write_cost.write_units_per_upload(layout, Kind.NEW, uploads=50, bucket_time_index=timed)[0]
-        for layout, timed in layouts
-    ] == [3, 3, 4, 5]
+        write_cost.write_units_per_upload(
+            layout, Kind.NEW, uploads=50, bucket_time_index=new, user_size_index=new
+        )[0]
+        for layout, new in layouts
+    ] == [3, 3, 5, 6]
     overwrite = [
-        write_cost.write_units_per_upload(layout, Kind.OVERWRITE, uploads=50, bucket_time_index=timed)[0]
-        for layout, timed in layouts
+        write_cost.write_units_per_upload(
+            layout, Kind.OVERWRITE, uploads=50, bucket_time_index=new, user_size_index=new
+        )[0]
+        for layout, new in layouts
     ]
-    assert overwrite == [5, 5, 7, 9]
+    assert overwrite == [5, 5, 9, 11]

@@ -61,7 +61,7 @@ from file_index import schema
 from file_index.key_pattern import KeyPattern
 from file_index.name_reader import NameQuery, NameReader
 from file_index.name_sync import sync_names
-from file_index.names import NameIndex, matches_words, name_items, name_of, words
+from file_index.names import NameIndex, entry_items, matches_words, name_of, words
 from file_index.placement import ShardPlacement
 from file_index.reader import BucketQuery, FileReader, UserQuery
 from file_index.repair import ListedObject, backfill_object, expected_z_address, is_live
@@ -218,14 +218,16 @@ class World:
             item = items.get(key)
             if item is None or not is_live(item):
                 continue  # told by the entry checks
-            wanted = {(i[schema.NAME_SCOPE], i[schema.NAME_TERM]) for i in name_items(item, "")}
+            wanted = {
+                (i[schema.NAME_SCOPE], i[schema.NAME_TERM]) for i in entry_items(item, "", with_words=True)
+            }
             if not wanted <= held:
                 problems.append(f"{key!r} lacks name items {sorted(wanted - held)}")
         built = {
             (i[schema.NAME_SCOPE], i[schema.NAME_TERM], i.get(schema.NAME_USER))
             for item in items.values()
             if item is not None and is_live(item)
-            for i in name_items(item, "")
+            for i in entry_items(item, "", with_words=True)
         }
         extra = self.name_items_with_users() - built
         if extra:
@@ -501,7 +503,7 @@ def test_listings_backfills_events_and_repairs_converge_to_the_bucket(
             (i[schema.NAME_SCOPE], i[schema.NAME_TERM])
             for item in live_items.values()
             if item is not None and is_live(item)
-            for i in name_items(item, "")
+            for i in entry_items(item, "", with_words=True)
         }
         assert w.name_items() == expected_names
         assert drained == [], (

@@ -31,6 +31,9 @@ from file_index.reader import PAGE_ROUNDS, BucketQuery, InvalidStartKey, UserQue
 from file_index.writer import entry_item
 from tests.integration.conftest import DynamoDBLocal
 
+# One worker builds the module's fixtures once (xdist --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("folder-reader")
+
 START = datetime(2024, 5, 1, 10, tzinfo=UTC)
 BIG = 20_000
 

@@ -22,6 +22,9 @@ from file_index.placement import ShardPlacement
 from file_index.reader import BucketQuery, UserQuery
 from tests.integration.file_index.terms_world import Engine, World, engine, pages
 
+# One worker builds the module's fixtures once (xdist --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("name-terms-reader-bounds")
+
 __all__ = ["engine"]
 
 IMAGES = 2000

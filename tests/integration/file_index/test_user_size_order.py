@@ -16,6 +16,9 @@ from bench.entries import create_event, entry
 from file_index.placement import ShardPlacement
 from file_index.reader import FileReader, ListCursor, Plan, UserQuery
 
+# One worker builds the module's fixtures once (xdist --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("user-size-order")
+
 LAYOUT = ShardPlacement(bucket_shards=4, hot_users={"HOT": 3})
 BUCKET = "fileupload.a"
 START = datetime(2017, 8, 1, tzinfo=UTC)

@@ -159,6 +159,7 @@ def test_a_create_shows_in_exactly_its_shard_of_every_index(z_engine: Engine) ->
             schema.BUCKET_DATE_INDEX.name: {LAYOUT.bucket_partition(BUCKET, key)},
             schema.Z_ORDER_INDEX.name: {LAYOUT.bucket_partition(BUCKET, key)},
             schema.USER_DATE_INDEX.name: {LAYOUT.user_partition(HOT, key)},
+            schema.USER_SIZE_INDEX.name: {LAYOUT.user_partition(HOT, key)},
         }
         assert every_index(z_engine, key) == expected
 

@@ -18,6 +18,9 @@ from urllib.parse import quote, urlencode, urlsplit
 import boto3
 import pytest
 
+# One worker builds the module's fixtures once (xdist --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("api-edges")
+
 # Lambda refuses a response payload over 6 MB, and API Gateway answers a 502 instead.
 LAMBDA_RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024
 PAGE_LIMIT = 1000

@@ -17,6 +17,9 @@ import pytest
 from local_stack.stack import LocalFileSearch
 from tests.integration.local_stack.conftest import REPO_ROOT
 
+# One worker builds the module's fixtures once (xdist --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("client-package")
+
 PYTHONS = ("3.11", "3.13")
 
 

@@ -19,6 +19,9 @@ import pytest
 
 from tests.integration.local_stack.conftest import REPO_ROOT, ServeProcess, serving
 
+# One worker builds the module's fixtures once (xdist --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("deployed-configuration")
+
 PATTERN = r"uploads/(?P<user>[^/]+)/(?P<file>.+)"
 FILES = 20
 

@@ -18,6 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,9 @@ from file_index import name_terms
 from file_index.names import key_digest, name_of, words
 from local_stack.stack import LocalFileSearch
 from tests.integration.local_stack.signed_in import retry_delay
+
+# One worker builds the module's fixtures once (xdist --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("name-search")
 
 HOT_USER = "bot"
 USERS = ("USER001", "USER002", "anna", HOT_USER)
@@ -137,6 +141,14 @@ def corpus(request: pytest.FixtureRequest, _aws_credentials: None) -> Iterator[C
     endpoint = None
     if engine == "dynamodb-local":
         endpoint = request.getfixturevalue("dynamodb_local").endpoint_url
+        # The worker's DynamoDB Local outlives this fixture, which pytest may set up again for a later test:
+        # fresh tables each time (the local stack never takes over a table it did not create).
+        suffix = uuid.uuid4().hex[:8]
+        context = {
+            **context,
+            "tableName": f"{context['tableName']}-{suffix}",
+            "nameTableName": f"{context['nameTableName']}-{suffix}",
+        }
     with LocalFileSearch(
         aws_port=0, api_port=0, log_level="WARNING", context=context, dynamodb_endpoint=endpoint
     ) as stack:

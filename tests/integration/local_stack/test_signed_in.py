@@ -29,6 +29,9 @@ from tests.integration.local_stack.signed_in import (
     sign_in,
 )
 
+# One worker builds the module's fixtures once (xdist --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("signed-in")
+
 MAX_UPLOAD = 1000
 
 

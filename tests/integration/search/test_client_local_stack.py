@@ -32,6 +32,9 @@ from file_search_client.cli import BUILDING_WARNING, EXIT_OUTPUT_CLOSED, main
 from local_stack.api_gateway import ApiGatewayServer
 from search import composition, handler
 
+# One worker builds the module's fixtures once (xdist --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("client-local-stack")
+
 BUCKET = "fileupload.a"
 
 

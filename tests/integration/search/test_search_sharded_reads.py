@@ -46,6 +46,9 @@ from file_index.writer import entry_item
 from search.cursor import MAX_CURSOR_LENGTH, decode_cursor, encode_cursor
 from tests.integration.conftest import DynamoDBLocal
 
+# One worker builds the module's fixtures once (xdist --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("search-sharded-reads")
+
 REGION = "us-east-1"
 HOT = {"bot": 4}
 BUCKET_SHARDS = {"one": 1, "three": 3, "sixteen": 16}
