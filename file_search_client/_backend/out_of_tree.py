@@ -7,7 +7,8 @@ removed when the hook returns: through `DIST_EXTRA_CONFIG`, the extra configurat
 after setup.cfg (a value the caller set is restored afterwards). A strict editable install
 (`--config-settings editable_mode=strict`) links into its build folder for good, so it builds in place.
 
-The same file serves file_search_client and file_search_admin: a backend must lie inside its project.
+One file serves file_search_client and file_search_admin: a backend must lie inside its project's folder,
+so file_search_admin/_backend/out_of_tree.py is a link to this one.
 """
 
 from __future__ import annotations
