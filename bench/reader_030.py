@@ -17,7 +17,6 @@ Its pages' `cursor_after` (a page cut short) is the deployed reader's; the bench
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import Any
@@ -32,8 +31,9 @@ from file_index.shards import (  # the merge's heap entries and shard buffers ar
     ShardCursor,
     ShardFetch,
     _Descending,
+    _fetch_round,
     _Shard,
-    _take,
+    _take_next,
     fair_share,
 )
 
@@ -160,31 +160,15 @@ def merge_page[T](
             wanted = limit - len(items)
             if batch_size is not None:
                 wanted = min(wanted, batch_size)
-            requests = [(fetchers[index], shards[index].read_to) for index in needing]
-            if executor is not None and len(requests) > 1:
-                futures = [executor.submit(fetch, after, wanted) for fetch, after in requests]
-                batches = [future.result() for future in futures]
-            else:
-                batches = [fetch(after, wanted) for fetch, after in requests]
-            fetches += len(batches)
+            items_read += _fetch_round(
+                fetchers, shards, needing, wanted, executor, heap, rank, position_of, ascending, start.last
+            )
+            fetches += len(needing)
             rounds += 1
-            for index, batch in zip(needing, batches, strict=True):
-                items_read += len(batch.items)
-                queued = bool(shards[index].buffer)  # its head is in the heap already
-                _take(shards[index], index, batch, position_of, ascending, start.last)
-                if shards[index].buffer and not queued:
-                    heapq.heappush(heap, (rank(shards[index].buffer[0][0]), index))
             continue
         if not heap:
             break
-        _, index = heapq.heappop(heap)
-        shard = shards[index]
-        last, item = shard.buffer.popleft()
-        items.append(item)
-        sources.append(index)
-        shard.returned = last
-        if shard.buffer:
-            heapq.heappush(heap, (rank(shard.buffer[0][0]), index))
+        _, last = _take_next(shards, heap, rank, items, sources)
 
     next_cursor = MergeCursor(
         tuple(

@@ -371,20 +371,11 @@ def merge_page[T](
                     for index, shard in enumerate(shards)
                     if len(shard.buffer) < need and not shard.exhausted and index not in needing
                 ]
-            requests = [(fetchers[index], shards[index].read_to) for index in needing]
-            if executor is not None and len(requests) > 1:
-                futures = [executor.submit(fetch, after, wanted) for fetch, after in requests]
-                batches = [future.result() for future in futures]
-            else:
-                batches = [fetch(after, wanted) for fetch, after in requests]
-            fetches += len(batches)
+            items_read += _fetch_round(
+                fetchers, shards, needing, wanted, executor, heap, rank, position_of, ascending, start.last
+            )
+            fetches += len(needing)
             rounds += 1
-            for index, batch in zip(needing, batches, strict=True):
-                items_read += len(batch.items)
-                queued = bool(shards[index].buffer)  # its head is in the heap already
-                _take(shards[index], index, batch, position_of, ascending, start.last)
-                if shards[index].buffer and not queued:
-                    heapq.heappush(heap, (rank(shards[index].buffer[0][0]), index))
             continue
         if not heap:
             break
@@ -401,6 +392,37 @@ def merge_page[T](
         stopped_early=stopped_early,
         rounds=rounds,
     )
+
+
+def _fetch_round[T](
+    fetchers: Sequence[ShardFetch[T]],
+    shards: list[_Shard[T]],
+    needing: list[int],
+    wanted: int,
+    executor: Executor | None,
+    heap: list[tuple[Any, int]],
+    rank: Callable[[Position], Any],
+    position_of: Callable[[T], Position],
+    ascending: bool,
+    floor: Position | None,
+) -> int:
+    """Fetch each shard of `needing` (one fetch each, together on `executor` when there are several) for
+    `wanted` items, buffer what it keeps (`_take`) and queue on `heap` the head of each shard whose buffer
+    was empty. The items the fetchers returned."""
+    requests = [(fetchers[index], shards[index].read_to) for index in needing]
+    if executor is not None and len(requests) > 1:
+        futures = [executor.submit(fetch, after, wanted) for fetch, after in requests]
+        batches = [future.result() for future in futures]
+    else:
+        batches = [fetch(after, wanted) for fetch, after in requests]
+    items_read = 0
+    for index, batch in zip(needing, batches, strict=True):
+        items_read += len(batch.items)
+        queued = bool(shards[index].buffer)  # its head is in the heap already
+        _take(shards[index], index, batch, position_of, ascending, floor)
+        if shards[index].buffer and not queued:
+            heapq.heappush(heap, (rank(shards[index].buffer[0][0]), index))
+    return items_read
 
 
 def _drain[T](
