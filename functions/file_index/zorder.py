@@ -175,8 +175,9 @@ class ZCurve:
         self.check_box(box)
         return self.interleave(box.x_lo, box.y_lo), self.interleave(box.x_hi, box.y_hi)
 
-    # BIGMIN / LITMAX (Tropf and Herzog, 1981): walk the address bits from the top, comparing `z` with
-    # the box's outer bounds; a bit where the bounds differ splits the box in two along that bit's axis.
+    # BIGMIN (Tropf and Herzog, 1981; LITMAX is its mirror): walk the address bits from the top, comparing
+    # `z` with the box's outer bounds; a bit where the bounds differ splits the box in two along that bit's
+    # axis.
     def _load_1000(self, value: int, position: int) -> int:
         # This axis's bit at `position` set, its lower bits cleared: the low corner of the upper half.
         return (value | (1 << position)) & ~self._below[position]
@@ -210,28 +211,16 @@ class ZCurve:
         return best
 
     def prev_in_box(self, z: int, box: CodeBox) -> int | None:
-        """The largest in-box address <= `z` (LITMAX when `z` is outside the box), or None."""
-        zmin, zmax = self.outer_bounds(box)
-        if z >= zmax:
-            return zmax
-        if z < zmin:
-            return None
-        if box.contains(*self.deinterleave(z)):
-            return z
-        best: int | None = None
-        for position in range(len(self.layout) - 1, -1, -1):
-            mask = 1 << position
-            bits = (bool(z & mask), bool(zmin & mask), bool(zmax & mask))
-            if bits == (False, False, True):
-                zmax = self._load_0111(zmax, position)
-            elif bits == (False, True, True):
-                return best
-            elif bits == (True, False, False):
-                return zmax
-            elif bits == (True, False, True):
-                best = self._load_0111(zmax, position)
-                zmin = self._load_1000(zmin, position)
-        return best
+        """The largest in-box address <= `z` (LITMAX when `z` is outside the box), or None.
+
+        LITMAX is BIGMIN on the grid turned end for end: flipping every address bit reverses the order of
+        the addresses and mirrors each axis (code c becomes its axis's largest code minus c).
+        """
+        self.check_box(box)
+        x_top, y_top = (1 << self.x_bits) - 1, (1 << self.y_bits) - 1
+        mirrored = CodeBox(x_top - box.x_hi, x_top - box.x_lo, y_top - box.y_hi, y_top - box.y_lo)
+        flipped = self.next_in_box(self.max_address - z, mirrored)
+        return None if flipped is None else self.max_address - flipped
 
     def ranges(
         self, box: CodeBox, max_ranges: int, *, max_splits: int = DEFAULT_MAX_SPLITS
