@@ -69,6 +69,15 @@ def signed_in_person() -> Person:
     return person_from_claims(authorizer.get("claims"), access, authorization_values(event))
 
 
+def _person_asking(shape: str, route: str) -> Person:
+    """The signed-in person of a request to `route`, a route without query parameters (any is a 400),
+    the request's shape recorded first: how every `/me` route but the list begins."""
+    record_shape(shape)
+    person = signed_in_person()
+    refuse_unknown(_query_string(), route)
+    return person
+
+
 @router.get(
     "/me/files",
     summary="List the signed-in person's files (admins: any user's, or the bucket's)",
@@ -112,9 +121,7 @@ def list_my_files(query: Annotated[ListQuery, Query()]) -> Response[models.FileL
     security=_SIGNED_IN,
 )
 def get_my_file(objectKey: Annotated[str, KEY_PARAMETER]) -> Response[models.FileItem]:
-    record_shape("key")
-    person = signed_in_person()
-    refuse_unknown(_query_string(), "GET /me/files/{objectKey}")
+    person = _person_asking("key", "GET /me/files/{objectKey}")
     item = models.FileItem.model_validate(file_search().persons_file(person, decode_object_key(objectKey)))
     return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=item)
 
@@ -128,9 +135,7 @@ def get_my_file(objectKey: Annotated[str, KEY_PARAMETER]) -> Response[models.Fil
     security=_SIGNED_IN,
 )
 def delete_my_file(objectKey: Annotated[str, KEY_PARAMETER]) -> Response[None]:
-    record_shape("delete")
-    person = signed_in_person()
-    refuse_unknown(_query_string(), "DELETE /me/files/{objectKey}")
+    person = _person_asking("delete", "DELETE /me/files/{objectKey}")
     key = decode_object_key(objectKey)
     file_search().delete_persons_file(person, key)
     logger.info("deleted", extra={"uploadUser": person.user})
@@ -154,9 +159,7 @@ def delete_my_file(objectKey: Annotated[str, KEY_PARAMETER]) -> Response[None]:
     security=_SIGNED_IN,
 )
 def download_my_file(objectKey: Annotated[str, KEY_PARAMETER]) -> Response[Any]:
-    record_shape("download")
-    person = signed_in_person()
-    refuse_unknown(_query_string(), "GET /me/download/{objectKey}")
+    person = _person_asking("download", "GET /me/download/{objectKey}")
     key = decode_object_key(objectKey)
     search = file_search()
     url = search.download_url(key, item=search.persons_file(person, key))
@@ -183,10 +186,8 @@ def download_my_file(objectKey: Annotated[str, KEY_PARAMETER]) -> Response[Any]:
     security=_SIGNED_IN,
 )
 def create_my_upload() -> Response[dict[str, Any]]:
-    record_shape("upload")
-    person = signed_in_person()
+    person = _person_asking("upload", "POST /me/uploads")
     access = _user_access()
-    refuse_unknown(_query_string(), "POST /me/uploads")
     try:
         request = json.loads(router.current_event.decoded_body or "")
     except ValueError:
