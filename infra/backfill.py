@@ -43,10 +43,9 @@ from aws_cdk import custom_resources as cr
 from constructs import Construct, IConstruct
 
 from file_index.placement import ShardPlacement
-from infra.config import RemovalChoice
 from infra.nag import BASIC_EXECUTION_ROLE, acknowledge, arn_reference
 from infra.powertools_function import LOG_RETENTION, FunctionBasics, PowertoolsFunction
-from infra.storage import grant_object_lookup
+from infra.storage import grant_object_lookup, private_bucket_settings
 
 HANDLER_MODULE = "backfill.handler"
 # Step Functions refuses a child input above 256 KiB; the batch is cut below that, with room for the
@@ -151,13 +150,8 @@ class Backfill(Construct):
         self.reports_bucket = s3.Bucket(
             self,
             "RunReports",
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            enforce_ssl=True,
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             lifecycle_rules=[s3.LifecycleRule(expiration=REPORT_RETENTION)],
-            removal_policy=basics.removal.policy,
-            auto_delete_objects=basics.removal is RemovalChoice.DESTROY,
+            **private_bucket_settings(basics.removal),
         )
         acknowledge(
             self.reports_bucket,

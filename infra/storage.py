@@ -83,9 +83,6 @@ class Storage(Construct):
         `bucket_time_index`: the bucket's time index (`schema.BUCKET_DATE_INDEX`);
         `name_table_name`: the name index table is created under this name (None: no name index)."""
         super().__init__(scope, construct_id)
-        destroy = removal is RemovalChoice.DESTROY
-        removal_policy = removal.policy
-
         self.table = self._table(
             table_name,
             removal,
@@ -103,26 +100,15 @@ class Storage(Construct):
         self.access_log_bucket = s3.Bucket(
             self,
             "AccessLogBucket",
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            enforce_ssl=True,
-            # The S3 log delivery service writes only to SSE-S3 buckets, not SSE-KMS.
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             lifecycle_rules=[s3.LifecycleRule(expiration=_ACCESS_LOG_RETENTION)],
-            removal_policy=removal_policy,
-            auto_delete_objects=destroy,
+            **private_bucket_settings(removal),
         )
         self.bucket = s3.Bucket(
             self,
             "UploadBucket",
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            enforce_ssl=True,
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             server_access_logs_bucket=self.access_log_bucket,
             server_access_logs_prefix="upload-bucket/",
-            removal_policy=removal_policy,
-            auto_delete_objects=destroy,
+            **private_bucket_settings(removal),
         )
 
     def allow_uploads_from(self, origin: str) -> None:
@@ -207,3 +193,17 @@ def _add_indexes(table: dynamodb.Table, indexes: Iterable[schema.GlobalIndex]) -
             sort_key=_attribute(index.sort_key),
             projection_type=dynamodb.ProjectionType.ALL,
         )
+
+
+def private_bucket_settings(removal: RemovalChoice) -> dict[str, Any]:
+    """What every bucket the stack creates is: private, reached over TLS only, encrypted, its objects all
+    its owner's, and kept unless destroyed (then emptied first, so the stack's deletion can remove it)."""
+    return {
+        "block_public_access": s3.BlockPublicAccess.BLOCK_ALL,
+        "enforce_ssl": True,
+        # SSE-S3, not SSE-KMS: the S3 log delivery service writes only to SSE-S3 buckets.
+        "encryption": s3.BucketEncryption.S3_MANAGED,
+        "object_ownership": s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+        "removal_policy": removal.policy,
+        "auto_delete_objects": removal is RemovalChoice.DESTROY,
+    }

@@ -13,6 +13,7 @@ from constructs import Construct, IConstruct
 
 from infra.config import RemovalChoice
 from infra.nag import BASIC_EXECUTION_ROLE, RUNTIME_REASON, acknowledge, arn_reference
+from infra.storage import private_bucket_settings
 from infra.web_page import CONFIG_FILE, WEB_ROOT, security_headers
 
 
@@ -56,17 +57,7 @@ class WebSite(Construct):
         """`upload_bucket_name`: the existing bucket people upload to, or None for one the stack creates."""
         super().__init__(scope, construct_id)
         region = Stack.of(self).region
-        destroy = removal is RemovalChoice.DESTROY
-        self.bucket = s3.Bucket(
-            self,
-            "SiteBucket",
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            enforce_ssl=True,
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            removal_policy=removal.policy,
-            auto_delete_objects=destroy,
-        )
+        self.bucket = s3.Bucket(self, "SiteBucket", **private_bucket_settings(removal))
         headers = security_headers(connect_sources(region, upload_bucket_name))
         policy = cloudfront.ResponseHeadersPolicy(
             self,
