@@ -300,6 +300,11 @@ class Backfill(Construct):
         segments: int,
     ) -> sfn.IChainable:
         run = "$.run"
+        # The run a state after StartRun works on: every function but start_run is called with it.
+        this_run = {
+            "bucket": sfn.JsonPath.string_at(f"{run}.bucket"),
+            "runId": sfn.JsonPath.string_at(f"{run}.runId"),
+        }
         start = tasks.LambdaInvoke(
             self,
             "StartRun",
@@ -314,13 +319,7 @@ class Backfill(Construct):
             self,
             "FailRun",
             lambda_function=fail_run,
-            payload=sfn.TaskInput.from_object(
-                {
-                    "bucket": sfn.JsonPath.string_at(f"{run}.bucket"),
-                    "runId": sfn.JsonPath.string_at(f"{run}.runId"),
-                    "error": sfn.JsonPath.object_at("$.error"),
-                }
-            ),
+            payload=sfn.TaskInput.from_object({**this_run, "error": sfn.JsonPath.object_at("$.error")}),
             payload_response_only=True,
             result_path=sfn.JsonPath.DISCARD,
         ).next(sfn.Fail(self, "RunFailed", error_path="$.error.Error", cause_path="$.error.Cause"))
@@ -380,8 +379,7 @@ class Backfill(Construct):
             "Sweep",
             items_path=f"{run}.segments",
             item_selector={
-                "bucket": sfn.JsonPath.string_at(f"{run}.bucket"),
-                "runId": sfn.JsonPath.string_at(f"{run}.runId"),
+                **this_run,
                 # Each of StartRun's segments is {"segment": i, "totalSegments": N}.
                 "segment": sfn.JsonPath.number_at("$$.Map.Item.Value.segment"),
                 "totalSegments": sfn.JsonPath.number_at("$$.Map.Item.Value.totalSegments"),
@@ -398,12 +396,7 @@ class Backfill(Construct):
             self,
             "FinishRun",
             lambda_function=finish_run,
-            payload=sfn.TaskInput.from_object(
-                {
-                    "bucket": sfn.JsonPath.string_at(f"{run}.bucket"),
-                    "runId": sfn.JsonPath.string_at(f"{run}.runId"),
-                }
-            ),
+            payload=sfn.TaskInput.from_object(this_run),
             payload_response_only=True,
             result_path="$.result",
         )
