@@ -22,9 +22,6 @@ from tests.integration.local_stack.test_name_search import (  # noqa: F401 (coll
     test_a_prefix_of_1020_bytes_is_listed,
 )
 
-# One worker builds the module's fixtures once (xdist --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("folder-reader-name-search")
-
 FUNCTION_PACKAGES = ("search", "file_index")
 FOLDER_PAGES: list[int] = []  # the limit of each folder page FolderReader answered
 

@@ -33,9 +33,6 @@ from file_index.names import key_digest, name_of, words
 from local_stack.stack import LocalFileSearch
 from tests.integration.local_stack.signed_in import retry_delay
 
-# One worker builds the module's fixtures once (xdist --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("name-search")
-
 HOT_USER = "bot"
 USERS = ("USER001", "USER002", "anna", HOT_USER)
 FIRST_DAY = dt.datetime(2024, 3, 1, tzinfo=dt.UTC)
@@ -44,20 +41,25 @@ HTTP_TIMEOUT_S = 30
 INDEXING_TIMEOUT_S = 120
 EXAMPLES = int(os.environ.get("NAME_SEARCH_EXAMPLES", "60"))
 
+
+def _layout(context: dict[str, Any], engine: str, name: str) -> Any:
+    """A corpus layout; its tests run on one worker, which builds its stack once (xdist --dist loadgroup)."""
+    return pytest.param((context, engine), id=name, marks=pytest.mark.xdist_group(f"name-search-{name}"))
+
+
+# moto's Query walks the whole table: the many-shard layouts run on DynamoDB Local.
 LAYOUTS = [
-    pytest.param(({"bucketIndexShards": 1, "hotUsers": {}}, "moto"), id="one-shard"),
-    pytest.param(({"bucketIndexShards": 16, "hotUsers": {HOT_USER: 4}}, "moto"), id="16-shards-hot-user"),
-    pytest.param(
-        (
-            {
-                "bucketIndexShards": 4,
-                "hotUsers": {HOT_USER: 2},
-                "tableName": "NamesFileMetaData",
-                "nameTableName": "NamesFileNameIndex",
-            },
-            "dynamodb-local",
-        ),
-        id="dynamodb-local",
+    _layout({"bucketIndexShards": 1, "hotUsers": {}}, "moto", "one-shard"),
+    _layout({"bucketIndexShards": 16, "hotUsers": {HOT_USER: 4}}, "dynamodb-local", "16-shards-hot-user"),
+    _layout(
+        {
+            "bucketIndexShards": 4,
+            "hotUsers": {HOT_USER: 2},
+            "tableName": "NamesFileMetaData",
+            "nameTableName": "NamesFileNameIndex",
+        },
+        "dynamodb-local",
+        "dynamodb-local",
     ),
 ]
 PIECES = [
@@ -146,8 +148,8 @@ def corpus(request: pytest.FixtureRequest, _aws_credentials: None) -> Iterator[C
         suffix = uuid.uuid4().hex[:8]
         context = {
             **context,
-            "tableName": f"{context['tableName']}-{suffix}",
-            "nameTableName": f"{context['nameTableName']}-{suffix}",
+            "tableName": f"{context.get('tableName', 'FileMetaData')}-{suffix}",
+            "nameTableName": f"{context.get('nameTableName', 'FileNameIndex')}-{suffix}",
         }
     with LocalFileSearch(
         aws_port=0, api_port=0, log_level="WARNING", context=context, dynamodb_endpoint=endpoint
