@@ -54,6 +54,7 @@ class Settings:
     enrich_uploads: int
     page_runs: int
     local_stack_files: int
+    name_maintenance_sizes: tuple[int, ...]
 
     def kwargs(self, measure: str) -> dict[str, Any]:
         by_measure: dict[str, dict[str, Any]] = {
@@ -87,6 +88,7 @@ class Settings:
             "enrich_cost": {"uploads": self.enrich_uploads},
             "page": {"runs": self.page_runs},
             "local_stack": {"files": self.local_stack_files},
+            "name_maintenance": {"sizes": list(self.name_maintenance_sizes)},
         }
         return by_measure[measure]
 
@@ -122,6 +124,8 @@ FULL = Settings(
     page_runs=20,
     # 100,000 (the figure) takes longer than a measure's time limit: `python -m bench.local_stack` runs it.
     local_stack_files=10_000,
+    # About a minute on DynamoDB Local; `python -m bench.name_maintenance` runs the README's sizes.
+    name_maintenance_sizes=(500,),
 )
 QUICK = Settings(
     stream_keys=40,
@@ -151,6 +155,7 @@ QUICK = Settings(
     enrich_uploads=20,
     page_runs=2,
     local_stack_files=300,
+    name_maintenance_sizes=(100,),
 )
 
 
@@ -197,6 +202,10 @@ def parse_args(argv: list[str]) -> Options:
     parser.add_argument("--page-runs", type=int, help="runs of the page in headless Chromium (measure 18)")
     parser.add_argument("--local-stack-files", type=int, help="files put in the local stack (measure 19)")
     parser.add_argument(
+        "--name-maintenance-sizes",
+        help="entries of the name index's maintenance on DynamoDB Local, e.g. 1000,4000 (measure 20)",
+    )
+    parser.add_argument(
         "--charts",
         type=Path,
         help=f"draw the PNG charts into this folder (default for a full run: {DEFAULT_CHARTS})",
@@ -234,6 +243,9 @@ def parse_args(argv: list[str]) -> Options:
         enrich_uploads=base.enrich_uploads,
         page_runs=args.page_runs or base.page_runs,
         local_stack_files=args.local_stack_files or base.local_stack_files,
+        name_maintenance_sizes=_sizes(args.name_maintenance_sizes)
+        if args.name_maintenance_sizes
+        else base.name_maintenance_sizes,
     )
     charts = None if args.no_charts else args.charts or (None if args.quick else DEFAULT_CHARTS)
     return Options(settings, args.only or list(MEASURES), charts)

@@ -42,6 +42,7 @@ MEASURES = {
     "enrich_cost": "bench.enrich_cost:run",
     "page": "bench.page:run",
     "local_stack": "bench.local_stack:run",
+    "name_maintenance": "bench.name_maintenance:run",
 }
 
 

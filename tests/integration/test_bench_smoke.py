@@ -96,6 +96,7 @@ MEASURE_ROWS = {
     "enrich_cost": ("17.",),
     "page": ("18.",),
     "local_stack": ("19.",),
+    "name_maintenance": ("20.",),
 }
 # measure -> the chart it draws
 MEASURE_CHARTS = {name: f"{name}.png" for name in charts.CHARTS}
