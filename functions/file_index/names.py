@@ -361,7 +361,8 @@ class TermItemsState:
         return completed_at
 
     def _fetch(self, bucket: str) -> float | None:
-        keys = [_serialize(state_key(bucket)), _serialize(state_key(ALL_BUCKETS))]
+        # The bucket's state item and the table's; the table's once when asked for itself.
+        keys = [_serialize(state_key(name)) for name in dict.fromkeys((bucket, ALL_BUCKETS))]
         request: dict[str, Any] = {self.table_name: {"Keys": keys, "ConsistentRead": True}}
         found: list[dict[str, Any]] = []
         for _ in range(8):

@@ -15,6 +15,7 @@ from moto import mock_aws
 from file_index import schema
 from file_index.name_terms import name_terms
 from file_index.names import (
+    ALL_BUCKETS,
     OLD_WORDS_SECONDS,
     NameIndex,
     TermItemsState,
@@ -173,6 +174,17 @@ def test_the_flag_starts_unset_and_stays_set_with_its_first_time(world: World) -
     assert not state.complete("other-bucket")
     fresh = TermItemsState(world.dynamodb, NAME_TABLE)
     assert fresh.complete(BUCKET)
+
+
+def test_the_whole_table_flag_is_read_for_every_bucket(world: World) -> None:
+    """The table's own state item (`ALL_BUCKETS`) answers for any bucket, and asked for itself it is read
+    once (a BatchGetItem with a key twice is refused)."""
+    state = TermItemsState(world.dynamodb, NAME_TABLE, ttl=0.0)
+    assert not state.complete(ALL_BUCKETS)
+    assert mark_table_complete(world.dynamodb, NAME_TABLE, START)
+    assert state.complete(ALL_BUCKETS)
+    assert state.complete(BUCKET)
+    assert terms_complete(world.dynamodb, NAME_TABLE, ALL_BUCKETS)
 
 
 def test_a_cached_incomplete_flag_is_read_again_after_the_ttl(world: World) -> None:
