@@ -110,7 +110,9 @@ def test_throttled_writes_converge_after_redelivery(
     queue = SqsQueue()
     queue.send(*(notification(*records[i : i + 2]) for i in range(0, len(records), 2)))
 
-    rounds = queue.drain(moto_indexer, moto_indexer.context, max_rounds=30)
+    # Half of all writes fail: once the SDK's retry quota (per client) runs dry, a write is tried once, and
+    # a message of two records may need dozens of deliveries. Convergence is the claim, not its speed.
+    rounds = queue.drain(moto_indexer, moto_indexer.context, max_rounds=300)
 
     assert injector.attempts > len(records), "the SDK retried"
     assert queue.failed_deliveries > 0, "some messages outlasted the SDK's retries and were redelivered"
