@@ -28,6 +28,7 @@ Progress on stderr, the table on stdout.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import resource
 import subprocess
@@ -42,7 +43,6 @@ from typing import Any
 
 import boto3
 from boto3.dynamodb.types import TypeSerializer
-from botocore.config import Config
 
 from bench.entries import create_event, entry
 from bench.name_data import make_files
@@ -51,6 +51,7 @@ from file_index import schema
 from file_index.name_sync import DEFAULT_SEGMENTS, sync_names
 from file_index.names import NameIndex, name_items
 from file_index.placement import ShardPlacement
+from file_search_admin.aws import ADMIN_SDK
 
 BUCKET = "fileupload.bench"
 LAYOUT = ShardPlacement(bucket_shards=16)
@@ -84,19 +85,16 @@ def per_million(seconds: float, entries: int) -> float:
 
 
 def client(endpoint_url: str, segments: int = DEFAULT_SEGMENTS) -> Any:
-    """A DynamoDB client as the command line builds one (file_search_admin.aws), on DynamoDB Local."""
+    """A DynamoDB client with the command line's SDK settings (`file_search_admin.aws.ADMIN_SDK`), on
+    DynamoDB Local."""
+    sdk = dataclasses.replace(ADMIN_SDK, max_connections=segments + 4)
     return boto3.client(
         "dynamodb",
         endpoint_url=endpoint_url,
         region_name=REGION,
         aws_access_key_id="testing",
         aws_secret_access_key="testing",
-        config=Config(
-            retries={"mode": "standard", "total_max_attempts": 5},
-            max_pool_connections=segments + 4,
-            connect_timeout=10,
-            read_timeout=60,
-        ),
+        config=sdk.botocore_config(),
     )
 
 

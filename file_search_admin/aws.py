@@ -7,6 +7,7 @@ Profiles, region and credentials come from boto3's own chain (`--profile`, `--re
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,10 @@ from file_search_admin.errors import (
 # boto3 ships no type information for its generated clients.
 Client = Any
 
+# Standard retries (5 attempts: a laptop's link is less steady than a function's) and timeouts generous
+# enough for a busy emulator; the pool is sized per use (`Aws.max_connections`).
+ADMIN_SDK = SdkSettings(max_attempts=5, connect_timeout=10, read_timeout=60)
+
 _NOT_FOUND = frozenset({"404", "NoSuchBucket", "NotFound"})
 _NO_QUEUE = frozenset({"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"})
 
@@ -44,11 +49,8 @@ class Aws:
         return cls(boto3.session.Session(profile_name=profile, region_name=region), max_connections)
 
     def client(self, service: str) -> Client:
-        """Standard retries (5 attempts: a laptop's link is less steady than a function's), a pool as large
-        as the writers, and timeouts generous enough for a busy emulator."""
-        sdk = SdkSettings(
-            max_attempts=5, max_connections=self.max_connections, connect_timeout=10, read_timeout=60
-        )
+        """A client with the admin tools' SDK settings (`ADMIN_SDK`) and a pool as large as the writers."""
+        sdk = dataclasses.replace(ADMIN_SDK, max_connections=self.max_connections)
         client: Client = sdk.client(service, self.session)
         return client
 
