@@ -65,9 +65,9 @@ def run(*, uploads: int) -> list[Row]:
         base_units, _ = write_units_per_upload(
             ShardPlacement(), kind, uploads=uploads, bucket_time_index=False, user_size_index=False
         )
-        for name, (layout, time_index) in layouts.items():
+        for name, (layout, new_indexes) in layouts.items():
             units, per_index = write_units_per_upload(
-                layout, kind, uploads=uploads, bucket_time_index=time_index, user_size_index=time_index
+                layout, kind, uploads=uploads, bucket_time_index=new_indexes, user_size_index=new_indexes
             )
             dollars = units * PRICES.dynamodb_per_million_write_units
             split = ", ".join(f"{index} {value:.2f}" for index, value in per_index.items())
