@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,93 +19,29 @@ import pytest
 
 from bench.page import TRANSFERRED_BYTES
 from file_index.state import IndexStateStore, Operation
-from local_stack.browser import CHROMIUM_ARGS, chromium_path, launch, missing_browser
-from tests.integration.local_stack.conftest import REPO_ROOT, serving
-from tests.integration.local_stack.signed_in import add_person, call, expired, post_form, sign_in
+from local_stack.browser import CHROMIUM_ARGS, chromium_path
+from tests.browser.helpers import (
+    TIMEOUT_MS,
+    axe_violations,
+    file_payload,
+    fresh_person,
+    listed,
+    retry_later,
+    row,
+    shot,
+    sign_in,
+    signed_in,
+)
+from tests.integration.local_stack.signed_in import add_person, call, expired, post_form
+from tests.integration.local_stack.signed_in import sign_in as cognito_sign_in
+
+from playwright.sync_api import Browser, Page, Route, expect  # isort: skip
 
 pytestmark = pytest.mark.xdist_group("browser")
 
-SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
-AXE = REPO_ROOT / "node_modules" / "axe-core" / "axe.min.js"
 FIRST_LOAD_LIMIT_BYTES = 300 * 1024
-# What a person may wait for: an upload is listed once the emulated stack has indexed it, which on a loaded
-# two-core machine (the other test worker busy) takes longer than on AWS; the page itself asks for a minute.
-TIMEOUT_MS = 60_000
 BIG = bytes(range(256)) * 8 * 1024  # 2 MiB: big enough for the progress events of a real upload
 SMALL = b"quarterly numbers\n" * 40
-
-if missing_browser() is not None:
-    reason = f"browser tests: {missing_browser()}"
-    if os.environ.get("CI") == "true":
-        pytest.fail(reason, pytrace=False)
-    pytest.skip(reason, allow_module_level=True)
-
-from playwright.sync_api import Browser, FilePayload, Page, Route, expect, sync_playwright  # noqa: E402
-
-expect.set_options(timeout=TIMEOUT_MS)
-
-
-@pytest.fixture(scope="module")
-def ready() -> Iterator[dict[str, Any]]:
-    with serving() as started:
-        yield started
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
-    context.set_default_timeout(TIMEOUT_MS)
-    page = context.new_page()
-    yield page
-    context.close()
-
-
-def _sign_in(page: Page, ready: dict[str, Any], username: str, password: str) -> None:
-    page.goto(ready["webUrl"])
-    page.get_by_label("User name", exact=True).fill(username)
-    page.get_by_label("Password", exact=True).fill(password)
-    page.get_by_role("button", name="Sign in").click()
-
-
-def _signed_in(page: Page, ready: dict[str, Any], username: str, password: str) -> None:
-    _sign_in(page, ready, username, password)
-    expect(page.get_by_text("Signed in as")).to_contain_text(username)
-
-
-def _file(name: str, mime_type: str, content: bytes) -> FilePayload:
-    return {"name": name, "mimeType": mime_type, "buffer": content}
-
-
-def _axe_violations(page: Page) -> list[str]:
-    """Serious and critical violations axe-core finds in the page as it is now."""
-    if not any(page.evaluate("() => typeof window.axe") == kind for kind in ("object", "function")):
-        # Through the DevTools protocol, not a <script>: the page's CSP allows only its own scripts.
-        page.evaluate(AXE.read_text(encoding="utf-8"))
-    result = page.evaluate("async () => (await axe.run(document)).violations")
-    return [
-        f"{violation['id']} ({violation['impact']}): {[node['target'] for node in violation['nodes']]}"
-        for violation in result
-        if violation["impact"] in ("serious", "critical")
-    ]
-
-
-def _row(page: Page, name: str) -> Any:
-    return page.locator("#rows tr").filter(has=page.get_by_role("rowheader", name=name, exact=True))
-
-
-def _shot(page: Page, name: str, *, docs: bool = True) -> None:
-    """A full-page screenshot: into docs/screenshots/ (the README's), or beside the test run's files."""
-    folder = SCREENSHOTS if docs else Path(os.environ.get("PAGE_SHOTS", "/tmp")) / "page-screenshots"
-    folder.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(folder / name), full_page=True)
 
 
 def test_a_person_signs_in_uploads_finds_downloads_and_deletes(
@@ -115,23 +49,23 @@ def test_a_person_signs_in_uploads_finds_downloads_and_deletes(
 ) -> None:
     page.goto(ready["webUrl"])
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
-    assert _axe_violations(page) == []
-    _shot(page, "sign-in.png")
-    _sign_in(page, ready, "demo", ready["demoPassword"])
+    assert axe_violations(page) == []
+    shot(page, "sign-in.png")
+    sign_in(page, ready, "demo", ready["demoPassword"])
     expect(page.get_by_text("Signed in as")).to_contain_text("demo")
     expect(page.get_by_text("No files yet.")).to_be_visible()
 
     # Two files at once through the picker: a progress bar for each, then both listed, no reload.
     page.get_by_label("Choose files to upload, or drop them here").set_input_files(
         [
-            _file("site-plan.pdf", "application/pdf", BIG),
-            _file("quarterly report.txt", "text/plain", SMALL),
+            file_payload("site-plan.pdf", "application/pdf", BIG),
+            file_payload("quarterly report.txt", "text/plain", SMALL),
         ]
     )
     for name in ("site-plan.pdf", "quarterly report.txt"):
         expect(page.get_by_role("progressbar", name=f"Upload of {name}")).to_be_visible()
     for name in ("site-plan.pdf", "quarterly report.txt"):
-        expect(_row(page, name)).to_have_count(1)
+        expect(row(page, name)).to_have_count(1)
         bar = page.get_by_role("progressbar", name=f"Upload of {name}")
         assert bar.evaluate("element => element.value") == 100
     # And one dropped on the drop zone.
@@ -140,19 +74,19 @@ def test_a_person_signs_in_uploads_finds_downloads_and_deletes(
         " data.items.add(new File(['dropped'], 'dropped note.md', {type: 'text/markdown'})); return data; }"
     )
     page.dispatch_event("#drop-zone", "drop", {"dataTransfer": drop})
-    expect(_row(page, "dropped note.md")).to_have_count(1)
+    expect(row(page, "dropped note.md")).to_have_count(1)
     expect(page.locator("#rows tr")).to_have_count(3)
-    row = _row(page, "site-plan.pdf")
-    expect(row).to_contain_text("2.0 MB")
-    assert _axe_violations(page) == []
-    _shot(page, "files.png")
+    plan = row(page, "site-plan.pdf")
+    expect(plan).to_contain_text("2.0 MB")
+    assert axe_violations(page) == []
+    shot(page, "files.png")
 
     # The name search box.
     page.get_by_label("Name", exact=True).fill("quarterly")
     page.get_by_role("button", name="Search").click()
     expect(page.locator("#rows tr")).to_have_count(1)
-    expect(_row(page, "quarterly report.txt")).to_have_count(1)
-    _shot(page, "search.png")
+    expect(row(page, "quarterly report.txt")).to_have_count(1)
+    shot(page, "search.png")
     page.get_by_role("button", name="Clear").click()
     expect(page.locator("#rows tr")).to_have_count(3)
 
@@ -160,7 +94,7 @@ def test_a_person_signs_in_uploads_finds_downloads_and_deletes(
     page.get_by_label("At least").fill("1")
     page.get_by_role("button", name="Search").click()
     expect(page.locator("#rows tr")).to_have_count(1)
-    expect(_row(page, "site-plan.pdf")).to_have_count(1)
+    expect(row(page, "site-plan.pdf")).to_have_count(1)
     page.get_by_role("button", name="Clear").click()
     # A date range that ended yesterday holds nothing.
     page.get_by_label("To", exact=True).fill("2020-01-01")
@@ -192,10 +126,10 @@ def test_a_person_signs_in_uploads_finds_downloads_and_deletes(
     # Delete, after a confirmation; dismissing it keeps the file.
     page.once("dialog", lambda dialog: dialog.dismiss())
     page.get_by_role("button", name="Delete quarterly report.txt").click()
-    expect(_row(page, "quarterly report.txt")).to_have_count(1)
+    expect(row(page, "quarterly report.txt")).to_have_count(1)
     page.once("dialog", lambda dialog: dialog.accept())
     page.get_by_role("button", name="Delete quarterly report.txt").click()
-    expect(_row(page, "quarterly report.txt")).to_have_count(0)
+    expect(row(page, "quarterly report.txt")).to_have_count(0)
     expect(page.get_by_role("status")).to_contain_text("quarterly report.txt was deleted")
     page.reload()
     expect(page.locator("#rows tr")).to_have_count(2)
@@ -216,16 +150,16 @@ def test_a_second_person_sees_none_of_the_first_persons_files(
     first = browser.new_context()
     first.set_default_timeout(TIMEOUT_MS)
     page = first.new_page()
-    _signed_in(page, ready, "demo", ready["demoPassword"])
+    signed_in(page, ready, "demo", ready["demoPassword"])
     page.get_by_label("Choose files to upload, or drop them here").set_input_files(
-        [_file("demo-private.txt", "text/plain", b"mine")]
+        [file_payload("demo-private.txt", "text/plain", b"mine")]
     )
-    expect(_row(page, "demo-private.txt")).to_have_count(1)
+    expect(row(page, "demo-private.txt")).to_have_count(1)
     first.close()
     second = browser.new_context()
     second.set_default_timeout(TIMEOUT_MS)
     page = second.new_page()
-    _sign_in(page, ready, "carol", password)
+    sign_in(page, ready, "carol", password)
     expect(page.get_by_text("Signed in as")).to_contain_text("carol")
     expect(page.get_by_text("No files yet.")).to_be_visible()
     page.get_by_label("Name", exact=True).fill("private")
@@ -237,7 +171,7 @@ def test_a_second_person_sees_none_of_the_first_persons_files(
 
 
 def test_an_admin_chooses_a_user_or_the_whole_bucket(page: Page, ready: dict[str, Any]) -> None:
-    _sign_in(page, ready, ready["adminUser"], ready["adminPassword"])
+    sign_in(page, ready, ready["adminUser"], ready["adminPassword"])
     expect(page.get_by_text("Signed in as")).to_contain_text("admin")
     page.get_by_label("Show", exact=True).select_option("The whole bucket")
     expect(page.get_by_role("heading", name="All files of the bucket")).to_be_visible()
@@ -248,20 +182,20 @@ def test_an_admin_chooses_a_user_or_the_whole_bucket(page: Page, ready: dict[str
     assert shown == sorted(shown, reverse=True)
     # Others' files have no Delete button.
     expect(page.get_by_role("button", name=re.compile("^Delete "))).to_have_count(0)
-    assert _axe_violations(page) == []
-    _shot(page, "admin.png")
+    assert axe_violations(page) == []
+    shot(page, "admin.png")
 
 
 def test_a_wrong_password_is_said_clearly(page: Page, ready: dict[str, Any]) -> None:
-    _sign_in(page, ready, "demo", "not-the-password")
+    sign_in(page, ready, "demo", "not-the-password")
     expect(page.get_by_role("alert")).to_have_text("Wrong user name or password.")
     expect(page.get_by_label("Password", exact=True)).to_have_value("")
-    _sign_in(page, ready, "nobody-here", "whatever-Passw0rd!")
+    sign_in(page, ready, "nobody-here", "whatever-Passw0rd!")
     expect(page.get_by_role("alert")).to_have_text("Wrong user name or password.")
 
 
 def test_an_expired_session_asks_to_sign_in_again(page: Page, ready: dict[str, Any]) -> None:
-    _sign_in(page, ready, "demo", ready["demoPassword"])
+    sign_in(page, ready, "demo", ready["demoPassword"])
     expect(page.get_by_text("Signed in as")).to_be_visible()
     # The ID token has expired and the refresh token is no longer good (revoked, or past its validity):
     # the API refuses the token, the refresh fails, and the page says so instead of showing an error.
@@ -276,7 +210,7 @@ def test_an_expired_session_asks_to_sign_in_again(page: Page, ready: dict[str, A
 
 
 def test_tokens_are_refreshed_before_they_expire(page: Page, ready: dict[str, Any]) -> None:
-    _sign_in(page, ready, "demo", ready["demoPassword"])
+    sign_in(page, ready, "demo", ready["demoPassword"])
     expect(page.get_by_text("Signed in as")).to_be_visible()
     before = json.loads(page.evaluate("() => sessionStorage.getItem('s3-file-search.session')"))
     # The token is about to expire (its record says so): the next request refreshes it first.
@@ -302,15 +236,15 @@ def test_a_phone_screen_and_the_first_load(browser: Browser, ready: dict[str, An
     page.wait_for_load_state("networkidle")
     transferred = page.evaluate(TRANSFERRED_BYTES)
     assert 0 < transferred <= FIRST_LOAD_LIMIT_BYTES
-    _sign_in(page, ready, "demo", ready["demoPassword"])
+    sign_in(page, ready, "demo", ready["demoPassword"])
     expect(page.get_by_text("Signed in as")).to_be_visible()
-    photo = _file("phone photo with a rather long name.jpg", "image/jpeg", b"\xff\xd8" * 500)
+    photo = file_payload("phone photo with a rather long name.jpg", "image/jpeg", b"\xff\xd8" * 500)
     page.get_by_label("Choose files to upload, or drop them here").set_input_files([photo])
-    expect(_row(page, "phone photo with a rather long name.jpg")).to_have_count(1)
+    expect(row(page, "phone photo with a rather long name.jpg")).to_have_count(1)
     # Nothing wider than the screen.
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 375
-    assert _axe_violations(page) == []
-    _shot(page, "phone.png")
+    assert axe_violations(page) == []
+    shot(page, "phone.png")
     context.close()
 
 
@@ -321,7 +255,7 @@ def test_the_index_state_is_shown_while_building(page: Page, ready: dict[str, An
     )
     store.start(ready["bucket"], Operation.BACKFILL, "browser-test-run")
     try:
-        _signed_in(page, ready, "demo", ready["demoPassword"])
+        signed_in(page, ready, "demo", ready["demoPassword"])
         # The search function reads the state record at most every few seconds: search until it tells.
         notice = page.get_by_role("status")
         for _ in range(40):
@@ -330,7 +264,7 @@ def test_the_index_state_is_shown_while_building(page: Page, ready: dict[str, An
             page.wait_for_timeout(500)
             page.get_by_role("button", name="Search").click()
         expect(notice).to_contain_text("The index is being built")
-        _shot(page, "building.png")
+        shot(page, "building.png")
     finally:
         store.finish(ready["bucket"], "browser-test-run")
 
@@ -339,7 +273,7 @@ def test_more_pages_never_show_a_file_twice_and_the_keyboard_suffices(
     page: Page, ready: dict[str, Any]
 ) -> None:
     password = add_person(ready["awsEndpoint"], ready["userPoolId"], "dave", "Dave-Passw0rd!xy")
-    token = sign_in(ready["awsEndpoint"], ready["userPoolClientId"], "dave", password)["IdToken"]
+    token = cognito_sign_in(ready["awsEndpoint"], ready["userPoolClientId"], "dave", password)["IdToken"]
     for index in range(63):  # more than one page of 50
         status, form, _ = call(
             f"{ready['apiUrl']}/me/uploads",
@@ -391,31 +325,14 @@ def _listing_polls(url: str) -> bool:
     return "/me/files/" in url
 
 
-def _retry_later(route: Route, ready: dict[str, Any], retry_after: str | None = None) -> None:
-    """API Gateway's answer at the stage's rate limit: 429, with its CORS header (DEFAULT_4XX's)."""
-    headers = {"Access-Control-Allow-Origin": ready["webUrl"], "Content-Type": "application/json"}
-    if retry_after is not None:
-        headers |= {"Retry-After": retry_after, "Access-Control-Expose-Headers": "Retry-After"}
-    route.fulfill(status=429, headers=headers, body=json.dumps({"message": "Too Many Requests"}))
-
-
-def _listed(page: Page) -> None:
-    """Waits until the list has answered: some rows, or the words of an empty list."""
-    expect(page.locator("#rows tr, #empty:not([hidden])").first).to_be_visible()
-
-
-def _fresh_person(ready: dict[str, Any], username: str) -> str:
-    return add_person(ready["awsEndpoint"], ready["userPoolId"], username, f"{username.title()}-Passw0rd!x")
-
-
 def test_an_upload_is_asked_for_less_and_less_often(page: Page, ready: dict[str, Any]) -> None:
     """Polling backs off (250 ms, doubling up to 4 s) instead of asking 4 times a second for a minute.
 
     The gaps are lower bounds, which a slow machine only widens: a poll is sent no sooner than its wait
     after the previous one was answered, and the route handler sees it no sooner than it is sent.
     """
-    password = _fresh_person(ready, "erin")
-    _signed_in(page, ready, "erin", password)
+    password = fresh_person(ready, "erin")
+    signed_in(page, ready, "erin", password)
     expect(page.get_by_text("No files yet.")).to_be_visible()
     seen: list[float] = []
 
@@ -435,9 +352,9 @@ def test_an_upload_is_asked_for_less_and_less_often(page: Page, ready: dict[str,
 
     page.route(_listing_polls, not_listed_yet)
     page.get_by_label("Choose files to upload, or drop them here").set_input_files(
-        [_file("slow to index.txt", "text/plain", SMALL)]
+        [file_payload("slow to index.txt", "text/plain", SMALL)]
     )
-    expect(_row(page, "slow to index.txt")).to_have_count(1)
+    expect(row(page, "slow to index.txt")).to_have_count(1)
     expect(page.locator("#uploads li")).to_contain_text("Done")
     gaps = [later - earlier for earlier, later in itertools.pairwise(seen)]
     assert len(gaps) >= 3
@@ -448,8 +365,8 @@ def test_an_upload_is_asked_for_less_and_less_often(page: Page, ready: dict[str,
 def test_an_upload_rides_out_the_apis_rate_limit(page: Page, ready: dict[str, Any]) -> None:
     """429s while the page waits for an upload to be listed: it waits (Retry-After when it may read it,
     else backing off), asks again, and the upload ends listed, not "Failed"."""
-    password = _fresh_person(ready, "frank")
-    _signed_in(page, ready, "frank", password)
+    password = fresh_person(ready, "frank")
+    signed_in(page, ready, "frank", password)
     expect(page.get_by_text("No files yet.")).to_be_visible()
     seen: list[float] = []
 
@@ -459,17 +376,17 @@ def test_an_upload_rides_out_the_apis_rate_limit(page: Page, ready: dict[str, An
             return
         seen.append(time.monotonic())
         if len(seen) == 1:
-            _retry_later(route, ready, retry_after="2")
+            retry_later(route, ready, retry_after="2")
         elif len(seen) <= 4:
-            _retry_later(route, ready)
+            retry_later(route, ready)
         else:
             route.fallback()
 
     page.route(_listing_polls, throttled)
     page.get_by_label("Choose files to upload, or drop them here").set_input_files(
-        [_file("busy day.txt", "text/plain", SMALL)]
+        [file_payload("busy day.txt", "text/plain", SMALL)]
     )
-    expect(_row(page, "busy day.txt")).to_have_count(1)
+    expect(row(page, "busy day.txt")).to_have_count(1)
     upload = page.locator("#uploads li")
     expect(upload).to_contain_text("Done")
     expect(upload).not_to_contain_text("Failed")
@@ -478,8 +395,8 @@ def test_an_upload_rides_out_the_apis_rate_limit(page: Page, ready: dict[str, An
 
 
 def test_filters_are_checked_in_the_fields_own_words(page: Page, ready: dict[str, Any]) -> None:
-    _signed_in(page, ready, "demo", ready["demoPassword"])
-    _listed(page)
+    signed_in(page, ready, "demo", ready["demoPassword"])
+    listed(page)
     least, most = page.get_by_label("At least"), page.get_by_label("At most")
     problem = page.locator("#filter-error")
 
@@ -495,8 +412,8 @@ def test_filters_are_checked_in_the_fields_own_words(page: Page, ready: dict[str
     expect(problem).to_have_text("“At least” must not be more than “At most”.")
     expect(problem).to_have_attribute("role", "alert")
     marked(least, most)
-    assert _axe_violations(page) == []
-    _shot(page, "filter-error.png", docs=False)
+    assert axe_violations(page) == []
+    shot(page, "filter-error.png", docs=False)
     most.fill("")
     least.fill("9999999999")
     page.get_by_label("Unit").select_option("GB")
@@ -545,21 +462,21 @@ def test_a_failed_list_offers_to_try_again(page: Page, ready: dict[str, Any]) ->
             route.fallback()
 
     page.route(lambda url: "/me/files?" in url, fails_once)
-    _signed_in(page, ready, "demo", ready["demoPassword"])
+    signed_in(page, ready, "demo", ready["demoPassword"])
     expect(page.locator("#list-error")).to_have_text("Your files could not be loaded: internal error")
     again = page.get_by_role("button", name="Try again")
     expect(again).to_be_visible()
-    assert _axe_violations(page) == []
-    _shot(page, "list-error.png", docs=False)
+    assert axe_violations(page) == []
+    shot(page, "list-error.png", docs=False)
     again.click()
-    _listed(page)
+    listed(page)
     expect(page.locator("#list-error")).to_be_hidden()
     expect(again).to_be_hidden()
     assert answers == [500]
 
 
 def test_clear_resets_every_filter_the_unit_included(page: Page, ready: dict[str, Any]) -> None:
-    _signed_in(page, ready, "demo", ready["demoPassword"])
+    signed_in(page, ready, "demo", ready["demoPassword"])
     page.get_by_label("Name", exact=True).fill("report")
     page.get_by_label("From", exact=True).fill("2024-01-01")
     page.get_by_label("To", exact=True).fill("2024-12-31")
@@ -575,7 +492,7 @@ def test_clear_resets_every_filter_the_unit_included(page: Page, ready: dict[str
 
 
 def test_signing_out_is_said_as_a_status(page: Page, ready: dict[str, Any]) -> None:
-    _signed_in(page, ready, "demo", ready["demoPassword"])
+    signed_in(page, ready, "demo", ready["demoPassword"])
     page.get_by_role("button", name="Sign out").click()
     said = page.get_by_role("status").filter(has_text="You are signed out.")
     expect(said).to_be_visible()
@@ -584,11 +501,11 @@ def test_signing_out_is_said_as_a_status(page: Page, ready: dict[str, Any]) -> N
     colour = "element => getComputedStyle(element).color"
     assert said.evaluate(colour) != page.locator("#sign-in-error").evaluate(colour)
     assert said.evaluate("element => getComputedStyle(element).fontWeight") in ("400", "normal")
-    _shot(page, "signed-out.png", docs=False)
+    shot(page, "signed-out.png", docs=False)
 
 
 def test_the_keyboard_stays_in_place_after_sign_in_and_delete(page: Page, ready: dict[str, Any]) -> None:
-    password = _fresh_person(ready, "grace")
+    password = fresh_person(ready, "grace")
     page.goto(ready["webUrl"])
     expect(page.get_by_label("User name", exact=True)).to_be_focused()
     page.keyboard.type("grace")
@@ -597,7 +514,7 @@ def test_the_keyboard_stays_in_place_after_sign_in_and_delete(page: Page, ready:
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="Your files")).to_be_focused()
     page.get_by_label("Choose files to upload, or drop them here").set_input_files(
-        [_file(name, "text/plain", SMALL) for name in ("a.txt", "b.txt", "c.txt")]
+        [file_payload(name, "text/plain", SMALL) for name in ("a.txt", "b.txt", "c.txt")]
     )
     expect(page.locator("#rows tr")).to_have_count(3)
     page.on("dialog", lambda dialog: dialog.accept())
@@ -605,10 +522,10 @@ def test_the_keyboard_stays_in_place_after_sign_in_and_delete(page: Page, ready:
     # The middle one: focus goes to the next row's Delete; the last one: to the previous row's.
     page.get_by_role("button", name=f"Delete {names[1]}").focus()
     page.keyboard.press("Enter")
-    expect(_row(page, names[1])).to_have_count(0)
+    expect(row(page, names[1])).to_have_count(0)
     expect(page.get_by_role("button", name=f"Delete {names[2]}")).to_be_focused()
     page.keyboard.press("Enter")
-    expect(_row(page, names[2])).to_have_count(0)
+    expect(row(page, names[2])).to_have_count(0)
     expect(page.get_by_role("button", name=f"Delete {names[0]}")).to_be_focused()
     # The last file: the list's heading.
     page.keyboard.press("Enter")
