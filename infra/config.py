@@ -72,6 +72,12 @@ _VERIFIED_ADDRESSES = ("email", "phone_number")
 _GROUP_NAME = re.compile(r"^\S{1,128}$")
 # S3 takes at most 5 GiB in one PUT or POST.
 MAX_UPLOAD_BYTES = 5 * 1024**3
+# A share link is signed with the search function's role credentials, which are temporary: S3 refuses the
+# link once they expire, whatever its own expiry (hours; AWS does not say how many for Lambda). An hour by
+# default; at most 12 hours, the longest any role session lasts (SigV4's own 7 days cannot be reached).
+DEFAULT_SHARE_LINK_MAX_SECONDS = 3600
+MAX_SHARE_LINK_SECONDS = 12 * 3600
+MIN_SHARE_LINK_SECONDS = 60
 # S3's naming rules for general purpose buckets: 3-63 characters of a-z 0-9 . -, starting and ending with
 # a letter or digit, no two adjacent periods, not formatted as an IP address.
 _BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
@@ -178,6 +184,8 @@ class StackConfig:
     admin_group: str = "admins"
     # The largest file the page may upload with one presigned POST (S3's single-request limit).
     max_upload_bytes: int = MAX_UPLOAD_BYTES
+    # The longest a share link (`GET /me/links/{objectKey}`) may be asked for, in seconds.
+    share_link_max_seconds: int = DEFAULT_SHARE_LINK_MAX_SECONDS
 
     def __post_init__(self) -> None:
         _check_indexer_sizing(self.indexer_sizing)
@@ -242,6 +250,12 @@ class StackConfig:
             admin_group=_optional(get, "adminGroup", _group_name, "admins"),
             max_upload_bytes=_optional(
                 get, "maxUploadBytes", _positive_int(maximum=MAX_UPLOAD_BYTES), MAX_UPLOAD_BYTES
+            ),
+            share_link_max_seconds=_optional(
+                get,
+                "shareLinkMaxSeconds",
+                _int_between(MIN_SHARE_LINK_SECONDS, MAX_SHARE_LINK_SECONDS),
+                DEFAULT_SHARE_LINK_MAX_SECONDS,
             ),
             indexer_sizing=IndexerSizing(
                 memory_mb=_optional(

@@ -82,6 +82,7 @@ class SignedInRoutes:
     admin_group: str
     max_upload_bytes: int
     key_pattern: str
+    share_link_max_seconds: int
 
     def environment(self) -> dict[str, str]:
         """The search function's settings of these routes (`search.config`)."""
@@ -90,6 +91,7 @@ class SignedInRoutes:
             "USER_CLAIM": self.user_claim,
             "ADMIN_GROUP": self.admin_group,
             "MAX_UPLOAD_BYTES": str(self.max_upload_bytes),
+            "SHARE_LINK_MAX_SECONDS": str(self.share_link_max_seconds),
             "WEB_ORIGIN": self.web_origin,
             # Uploads are keyed so that the indexer credits them to their uploader.
             "KEY_LAYOUT": self.key_pattern,
@@ -350,6 +352,7 @@ class SearchApi(Construct):
         one_file.add_method("GET", integration, **signed)
         one_file.add_method("DELETE", integration, **signed)
         me.add_resource("download").add_resource("{objectKey+}").add_method("GET", integration, **signed)
+        me.add_resource("links").add_resource("{objectKey+}").add_method("GET", integration, **signed)
         me.add_resource("uploads").add_method("POST", integration, **signed)
         quoted_origin = Fn.join("", ["'", signed_in.web_origin, "'"])
         for response_type in (

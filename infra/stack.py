@@ -70,6 +70,7 @@ class FileSearchStack(Stack):
         if config.user_access:
             # Imported here: a stack without them does not load their modules.
             from infra.user_pool import People
+            from infra.web_page import link_expiries
             from infra.web_site import WebSite
 
             self.people = People(
@@ -91,6 +92,7 @@ class FileSearchStack(Stack):
                 admin_group=config.admin_group,
                 max_upload_bytes=config.max_upload_bytes,
                 key_pattern=config.key_pattern,
+                share_link_max_seconds=config.share_link_max_seconds,
             )
             self.storage.allow_uploads_from(self.web_site.origin)
         self.search_api = SearchApi(
@@ -119,6 +121,7 @@ class FileSearchStack(Stack):
                     "userPoolId": self.people.user_pool.user_pool_id,
                     "userPoolClientId": self.people.client.user_pool_client_id,
                     "maxUploadBytes": config.max_upload_bytes,
+                    "linkExpiries": link_expiries(config.share_link_max_seconds),
                     "adminGroup": config.admin_group,
                     "userClaim": config.user_claim,
                     "bucket": self.storage.bucket.bucket_name,

@@ -22,6 +22,17 @@ CONTENT_TYPES = {
 }
 
 
+# The expiries the page offers for a share link, in seconds: those not above the deployment's cap.
+SHARE_LINK_CHOICES = (300, 3600, 4 * 3600, 12 * 3600)
+
+
+def link_expiries(max_seconds: int) -> list[int]:
+    """The share link expiries the page offers (config.json's `linkExpiries`): the choices up to the cap,
+    and the cap itself when no choice reaches it."""
+    offered = [seconds for seconds in SHARE_LINK_CHOICES if seconds <= max_seconds]
+    return offered if max_seconds in offered else [*offered, max_seconds]
+
+
 def content_security_policy(connect_sources: Iterable[str]) -> str:
     """The page's CSP: its own scripts and styles only, and connections to the API, Cognito and S3."""
     connect = " ".join(["'self'", *connect_sources])

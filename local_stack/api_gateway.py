@@ -55,6 +55,7 @@ ME_ROUTES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"/me/files/?"), ("GET",)),
     (re.compile(r"/me/files/.+"), ("GET", "DELETE")),
     (re.compile(r"/me/download/.+"), ("GET",)),
+    (re.compile(r"/me/links/.+"), ("GET",)),
     (re.compile(r"/me/uploads/?"), ("POST",)),
 )
 CORS_ALLOWED_HEADERS = "Authorization,Content-Type"

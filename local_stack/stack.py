@@ -57,6 +57,7 @@ from file_index.key_pattern import InvalidKeyPatternError, KeyPattern
 from file_index.state import now_iso
 from infra.config import CDK_JSON, ConfigError, EventSource, StackConfig
 from infra.sizing import SEARCH_MEMORY_MB
+from infra.web_page import link_expiries
 from local_stack.api_gateway import ApiGatewayServer
 from local_stack.cognito import (
     DEMO_ADMIN,
@@ -315,6 +316,7 @@ class LocalFileSearch:
                 "userPoolClientId": pool.client_id,
                 "cognitoEndpoint": self.aws_endpoint,
                 "maxUploadBytes": self.config.max_upload_bytes,
+                "linkExpiries": link_expiries(self.config.share_link_max_seconds),
                 "adminGroup": self.config.admin_group,
                 "userClaim": self.config.user_claim,
                 "bucket": self.bucket,
@@ -644,6 +646,7 @@ class LocalFileSearch:
             "USER_CLAIM": self.config.user_claim,
             "ADMIN_GROUP": self.config.admin_group,
             "MAX_UPLOAD_BYTES": str(self.config.max_upload_bytes),
+            "SHARE_LINK_MAX_SECONDS": str(self.config.share_link_max_seconds),
             "WEB_ORIGIN": self._web.url,
         }
 

@@ -15,8 +15,10 @@ from file_index.state import State
 from search.people import (
     DEFAULT_ADMIN_GROUP,
     DEFAULT_MAX_UPLOAD_BYTES,
+    DEFAULT_SHARE_LINK_MAX_SECONDS,
     DEFAULT_UPLOAD_URL_EXPIRY_SECONDS,
     DEFAULT_USER_CLAIM,
+    MAX_SHARE_LINK_SECONDS,
     UserAccess,
 )
 
@@ -67,6 +69,9 @@ def _user_access(env: Mapping[str, str]) -> UserAccess | None:
             "UPLOAD_URL_EXPIRY_SECONDS",
             DEFAULT_UPLOAD_URL_EXPIRY_SECONDS,
             maximum=MAX_DOWNLOAD_URL_EXPIRY_SECONDS,
+        ),
+        share_link_max_seconds=positive_int(
+            env, "SHARE_LINK_MAX_SECONDS", DEFAULT_SHARE_LINK_MAX_SECONDS, maximum=MAX_SHARE_LINK_SECONDS
         ),
         web_origin=origin,
     )

@@ -44,6 +44,12 @@ DEFAULT_ADMIN_GROUP = "admins"
 # S3's limit for one PUT or POST; larger files need a multipart upload.
 DEFAULT_MAX_UPLOAD_BYTES = 5 * 1024**3
 DEFAULT_UPLOAD_URL_EXPIRY_SECONDS = 900
+# A share link is signed with the function's own credentials, the Lambda role's temporary ones: S3 refuses
+# the link once they expire, whatever expiry it was signed with (AWS does not say when Lambda renews them;
+# hours, not days). An hour is what the API promises by default; the deployment may allow up to 12 hours,
+# the longest a role session lasts, and says that such a link may stop working earlier.
+DEFAULT_SHARE_LINK_MAX_SECONDS = 3600
+MAX_SHARE_LINK_SECONDS = 12 * 3600
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
 MAX_NAME_BYTES = 255
 _CONTENT_TYPE = re.compile(
@@ -64,6 +70,8 @@ class UserAccess:
     admin_group: str = DEFAULT_ADMIN_GROUP
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
     upload_url_expiry_seconds: int = DEFAULT_UPLOAD_URL_EXPIRY_SECONDS
+    # The longest a share link (`GET /me/links/{objectKey}`) may be asked for, in seconds.
+    share_link_max_seconds: int = DEFAULT_SHARE_LINK_MAX_SECONDS
     # The page's origin: the only one the `/me/...` routes answer cross-origin requests from.
     web_origin: str | None = None
 
@@ -291,3 +299,23 @@ def attachment_disposition(key: str) -> str:
     name = key.rsplit("/", 1)[-1] or "download"
     fallback = re.sub(r"[^A-Za-z0-9._ -]", "_", name)
     return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
+
+
+def share_link_seconds(given: Sequence[str] | None, access: UserAccess) -> int:
+    """The seconds a share link is asked for (`expiresIn`, given once): a whole number from 1 to the
+    deployment's cap; BadRequest saying what is allowed otherwise."""
+    cap = access.share_link_max_seconds
+    allowed = f"a whole number of seconds from 1 to {cap} (shareLinkMaxSeconds)"
+    if not given:
+        raise BadRequest(f"expiresIn is required: {allowed}")
+    if len(given) > 1:
+        raise BadRequest(f"expiresIn is given {len(given)} times: give it once")
+    text = given[0].strip()
+    if not (text.isascii() and text.lstrip("-").isdigit()):
+        raise BadRequest(f"expiresIn must be {allowed}, not {given[0]!r}")
+    seconds = int(text)
+    if seconds < 1:
+        raise BadRequest(f"expiresIn must be {allowed}, not {seconds}")
+    if seconds > cap:
+        raise BadRequest(f"expiresIn {seconds} is over this deployment's cap; allowed: {allowed}")
+    return seconds

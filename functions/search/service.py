@@ -7,6 +7,7 @@ tell the index state and backlog.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -251,7 +252,23 @@ class FileSearch:
         )
         return {"key": key, **form}
 
-    def download_url(self, object_key: str, *, item: dict[str, Any] | None = None) -> str:
+    def share_link(self, person: Person, object_key: str, expires_in: int) -> dict[str, str]:
+        """A download link of `person`'s file (an admin's: any file of the bucket) that works for
+        `expires_in` seconds (checked against the cap by the route): `{"url", "expiresAt"}`.
+
+        It is the download URL, signed for longer: an attachment of the indexed version, as
+        `application/octet-stream`. `expiresAt` is when S3 stops taking it (ISO 8601, UTC, whole seconds);
+        the signer's credentials expiring earlier ends it earlier (docs/configuration.md).
+        """
+        item = self.persons_file(person, object_key)
+        signed_at = datetime.now(UTC).replace(microsecond=0)
+        url = self.download_url(object_key, item=item, expires_in=expires_in)
+        expires_at = signed_at + timedelta(seconds=expires_in)
+        return {"url": url, "expiresAt": expires_at.isoformat().replace("+00:00", "Z")}
+
+    def download_url(
+        self, object_key: str, *, item: dict[str, Any] | None = None, expires_in: int | None = None
+    ) -> str:
         """A presigned GET of the indexed version of the file, valid for the configured expiry.
 
         The URL makes S3 answer the file as an attachment saved under its own name, and as
@@ -272,6 +289,6 @@ class FileSearch:
             version_id=item.get("versionId"),
             disposition=attachment_disposition(object_key),
             content_type=DOWNLOAD_CONTENT_TYPE,
-            expires_in=self._expiry,
+            expires_in=self._expiry if expires_in is None else expires_in,
         )
         return keep_dot_segments(url)

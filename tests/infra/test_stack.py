@@ -417,6 +417,7 @@ def test_search_environment_is_the_contract(default_synth: Synth) -> None:
         "USER_CLAIM": "sub",
         "ADMIN_GROUP": "admins",
         "MAX_UPLOAD_BYTES": str(5 * 1024**3),
+        "SHARE_LINK_MAX_SECONDS": "3600",
         "WEB_ORIGIN": ANY,
         "KEY_LAYOUT": "default",
         "POWERTOOLS_SERVICE_NAME": "search",

@@ -11,7 +11,7 @@ import pytest
 
 from infra.config import ConfigError, StackConfig
 from infra.people import PASSWORD_POLICY, USER_WRITABLE_ATTRIBUTES
-from infra.web_page import content_security_policy
+from infra.web_page import content_security_policy, link_expiries
 from tests.infra.conftest import Synth, synthesize
 from tests.infra.test_stack import SEARCH_HANDLER, actions_of, function, role_statements
 
@@ -29,7 +29,14 @@ SIGN_IN_TYPES = (
     "AWS::CloudFront::OriginAccessControl",
     "Custom::CDKBucketDeployment",
 )
-SIGN_IN_VARIABLES = ("USER_POOL_CLIENT_ID", "USER_CLAIM", "ADMIN_GROUP", "MAX_UPLOAD_BYTES", "WEB_ORIGIN")
+SIGN_IN_VARIABLES = (
+    "USER_POOL_CLIENT_ID",
+    "USER_CLAIM",
+    "ADMIN_GROUP",
+    "MAX_UPLOAD_BYTES",
+    "SHARE_LINK_MAX_SECONDS",
+    "WEB_ORIGIN",
+)
 
 
 def _one(synth: Synth, resource_type: str) -> tuple[str, dict[str, Any]]:
@@ -70,7 +77,11 @@ def test_the_me_routes_take_the_pools_id_tokens(default_synth: Synth) -> None:
         for method in methods
         if method["Properties"].get("AuthorizationType") == "COGNITO_USER_POOLS"
     )
-    assert signed == ["DELETE", "GET", "GET", "GET", "POST"]
+    # /me/files, /me/files/{objectKey} (GET, DELETE), /me/download/..., /me/links/..., /me/uploads.
+    assert signed == ["DELETE", "GET", "GET", "GET", "GET", "POST"]
+    resources = default_synth.resources("AWS::ApiGateway::Resource").values()
+    paths = {props["Properties"]["PathPart"] for props in resources}
+    assert {"me", "files", "download", "links", "uploads", "{objectKey+}"} <= paths
     for method in methods:
         props = method["Properties"]
         if props.get("AuthorizationType") == "COGNITO_USER_POOLS":
@@ -105,6 +116,7 @@ def test_the_search_function_knows_the_client_and_may_sign_uploads(default_synth
     assert variables["USER_CLAIM"] == "sub"
     assert variables["ADMIN_GROUP"] == "admins"
     assert variables["MAX_UPLOAD_BYTES"] == str(5 * 1024**3)
+    assert variables["SHARE_LINK_MAX_SECONDS"] == "3600"
     assert variables["KEY_LAYOUT"] == "default"
     distribution_id, _ = _one(default_synth, "AWS::CloudFront::Distribution")
     assert variables["WEB_ORIGIN"] == {
@@ -239,6 +251,12 @@ def test_an_existing_pool_gets_only_an_app_client(existing_pool: Synth) -> None:
         ({"adminGroup": "two words"}, "adminGroup='two words' is invalid"),
         ({"maxUploadBytes": 0}, "maxUploadBytes=0 is invalid; allowed: an integer from 1 to 5368709120"),
         ({"maxUploadBytes": 6 * 1024**3}, "allowed: an integer from 1 to 5368709120"),
+        (
+            {"shareLinkMaxSeconds": 0},
+            "shareLinkMaxSeconds=0 is invalid; allowed: an integer from 60 to 43200",
+        ),
+        ({"shareLinkMaxSeconds": 604800}, "shareLinkMaxSeconds=604800 is invalid; allowed: an integer"),
+        ({"shareLinkMaxSeconds": "an hour"}, "shareLinkMaxSeconds='an hour' is invalid"),
     ],
 )
 def test_a_bad_setting_is_refused_naming_it(overrides: dict[str, Any], message: str) -> None:
@@ -308,3 +326,12 @@ def test_synth_refuses_a_claim_people_could_write(
     with pytest.raises(ConfigError, match=message) as raised:
         synthesize(tmp_path, overrides)
     assert "allowed: sub" in str(raised.value)
+
+
+def test_the_page_offers_share_link_expiries_up_to_the_cap() -> None:
+    assert StackConfig.from_cdk_json().share_link_max_seconds == 3600
+    assert link_expiries(3600) == [300, 3600]
+    assert link_expiries(43200) == [300, 3600, 14400, 43200]
+    assert link_expiries(600) == [300, 600]
+    assert link_expiries(60) == [60]
+    assert StackConfig.from_mapping({"shareLinkMaxSeconds": "7200"}).share_link_max_seconds == 7200

@@ -31,8 +31,12 @@ def test_the_document_names_every_route_and_parameter() -> None:
         "/me/files",
         "/me/files/{objectKey}",
         "/me/download/{objectKey}",
+        "/me/links/{objectKey}",
         "/me/uploads",
     }
+    link = document["paths"]["/me/links/{objectKey}"]["get"]
+    assert {parameter["name"] for parameter in link["parameters"]} == {"objectKey", "expiresIn"}
+    assert "may stop working before `expiresAt`" in link["description"]
     me_names = {parameter["name"] for parameter in document["paths"]["/me/files"]["get"]["parameters"]}
     assert me_names == {parameter["name"] for parameter in document["paths"]["/files"]["get"]["parameters"]}
     names = {parameter["name"] for parameter in document["paths"]["/files"]["get"]["parameters"]}

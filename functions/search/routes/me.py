@@ -1,7 +1,8 @@
 """The signed-in people's router, behind the user pool's Cognito authorizer, and its CORS headers.
 
-Routes: `GET /me/files`, `GET`/`DELETE /me/files/{objectKey}`, `GET /me/download/{objectKey}` and
-`POST /me/uploads`. The CORS headers let the page's origin, and only it, read their answers.
+Routes: `GET /me/files`, `GET`/`DELETE /me/files/{objectKey}`, `GET /me/download/{objectKey}`,
+`GET /me/links/{objectKey}` and `POST /me/uploads`. The CORS headers let the page's origin, and only it,
+read their answers.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from search.people import (
     folder_prefix,
     own_folder,
     person_from_claims,
+    share_link_seconds,
 )
 from search.queries import MAX_PREFIX_BYTES
 from search.routes.files import DOWNLOAD_DESCRIPTION, KEY_PARAMETER
@@ -169,6 +171,45 @@ def download_my_file(objectKey: Annotated[str, KEY_PARAMETER]) -> Response[Any]:
         return Response(HTTPStatus.OK, content_types.APPLICATION_JSON, body, headers=headers)
     headers = {"Location": url, "Cache-Control": "no-store"}
     return Response(status_code=HTTPStatus.FOUND, content_type=None, body=None, headers=headers)
+
+
+LINK_DESCRIPTION = (
+    "A download link to share: the URL of `GET /me/download/{objectKey}` (an attachment, as "
+    "`application/octet-stream`), signed to work for `expiresIn` seconds, for anyone who has it, without "
+    "signing in. It downloads that one file, the version indexed when the link was made, and nothing else; "
+    'it cannot be withdrawn before it expires. The answer is `{"url", "expiresAt"}` (ISO 8601, UTC). '
+    "`expiresIn` is a whole number of seconds from 1 to the deployment's cap (`shareLinkMaxSeconds`, "
+    "default 3600; 400 above it). **The link may stop working before `expiresAt`:** it is signed with the "
+    "function's own credentials, the temporary ones of its Lambda role, and S3 refuses it once those "
+    "expire (within hours; AWS does not promise how many), whatever expiry it was signed with. One's own "
+    "files only (admins: any file of the bucket); any other key is a 404."
+)
+
+
+@router.get(
+    "/me/links/<objectKey>",
+    summary="A download link of one of the signed-in person's files, to share, for a chosen time",
+    description=LINK_DESCRIPTION,
+    responses={200: {"description": "The link and when it expires"}, **_SIGNED_IN_ERRORS, **NOT_FOUND},
+    tags=[_ME_TAG],
+    security=_SIGNED_IN,
+)
+def share_my_file(
+    objectKey: Annotated[str, KEY_PARAMETER],
+    expiresIn: Annotated[
+        str | None, Query(description="Seconds the link works for: 1 to the deployment's cap")
+    ] = None,
+) -> Response[dict[str, str]]:
+    record_shape("link")
+    person = signed_in_person()
+    given = _query_string()
+    refuse_unknown(given, "GET /me/links/{objectKey}", ("expiresIn",))
+    search = file_search()
+    seconds = share_link_seconds(given.get("expiresIn"), _user_access())
+    link = search.share_link(person, decode_object_key(objectKey), seconds)
+    logger.info("link signed", extra={"uploadUser": person.user, "expiresIn": seconds})
+    headers = {"Cache-Control": "no-store"}
+    return Response(HTTPStatus.OK, content_types.APPLICATION_JSON, link, headers=headers)
 
 
 @router.post(
