@@ -71,7 +71,8 @@ _CUSTOM_CLAIM = re.compile(r"^custom:[A-Za-z0-9_.-]{1,20}$")
 _VERIFIED_ADDRESSES = ("email", "phone_number")
 _GROUP_NAME = re.compile(r"^\S{1,128}$")
 # S3 takes at most 5 GiB in one PUT or POST.
-MAX_UPLOAD_BYTES = 5 * 1024**3
+# S3's own limit on an object (a multipart upload's); the page uploads large files in parts.
+MAX_UPLOAD_BYTES = 5 * 1024**4
 # A share link is signed with the search function's role credentials, which are temporary: S3 refuses the
 # link once they expire, whatever its own expiry (hours; AWS does not say how many for Lambda). An hour by
 # default; at most 12 hours, the longest any role session lasts (SigV4's own 7 days cannot be reached).
@@ -182,7 +183,7 @@ class StackConfig:
     # lets people write the attribute (the stack cannot see the pool's other clients).
     user_claim_admin_only: bool = False
     admin_group: str = "admins"
-    # The largest file the page may upload with one presigned POST (S3's single-request limit).
+    # The largest file a person may upload (S3's own object limit by default).
     max_upload_bytes: int = MAX_UPLOAD_BYTES
     # The longest a share link (`GET /me/links/{objectKey}`) may be asked for, in seconds.
     share_link_max_seconds: int = DEFAULT_SHARE_LINK_MAX_SECONDS

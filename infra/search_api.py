@@ -198,8 +198,15 @@ class SearchApi(Construct):
         if signed_in is not None:
             # A presigned POST is only as good as its signer's rights: PutObject, with the key, type and
             # size pinned by the policy the function signs; DeleteObject for a person's own files.
+            # Multipart uploads: s3:PutObject covers starting one, its parts and completing it; aborting
+            # and listing the parts held (to resume) are actions of their own.
             s3.BucketGrants.from_bucket(bucket).actions_on_object_keys(
-                self.function, "*", "s3:PutObject", "s3:DeleteObject"
+                self.function,
+                "*",
+                "s3:PutObject",
+                "s3:DeleteObject",
+                "s3:AbortMultipartUpload",
+                "s3:ListMultipartUploadParts",
             )
         self.cursor_secret.grant_read(self.function)
         # `GET /status`: message counts of both queues, and the age of the oldest waiting event (a
@@ -233,8 +240,10 @@ class SearchApi(Construct):
             "the upload bucket may be indexed; no listing is granted. "
             + (
                 "With sign-in for people, s3:PutObject signs a person's upload form (its policy pins one "
-                "key under their own prefix) and s3:DeleteObject deletes a person's own file; the "
-                "function checks the owner first."
+                "key under their own prefix) and their multipart uploads (each part's URL signs its "
+                "length), s3:AbortMultipartUpload and s3:ListMultipartUploadParts cancel and resume "
+                "them, and s3:DeleteObject deletes a person's own file; the function checks the owner "
+                "first."
                 if signed_in is not None
                 else "No writing or deleting is granted."
             ),
@@ -353,7 +362,13 @@ class SearchApi(Construct):
         one_file.add_method("DELETE", integration, **signed)
         me.add_resource("download").add_resource("{objectKey+}").add_method("GET", integration, **signed)
         me.add_resource("links").add_resource("{objectKey+}").add_method("GET", integration, **signed)
-        me.add_resource("uploads").add_method("POST", integration, **signed)
+        uploads = me.add_resource("uploads")
+        uploads.add_method("POST", integration, **signed)
+        parts = uploads.add_resource("parts")
+        parts.add_method("POST", integration, **signed)
+        parts.add_method("GET", integration, **signed)
+        uploads.add_resource("complete").add_method("POST", integration, **signed)
+        uploads.add_resource("abort").add_method("POST", integration, **signed)
         quoted_origin = Fn.join("", ["'", signed_in.web_origin, "'"])
         for response_type in (
             apigw.ResponseType.UNAUTHORIZED,

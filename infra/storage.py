@@ -120,16 +120,24 @@ class Storage(Construct):
         if self.imports_bucket:
             Annotations.of(self).add_warning_v2(
                 "s3-file-search:import-bucket-cors",
-                "userAccess with existingBucketName: add a CORS rule to the bucket that allows POST from the "
-                "page's origin (the WebUrl output), or the page's uploads are refused",
+                "userAccess with existingBucketName: add a CORS rule to the bucket that allows POST and PUT "
+                "from the page's origin (the WebUrl output) and exposes ETag, or the page's uploads are "
+                "refused",
             )
             return
         assert isinstance(self.bucket, s3.Bucket)
+        # POST: the presigned forms; PUT: the parts of a multipart upload, whose ETag the page may read.
         self.bucket.add_cors_rule(
-            allowed_methods=[s3.HttpMethods.POST],
+            allowed_methods=[s3.HttpMethods.POST, s3.HttpMethods.PUT],
             allowed_origins=[origin],
             allowed_headers=["*"],
+            exposed_headers=["ETag"],
             max_age=600,
+        )
+        # A multipart upload nobody completes or cancels (a closed tab) keeps its parts, billed, until
+        # aborted: S3 aborts it a week after it started.
+        self.bucket.add_lifecycle_rule(
+            id="AbortIncompleteUploads", abort_incomplete_multipart_upload_after=Duration.days(7)
         )
 
     def _name_table(self, table_name: str, removal: RemovalChoice) -> dynamodb.Table:

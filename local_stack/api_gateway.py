@@ -57,6 +57,8 @@ ME_ROUTES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"/me/download/.+"), ("GET",)),
     (re.compile(r"/me/links/.+"), ("GET",)),
     (re.compile(r"/me/uploads/?"), ("POST",)),
+    (re.compile(r"/me/uploads/parts/?"), ("GET", "POST")),
+    (re.compile(r"/me/uploads/(complete|abort)/?"), ("POST",)),
 )
 CORS_ALLOWED_HEADERS = "Authorization,Content-Type"
 CORS_MAX_AGE_SECONDS = 600

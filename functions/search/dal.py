@@ -1,7 +1,7 @@
 """The search function's calls to AWS besides the index: S3, and the indexer's queues in SQS and CloudWatch.
 
-S3: presigned downloads and upload forms, and deletes. The index itself is read through `file_index`
-(its readers and state store), the only code that talks to DynamoDB.
+S3: presigned downloads, upload forms and multipart uploads, and deletes. The index itself is read
+through `file_index` (its readers and state store), the only code that talks to DynamoDB.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
 
+from search.errors import FileNotFound
 from search.status import Backlog
 
 # SQS publishes its metrics once a minute, a few minutes late at times: the newest point of this window
@@ -71,9 +72,71 @@ class ObjectStore:
         )
         return {"url": form["url"], "fields": form["fields"]}
 
+    def start_multipart(self, key: str, *, content_type: str) -> str:
+        """Start a multipart upload of `key` (CreateMultipartUpload); its upload id."""
+        answer = self._s3.create_multipart_upload(Bucket=self.bucket, Key=key, ContentType=content_type)
+        return str(answer["UploadId"])
+
+    def part_url(self, key: str, *, upload_id: str, part_number: int, length: int, expires_in: int) -> str:
+        """A presigned UploadPart of part `part_number` whose signature holds its Content-Length: S3 takes
+        exactly `length` bytes with it."""
+        params = {
+            "Bucket": self.bucket,
+            "Key": key,
+            "UploadId": upload_id,
+            "PartNumber": part_number,
+            "ContentLength": length,
+        }
+        url: str = self._s3.generate_presigned_url("upload_part", Params=params, ExpiresIn=expires_in)
+        return url
+
+    def uploaded_parts(self, key: str, upload_id: str) -> list[dict[str, Any]]:
+        """The parts S3 holds of a multipart upload (ListParts, every page): number, size and ETag each.
+
+        FileNotFound if S3 knows no such upload of `key` (completed, aborted, or never started).
+        """
+        parts: list[dict[str, Any]] = []
+        try:
+            pages = self._s3.get_paginator("list_parts").paginate(
+                Bucket=self.bucket, Key=key, UploadId=upload_id
+            )
+            for page in pages:
+                parts.extend(
+                    {"partNumber": int(part["PartNumber"]), "size": int(part["Size"]), "etag": part["ETag"]}
+                    for part in page.get("Parts", [])
+                )
+        except ClientError as error:
+            _no_such_upload(error, key)
+            raise
+        return parts
+
+    def complete_multipart(self, key: str, upload_id: str, parts: list[dict[str, Any]]) -> None:
+        try:
+            self._s3.complete_multipart_upload(
+                Bucket=self.bucket, Key=key, UploadId=upload_id, MultipartUpload={"Parts": parts}
+            )
+        except ClientError as error:
+            _no_such_upload(error, key)
+            raise
+
+    def abort_multipart(self, key: str, upload_id: str) -> None:
+        """Abort a multipart upload: S3 drops its parts. FileNotFound if there is no such upload."""
+        try:
+            self._s3.abort_multipart_upload(Bucket=self.bucket, Key=key, UploadId=upload_id)
+        except ClientError as error:
+            _no_such_upload(error, key)
+            raise
+
     def delete(self, key: str) -> None:
         """Delete `key`'s current object (in a versioned bucket: add a delete marker)."""
         self._s3.delete_object(Bucket=self.bucket, Key=key)
+
+
+def _no_such_upload(error: ClientError, key: str) -> None:
+    if error.response.get("Error", {}).get("Code") == "NoSuchUpload":
+        raise FileNotFound(
+            f"no multipart upload of {key!r} with that uploadId (completed, aborted or never started)"
+        ) from None
 
 
 class BacklogReader:

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 # The functions' one configuration error, here too so the handler names all it answers for in one place.
 from file_index.config import ConfigError
 
-__all__ = ["BadRequest", "ConfigError", "FileNotFound", "Forbidden", "SearchError", "Unauthorized"]
+__all__ = [
+    "BadRequest",
+    "ConfigError",
+    "Conflict",
+    "FileNotFound",
+    "Forbidden",
+    "SearchError",
+    "Unauthorized",
+]
 
 
 class SearchError(Exception):
@@ -26,3 +36,11 @@ class Unauthorized(SearchError):
 
 class Forbidden(SearchError):
     """A signed-in person asks for what only admins may (403)."""
+
+
+class Conflict(SearchError):
+    """An upload to a name that is taken, asked not to replace it (409, with the existing file)."""
+
+    def __init__(self, message: str, existing: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.existing = existing

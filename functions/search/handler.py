@@ -4,7 +4,8 @@ API Gateway sends every request through one `/{proxy+}` resource; the resolver r
 "Searching" and "The page"). Its routers, one per audience: `search.routes.files`, behind IAM
 (`GET /files`, `/files/{objectKey}`, `/download/{objectKey}`, `/status`); `search.routes.me`, the signed-in
 people's routes behind the user pool's Cognito authorizer (`GET /me/files`, `GET`/`DELETE
-/me/files/{objectKey}`, `GET /me/download/{objectKey}`, `POST /me/uploads`); and `search.routes.docs`
+/me/files/{objectKey}`, `GET /me/download/{objectKey}`, `GET /me/links/{objectKey}`, `POST /me/uploads`
+and its multipart routes under `/me/uploads/`); and `search.routes.docs`
 (`GET /openapi.json`, `GET /docs`).
 
 Errors are answered here and only here (`status_of_error`): a SearchError as its 4xx, DynamoDB or S3
@@ -39,7 +40,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.shared.json_encoder import Encoder
 from botocore.exceptions import ClientError, ConnectionClosedError, ConnectTimeoutError, ReadTimeoutError
 
-from search.errors import BadRequest, FileNotFound, Forbidden, SearchError, Unauthorized
+from search.errors import BadRequest, Conflict, FileNotFound, Forbidden, SearchError, Unauthorized
 from search.observability import (
     DEFAULT_METRICS_NAMESPACE,
     DEFAULT_SERVICE_NAME,
@@ -74,6 +75,7 @@ _STATUS_OF_ERROR: dict[type[Exception], HTTPStatus] = {
     FileNotFound: HTTPStatus.NOT_FOUND,
     Unauthorized: HTTPStatus.UNAUTHORIZED,
     Forbidden: HTTPStatus.FORBIDDEN,
+    Conflict: HTTPStatus.CONFLICT,
     # DynamoDB or S3 did not answer in time, after the SDK's own retries (SdkSettings): the caller may
     # retry later, as after a throttle.
     ReadTimeoutError: HTTPStatus.SERVICE_UNAVAILABLE,
@@ -145,6 +147,9 @@ def _error(error: Exception) -> Response:
         else:
             logger.warning("timed out", extra={"error": type(error).__name__, "detail": str(error)})
         return _message(status, RETRY_LATER_MESSAGE, {"Retry-After": str(RETRY_AFTER_SECONDS)})
+    if isinstance(error, Conflict):  # the page asks the person about the file that is there
+        body = {"message": str(error), "existing": error.existing}
+        return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body)
     if status < HTTPStatus.INTERNAL_SERVER_ERROR:
         return _message(status, str(error))
     logger.exception("AWS call failed" if isinstance(error, ClientError) else "request failed")

@@ -41,8 +41,8 @@ from search.queries import MAX_PREFIX_BYTES, PREFIX_LIMIT, utf8_length
 
 DEFAULT_USER_CLAIM = "sub"
 DEFAULT_ADMIN_GROUP = "admins"
-# S3's limit for one PUT or POST; larger files need a multipart upload.
-DEFAULT_MAX_UPLOAD_BYTES = 5 * 1024**3
+# S3's own limit on an object; files above `search.uploads.MULTIPART_THRESHOLD_BYTES` go in parts.
+DEFAULT_MAX_UPLOAD_BYTES = 5 * 1024**4
 DEFAULT_UPLOAD_URL_EXPIRY_SECONDS = 900
 # A share link is signed with the function's own credentials, the Lambda role's temporary ones: S3 refuses
 # the link once they expire, whatever expiry it was signed with (AWS does not say when Lambda renews them;

@@ -25,12 +25,10 @@ from search.people import (
     UserAccess,
     attachment_disposition,
     check_owner,
-    upload_content_type,
-    upload_key,
-    upload_size,
 )
 from search.queries import check_key_value
 from search.status import IndexStateView, StatusReport
+from search.uploads import Uploads
 
 # The type every download is answered with: one no browser renders or runs.
 DOWNLOAD_CONTENT_TYPE = "application/octet-stream"
@@ -111,6 +109,10 @@ class FileSearch:
         # The `/me/...` routes' settings (None: no user pool) and the layout uploads are keyed by.
         self.user_access = user_access
         self._key_pattern = key_pattern or KeyPattern.parse(None)
+        # Signed-in people's uploads: a name is taken if the index holds a file of this bucket under it.
+        self.uploads = Uploads(
+            objects=objects, key_pattern=self._key_pattern, secret=cursor_secret, existing=self._indexed
+        )
 
     def get_file(self, object_key: str) -> dict[str, Any]:
         item = self._reader.get_file(object_key)
@@ -229,28 +231,9 @@ class FileSearch:
         # Not the indexed version: in a versioned bucket this adds a delete marker, as any delete does.
         self._objects.delete(item["objectKey"])
 
-    def upload_form(self, person: Person, request: Any, access: UserAccess) -> dict[str, Any]:
-        """A presigned POST for `person` to upload one file: its key, the URL and the form's fields.
-
-        The signed policy pins the exact key (under the person's own prefix), the content type and the
-        declared size (a `content-length-range` of exactly `size` bytes); S3 refuses any other form.
-        """
-        if not isinstance(request, dict):
-            raise BadRequest('the body must be a JSON object: {"name", "contentType", "size", "folder"}')
-        unknown = sorted(set(request) - {"name", "contentType", "size", "folder"})
-        if unknown:
-            raise BadRequest(f"unknown field(s) {', '.join(unknown)}; give name, contentType, size, folder")
-        if "name" not in request:
-            raise BadRequest("name is required: the file's name")
-        if "size" not in request:
-            raise BadRequest("size is required: the file's size in bytes")
-        key = upload_key(person, request["name"], request.get("folder"), self._key_pattern)
-        content_type = upload_content_type(request.get("contentType"))
-        size = upload_size(request["size"], access)
-        form = self._objects.upload_form(
-            key, content_type=content_type, size=size, expires_in=access.upload_url_expiry_seconds
-        )
-        return {"key": key, **form}
+    def _indexed(self, object_key: str) -> dict[str, Any] | None:
+        item = self._reader.get_file(object_key)
+        return item if item is not None and item.get("bucketName") == self._bucket_name else None
 
     def share_link(self, person: Person, object_key: str, expires_in: int) -> dict[str, str]:
         """A download link of `person`'s file (an admin's: any file of the bucket) that works for

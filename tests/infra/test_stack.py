@@ -416,7 +416,7 @@ def test_search_environment_is_the_contract(default_synth: Synth) -> None:
         "USER_POOL_CLIENT_ID": ANY,
         "USER_CLAIM": "sub",
         "ADMIN_GROUP": "admins",
-        "MAX_UPLOAD_BYTES": str(5 * 1024**3),
+        "MAX_UPLOAD_BYTES": str(5 * 1024**4),
         "SHARE_LINK_MAX_SECONDS": "3600",
         "WEB_ORIGIN": ANY,
         "KEY_LAYOUT": "default",
@@ -539,7 +539,14 @@ def test_search_may_read_the_table_presign_objects_and_read_its_secret(default_s
     # the delete of one's own file.
     assert s3_statements == [
         {
-            "Action": ["s3:DeleteObject", "s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"],
+            "Action": [
+                "s3:AbortMultipartUpload",
+                "s3:DeleteObject",
+                "s3:GetObject",
+                "s3:GetObjectVersion",
+                "s3:ListMultipartUploadParts",
+                "s3:PutObject",
+            ],
             "Effect": "Allow",
             "Resource": {"Fn::Join": ["", [get_att(bucket_id), "/*"]]},
         },

@@ -78,10 +78,11 @@ def test_the_me_routes_take_the_pools_id_tokens(default_synth: Synth) -> None:
         if method["Properties"].get("AuthorizationType") == "COGNITO_USER_POOLS"
     )
     # /me/files, /me/files/{objectKey} (GET, DELETE), /me/download/..., /me/links/..., /me/uploads.
-    assert signed == ["DELETE", "GET", "GET", "GET", "GET", "POST"]
+    # /me/uploads (POST) and its multipart routes: parts (GET, POST), complete, abort.
+    assert signed == ["DELETE", "GET", "GET", "GET", "GET", "GET", "POST", "POST", "POST", "POST"]
     resources = default_synth.resources("AWS::ApiGateway::Resource").values()
     paths = {props["Properties"]["PathPart"] for props in resources}
-    assert {"me", "files", "download", "links", "uploads", "{objectKey+}"} <= paths
+    assert {"me", "files", "download", "links", "uploads", "parts", "complete", "abort"} <= paths
     for method in methods:
         props = method["Properties"]
         if props.get("AuthorizationType") == "COGNITO_USER_POOLS":
@@ -115,16 +116,20 @@ def test_the_search_function_knows_the_client_and_may_sign_uploads(default_synth
     assert variables["USER_POOL_CLIENT_ID"] == {"Ref": client_id}
     assert variables["USER_CLAIM"] == "sub"
     assert variables["ADMIN_GROUP"] == "admins"
-    assert variables["MAX_UPLOAD_BYTES"] == str(5 * 1024**3)
+    assert variables["MAX_UPLOAD_BYTES"] == str(5 * 1024**4)
     assert variables["SHARE_LINK_MAX_SECONDS"] == "3600"
     assert variables["KEY_LAYOUT"] == "default"
     distribution_id, _ = _one(default_synth, "AWS::CloudFront::Distribution")
     assert variables["WEB_ORIGIN"] == {
         "Fn::Join": ["", ["https://", {"Fn::GetAtt": [distribution_id, "DomainName"]}]]
     }
-    assert {"s3:PutObject", "s3:DeleteObject"} <= actions_of(
-        role_statements(default_synth, SEARCH_HANDLER), "s3"
-    )
+    # Multipart uploads: PutObject covers their start, parts and completion; abort and ListParts are not.
+    assert {
+        "s3:PutObject",
+        "s3:DeleteObject",
+        "s3:AbortMultipartUpload",
+        "s3:ListMultipartUploadParts",
+    } <= actions_of(role_statements(default_synth, SEARCH_HANDLER), "s3")
 
 
 def test_the_page_is_private_behind_cloudfront_with_its_headers(default_synth: Synth) -> None:
@@ -172,13 +177,28 @@ def test_the_upload_bucket_takes_posts_from_the_pages_origin_only(default_synth:
             "CorsRules": [
                 {
                     "AllowedHeaders": ["*"],
-                    "AllowedMethods": ["POST"],
+                    "AllowedMethods": ["POST", "PUT"],
+                    # The page reads each part's ETag.
+                    "ExposedHeaders": ["ETag"],
                     "AllowedOrigins": [
                         {"Fn::Join": ["", ["https://", {"Fn::GetAtt": [distribution_id, "DomainName"]}]]}
                     ],
                     "MaxAge": 600,
                 }
             ]
+        }
+    ]
+    # A multipart upload left behind (a closed tab) is aborted by S3 a week after it started.
+    (upload_bucket,) = [
+        bucket["Properties"]
+        for bucket in default_synth.resources("AWS::S3::Bucket").values()
+        if "CorsConfiguration" in bucket["Properties"]
+    ]
+    assert upload_bucket["LifecycleConfiguration"]["Rules"] == [
+        {
+            "Id": "AbortIncompleteUploads",
+            "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 7},
+            "Status": "Enabled",
         }
     ]
 
@@ -249,8 +269,8 @@ def test_an_existing_pool_gets_only_an_app_client(existing_pool: Synth) -> None:
         ({"userClaim": "has space"}, "userClaim='has space' is unsafe"),
         ({"userClaim": "email"}, "userClaim='email' is unsafe: a person can change their own email"),
         ({"adminGroup": "two words"}, "adminGroup='two words' is invalid"),
-        ({"maxUploadBytes": 0}, "maxUploadBytes=0 is invalid; allowed: an integer from 1 to 5368709120"),
-        ({"maxUploadBytes": 6 * 1024**3}, "allowed: an integer from 1 to 5368709120"),
+        ({"maxUploadBytes": 0}, "maxUploadBytes=0 is invalid; allowed: an integer from 1 to 5497558138880"),
+        ({"maxUploadBytes": 6 * 1024**4}, "allowed: an integer from 1 to 5497558138880"),
         (
             {"shareLinkMaxSeconds": 0},
             "shareLinkMaxSeconds=0 is invalid; allowed: an integer from 60 to 43200",

@@ -33,6 +33,9 @@ def test_the_document_names_every_route_and_parameter() -> None:
         "/me/download/{objectKey}",
         "/me/links/{objectKey}",
         "/me/uploads",
+        "/me/uploads/parts",
+        "/me/uploads/complete",
+        "/me/uploads/abort",
     }
     link = document["paths"]["/me/links/{objectKey}"]["get"]
     assert {parameter["name"] for parameter in link["parameters"]} == {"objectKey", "expiresIn"}

@@ -1,8 +1,9 @@
 """The signed-in people's router, behind the user pool's Cognito authorizer, and its CORS headers.
 
 Routes: `GET /me/files`, `GET`/`DELETE /me/files/{objectKey}`, `GET /me/download/{objectKey}`,
-`GET /me/links/{objectKey}` and `POST /me/uploads`. The CORS headers let the page's origin, and only it,
-read their answers.
+`GET /me/links/{objectKey}`, `POST /me/uploads` and the multipart upload's `POST /me/uploads/parts`,
+`GET /me/uploads/parts`, `POST /me/uploads/complete` and `POST /me/uploads/abort`. The CORS headers let
+the page's origin, and only it, read their answers.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from search.routes.files import DOWNLOAD_DESCRIPTION, KEY_PARAMETER
 from search.routes.lists import ListQuery, check_list_query, list_page
 from search.routes.query_string import refuse_unknown
 from search.service import decode_object_key
+from search.uploads import MAX_PART_URLS, MULTIPART_THRESHOLD_BYTES
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
@@ -212,32 +214,128 @@ def share_my_file(
     return Response(HTTPStatus.OK, content_types.APPLICATION_JSON, link, headers=headers)
 
 
+def _json_body(shape: str) -> Any:
+    try:
+        return json.loads(router.current_event.decoded_body or "")
+    except ValueError:
+        raise BadRequest(f"the body must be JSON: {shape}") from None
+
+
+_PART_BODY = '{"key", "uploadId", "uploadToken", "partNumbers"}'
+_COMPLETE_BODY = '{"key", "uploadId", "uploadToken", "parts": optional}'
+_ABORT_BODY = '{"key", "uploadId"}'
+
+
 @router.post(
     "/me/uploads",
-    summary="A presigned POST form for the signed-in person to upload one file",
+    summary="Start an upload of one file by the signed-in person: a presigned POST form, or parts",
     description=(
-        'Body: `{"name": ..., "contentType": ..., "size": ..., "folder": optional}`. The answer '
+        'Body: `{"name", "contentType", "size", "folder": optional, "onConflict": optional}`. The key is '
+        "`{user}/{folder}/{name}`, under the person's own prefix.\n\n"
+        f"**Up to {MULTIPART_THRESHOLD_BYTES} bytes** the answer "
         '`{"key", "url", "fields"}` is an HTML form POST to S3: send every field, then the file as the '
-        "field `file`. The signed policy pins the key (under the person's own prefix), the content type "
-        "and the size: S3 takes a file of exactly `size` bytes (at most the deployment's upload limit); "
-        "the file reaches the index through the bucket's events."
+        "field `file`. The signed policy pins the key, the content type and the size: S3 takes a file of "
+        "exactly `size` bytes.\n\n"
+        "**Above it** the file goes in parts (S3 multipart): the answer is "
+        '`{"key", "uploadId", "size", "partSize", "partCount", "uploadToken"}`. Ask '
+        "`POST /me/uploads/parts` for the parts' URLs, PUT each part (every part is `partSize` bytes, the "
+        "last what is left), and `POST /me/uploads/complete`. After a dropped connection, "
+        "`GET /me/uploads/parts` says which parts S3 holds; `POST /me/uploads/abort` cancels. At most the "
+        "deployment's upload limit (`maxUploadBytes`, S3's own object limit by default).\n\n"
+        "`onConflict`, for a name that the index already holds: `replace` (the default) uploads over it; "
+        '`keepBoth` uploads as the next free `name (1).ext`; `ask` answers 409 `{"message", "existing"}` '
+        "with the file that is there, and nothing is uploaded. The file reaches the index through the "
+        "bucket's events."
     ),
-    responses={200: {"description": "The form"}, **_SIGNED_IN_ERRORS},
+    responses={200: {"description": "The form, or the multipart upload"}, **_SIGNED_IN_ERRORS},
     tags=[_ME_TAG],
     security=_SIGNED_IN,
 )
 def create_my_upload() -> Response[dict[str, Any]]:
     person = _person_asking("upload", "POST /me/uploads")
     access = _user_access()
-    try:
-        request = json.loads(router.current_event.decoded_body or "")
-    except ValueError:
-        raise BadRequest(
-            'the body must be JSON: {"name": ..., "contentType": ..., "size": ..., "folder": ...}'
-        ) from None
-    form = file_search().upload_form(person, request, access)
-    logger.info("upload signed", extra={"uploadUser": person.user, "size": request.get("size")})
-    return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=form)
+    request = _json_body('{"name": ..., "contentType": ..., "size": ..., "folder": ..., "onConflict": ...}')
+    started = file_search().uploads.start(person, request, access)
+    logger.info(
+        "upload signed",
+        extra={"uploadUser": person.user, "size": request.get("size"), "multipart": "uploadId" in started},
+    )
+    return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=started)
+
+
+@router.post(
+    "/me/uploads/parts",
+    summary="Presigned URLs of parts of one of the signed-in person's multipart uploads",
+    description=(
+        f"Body: `{_PART_BODY}`, as `POST /me/uploads` answered, and the part numbers wanted (at most "
+        f'{MAX_PART_URLS}). The answer\'s `parts` are `{{"partNumber", "size", "url"}}`: PUT exactly '
+        "`size` bytes to `url` (its signature holds the Content-Length); S3 answers the part's ETag."
+    ),
+    responses={200: {"description": "The parts' URLs"}, **_SIGNED_IN_ERRORS},
+    tags=[_ME_TAG],
+    security=_SIGNED_IN,
+)
+def sign_my_upload_parts() -> Response[dict[str, Any]]:
+    person = _person_asking("upload", "POST /me/uploads/parts")
+    answer = file_search().uploads.part_urls(person, _json_body(_PART_BODY), _user_access())
+    return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=answer)
+
+
+@router.get(
+    "/me/uploads/parts",
+    summary="The parts S3 holds of one of the signed-in person's multipart uploads (to resume it)",
+    description=(
+        'The answer\'s `parts` are `{"partNumber", "size", "etag"}`, each a part S3 holds: a resumed '
+        "upload sends the others. 404 if the upload was completed or aborted."
+    ),
+    responses={200: {"description": "The parts uploaded"}, **_SIGNED_IN_ERRORS, **NOT_FOUND},
+    tags=[_ME_TAG],
+    security=_SIGNED_IN,
+)
+def my_uploaded_parts(
+    key: Annotated[str, Query(description="The key `POST /me/uploads` answered")],
+    uploadId: Annotated[str, Query(description="The upload id `POST /me/uploads` answered")],
+) -> Response[dict[str, Any]]:
+    record_shape("upload")
+    person = signed_in_person()
+    given = _query_string()
+    refuse_unknown(given, "GET /me/uploads/parts", ("key", "uploadId"))
+    answer = file_search().uploads.uploaded_parts(person, key, uploadId)
+    return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=answer)
+
+
+@router.post(
+    "/me/uploads/complete",
+    summary="Complete one of the signed-in person's multipart uploads",
+    description=(
+        f"Body: `{_COMPLETE_BODY}`. S3 must hold every part, each of its size, adding up to the size "
+        "declared when the upload started: a part missing is a 400 that leaves the upload to resume; parts "
+        "that cannot add up to it abort the upload (400). `parts` "
+        '(`[{"partNumber", "etag"}]`), if given, must be the ETags S3 holds. Answers `{"key", "size"}`.'
+    ),
+    responses={200: {"description": "Completed"}, **_SIGNED_IN_ERRORS, **NOT_FOUND},
+    tags=[_ME_TAG],
+    security=_SIGNED_IN,
+)
+def complete_my_upload() -> Response[dict[str, Any]]:
+    person = _person_asking("upload", "POST /me/uploads/complete")
+    answer = file_search().uploads.complete(person, _json_body(_COMPLETE_BODY))
+    logger.info("upload completed", extra={"uploadUser": person.user, "size": answer["size"]})
+    return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=answer)
+
+
+@router.post(
+    "/me/uploads/abort",
+    summary="Cancel one of the signed-in person's multipart uploads",
+    description=f"Body: `{_ABORT_BODY}`. S3 drops the parts it holds. 404 if there is no such upload.",
+    responses={204: {"description": "Aborted"}, **_SIGNED_IN_ERRORS, **NOT_FOUND},
+    tags=[_ME_TAG],
+    security=_SIGNED_IN,
+)
+def abort_my_upload() -> Response[None]:
+    person = _person_asking("upload", "POST /me/uploads/abort")
+    file_search().uploads.abort(person, _json_body(_ABORT_BODY))
+    return Response(status_code=HTTPStatus.NO_CONTENT, content_type=None, body=None)
 
 
 def is_signed_in_route(event: dict[str, Any]) -> bool:

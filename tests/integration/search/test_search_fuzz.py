@@ -33,7 +33,11 @@ KNOWN_GOOD: dict[str, dict[str, Any]] = {
     "/me/files": {},
     "/me/files/{objectKey}": {"path_parameters": {"objectKey": "USER001_FILE001.txt"}},
     "/me/download/{objectKey}": {"path_parameters": {"objectKey": "USER001_FILE001.txt"}},
+    "/me/links/{objectKey}": {"path_parameters": {"objectKey": "USER001_FILE001.txt"}},
     "/me/uploads": {},
+    "/me/uploads/parts": {"query": {"key": "USER001/a.bin", "uploadId": "upload-1"}},
+    "/me/uploads/complete": {},
+    "/me/uploads/abort": {},
 }
 
 
