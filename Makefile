@@ -17,7 +17,7 @@ export AWS_DEFAULT_REGION ?= us-east-1
 # The local stack and the tests never reach AWS: a stray call fails on these fake credentials.
 LOCAL_AWS := AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_SESSION_TOKEN=testing
 
-.PHONY: dist help setup demo serve test test-unit test-integration test-infra lint synth bootstrap diff deploy bench lock clean
+.PHONY: dist help setup demo serve test test-slow test-unit test-integration test-infra lint synth bootstrap diff deploy bench lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -68,8 +68,11 @@ serve: setup  ## keep the local stack up (API_PORT, AWS_PORT, TABLE_ENGINE); pri
 	@# that need status 0 run `$(PY) -m local_stack.serve` directly.
 	@$(LOCAL_AWS) $(PY) -m local_stack.serve
 
-test: setup  ## unit, integration, infrastructure and browser tests
-	$(LOCAL_AWS) $(PY) -m pytest -n 2 --dist loadgroup --durations=15
+test: setup  ## unit, integration, infrastructure and browser tests (all but the slow tier)
+	$(LOCAL_AWS) $(PY) -m pytest -n 2 --dist loadgroup --durations=15 -m "not slow"
+
+test-slow: setup  ## the slow tier: emulator property tests, wheel builds, bench runs (CI runs it after test)
+	$(LOCAL_AWS) $(PY) -m pytest -n 2 --dist loadgroup --durations=15 -m slow
 
 test-unit: setup
 	$(LOCAL_AWS) $(PY) -m pytest tests/unit

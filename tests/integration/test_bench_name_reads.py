@@ -9,6 +9,8 @@ from bench import name_checks, name_reads
 from file_index.placement import ShardPlacement
 from tests.integration.conftest import DynamoDBLocal
 
+pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
+
 
 @pytest.mark.parametrize("engine", ["moto", pytest.param("dynamodb_local", marks=pytest.mark.dynamodb_local)])
 def test_the_name_models_equal_the_reader(engine: str, request: pytest.FixtureRequest) -> None:

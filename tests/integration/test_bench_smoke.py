@@ -38,6 +38,8 @@ from bench.runner import MEASURES
 from file_index import schema, zorder
 from file_index.placement import ShardPlacement
 
+pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 REPO = Path(__file__).resolve().parents[2]
 

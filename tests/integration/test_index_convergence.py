@@ -74,6 +74,8 @@ from tests.integration.history import MotoBucket, Snapshot, Versioning, operatio
 from tests.integration.indexer.notifications import SqsQueue, notification, read_items
 from tests.integration.indexer.test_convergence import VersionedOperation, keys_for, versioned_operations
 
+pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
+
 EXAMPLES = int(os.environ.get("INDEX_CONVERGENCE_EXAMPLES", "5"))
 LAYOUT = KeyPattern.parse(None)
 # DynamoDB Local keeps one database per access key: the handler must sign as the test's clients do.

@@ -213,6 +213,7 @@ def trees(draw: st.DrawFn) -> tuple[list[str], list[str], list[str]]:
     return pick("live"), pick("dead"), pick("other")
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     tree=trees(),

@@ -23,6 +23,8 @@ from tests.integration.file_index.test_name_index_shard_raise import (  # noqa: 
     test_placing_an_entry_in_another_shard_moves_its_name_items,
 )
 
+pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
+
 
 class FolderNameReader(NameReader):
     """A `NameReader` whose folder lists `FolderReader` answers (and counts)."""

@@ -22,6 +22,8 @@ from tests.integration.local_stack.test_name_search import (  # noqa: F401 (coll
     test_a_prefix_of_1020_bytes_is_listed,
 )
 
+pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
+
 FUNCTION_PACKAGES = ("search", "file_index")
 FOLDER_PAGES: list[int] = []  # the limit of each folder page FolderReader answered
 

@@ -31,6 +31,8 @@ from file_index.repair import ListedObject, Placement, place_entry, plain_item, 
 from file_index.writer import apply_event
 from tests.integration.conftest import DynamoDBLocal
 
+pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
+
 BUCKET = "fileupload.a"
 USER = "alice"
 BEFORE = ShardPlacement()

@@ -23,7 +23,7 @@ from file_index.reader import BucketQuery, UserQuery
 from tests.integration.file_index.terms_world import Engine, World, engine, pages
 
 # One worker builds the module's fixtures once (xdist --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("name-terms-reader-bounds")
+pytestmark = [pytest.mark.xdist_group("name-terms-reader-bounds"), pytest.mark.slow]
 
 __all__ = ["engine"]
 

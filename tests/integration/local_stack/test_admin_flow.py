@@ -14,8 +14,12 @@ import urllib.request
 from typing import Any
 from urllib.parse import urlencode
 
+import pytest
+
 from local_stack.stack import LocalFileSearch
 from tests.integration.local_stack.conftest import REPO_ROOT
+
+pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
 
 
 def admin(stack: LocalFileSearch, *argv: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from local_stack.stack import LocalFileSearch
 from tests.integration.local_stack.conftest import REPO_ROOT
 
 # One worker builds the module's fixtures once (xdist --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("client-package")
+pytestmark = [pytest.mark.xdist_group("client-package"), pytest.mark.slow]
 
 PYTHONS = ("3.11", "3.13")
 

@@ -363,6 +363,7 @@ def name_queries(draw: st.DrawFn, corpus: Corpus) -> dict[str, Any]:
     return params
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_random_name_lists_answer_exactly_the_brute_force_truth(corpus: Corpus, data: st.DataObject) -> None:
