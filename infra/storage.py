@@ -120,15 +120,16 @@ class Storage(Construct):
         if self.imports_bucket:
             Annotations.of(self).add_warning_v2(
                 "s3-file-search:import-bucket-cors",
-                "userAccess with existingBucketName: add a CORS rule to the bucket that allows POST and PUT "
-                "from the page's origin (the WebUrl output) and exposes ETag, or the page's uploads are "
-                "refused",
+                "userAccess with existingBucketName: add a CORS rule to the bucket that allows GET, POST and "
+                "PUT from the page's origin (the WebUrl output) and exposes ETag, or the page's uploads (and "
+                "its zips) are refused",
             )
             return
         assert isinstance(self.bucket, s3.Bucket)
-        # POST: the presigned forms; PUT: the parts of a multipart upload, whose ETag the page may read.
+        # POST: the presigned forms; PUT: the parts of a multipart upload, whose ETag the page may read;
+        # GET: the presigned downloads the page reads to make a zip of many files.
         self.bucket.add_cors_rule(
-            allowed_methods=[s3.HttpMethods.POST, s3.HttpMethods.PUT],
+            allowed_methods=[s3.HttpMethods.GET, s3.HttpMethods.POST, s3.HttpMethods.PUT],
             allowed_origins=[origin],
             allowed_headers=["*"],
             exposed_headers=["ETag"],

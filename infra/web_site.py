@@ -18,7 +18,8 @@ from infra.web_page import CONFIG_FILE, WEB_ROOT, security_headers
 
 
 def connect_sources(region: str, upload_bucket_name: str | None = None) -> list[str]:
-    """Where the deployed page connects: the API (execute-api), Cognito's API, and S3 for uploads.
+    """Where the deployed page connects: the API (execute-api), Cognito's API, and S3 for uploads and for
+    the downloads a zip is made of.
 
     Patterns, not the resources' own names, where the name is a deploy-time value: the CSP is part of the
     distribution, and naming the API or a bucket the stack creates would make the distribution wait for
@@ -37,9 +38,12 @@ def connect_sources(region: str, upload_bucket_name: str | None = None) -> list[
         *api_and_sign_in,
         f"https://{upload_bucket_name}.s3.amazonaws.com",
         f"https://{upload_bucket_name}.s3.{region}.amazonaws.com",
-        # us-east-1 presigns at the global endpoint, every other region at its own.
+        # us-east-1 presigns at the global endpoint, every other region at its own: the bucket itself for
+        # an upload's form, its keys (a trailing "/": a prefix) for the downloads a zip is made of.
         f"https://s3.amazonaws.com/{upload_bucket_name}",
         f"https://s3.{region}.amazonaws.com/{upload_bucket_name}",
+        f"https://s3.amazonaws.com/{upload_bucket_name}/",
+        f"https://s3.{region}.amazonaws.com/{upload_bucket_name}/",
     ]
 
 

@@ -14,6 +14,7 @@ import boto3
 import pytest
 from botocore.config import Config
 
+from infra.web_page import content_security_policy
 from tests.infra.conftest import Synth, synthesize
 
 pytestmark = pytest.mark.xdist_group("infra")
@@ -73,6 +74,18 @@ def _presigned_upload_url(bucket: str, region: str) -> str:
     return str(s3.generate_presigned_post(Bucket=bucket, Key="person/report.pdf")["url"])
 
 
+def _presigned_download_url(bucket: str, region: str, key: str = "person/reports/q1 report.pdf") -> str:
+    """The address `GET /me/download/{key}` presigns, which the page fetches to make a zip."""
+    s3 = boto3.client(
+        "s3",
+        region_name=region,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        config=Config(signature_version="s3v4"),
+    )
+    return str(s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}))
+
+
 def _is_narrow(source: str) -> bool:
     """A scheme and an AWS host, never a bare scheme or a wildcard that covers more than one service."""
     if source == "'self'":
@@ -97,6 +110,32 @@ def test_the_page_may_upload_to_a_bucket_whose_name_has_dots(dotted_synth: Synth
     # ... that bucket only: neither another bucket at the same address nor a longer name.
     for other in ("fileupload.b", "fileupload.ab"):
         assert not any(_allows(source, _presigned_upload_url(other, region)) for source in sources)
+
+
+@pytest.mark.parametrize("region", REGIONS)
+def test_the_page_may_fetch_that_buckets_files_for_a_zip_and_no_other_buckets(
+    dotted_synth: Synth, region: str
+) -> None:
+    url = _presigned_download_url(DOTTED_BUCKET, region)
+    assert urlsplit(url).path.startswith(f"/{DOTTED_BUCKET}/")
+    sources = _connect_sources(dotted_synth, region)
+    assert any(_allows(source, url) for source in sources), (url, sources)
+    for other in ("fileupload.b", "fileupload.ab"):
+        assert not any(_allows(source, _presigned_download_url(other, region)) for source in sources)
+
+
+@pytest.mark.parametrize("region", REGIONS)
+def test_a_created_buckets_files_are_fetched_at_its_virtual_host(default_synth: Synth, region: str) -> None:
+    url = _presigned_download_url("s3filesearch-uploadbucket-1a2b3c", region)
+    assert any(_allows(source, url) for source in _connect_sources(default_synth, region))
+
+
+def test_the_service_worker_is_the_pages_own() -> None:
+    """The zip's service worker (web/sw.js) is allowed from the page's origin only, and nothing may frame."""
+    csp = dict(directive.split(" ", 1) for directive in content_security_policy([]).split("; "))
+    worker = csp.get("worker-src", csp.get("child-src", csp["script-src"]))
+    assert worker == "'self'"
+    assert csp["frame-ancestors"] == "'none'"
 
 
 @pytest.mark.parametrize("region", REGIONS)

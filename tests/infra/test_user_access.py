@@ -177,7 +177,7 @@ def test_the_upload_bucket_takes_posts_from_the_pages_origin_only(default_synth:
             "CorsRules": [
                 {
                     "AllowedHeaders": ["*"],
-                    "AllowedMethods": ["POST", "PUT"],
+                    "AllowedMethods": ["GET", "POST", "PUT"],
                     # The page reads each part's ETag.
                     "ExposedHeaders": ["ETag"],
                     "AllowedOrigins": [
