@@ -1,10 +1,14 @@
 """Measure 19: the local stack `make serve` starts, holding a bulk upload: indexing rate and list pages.
 
-The stack is serve's default (`local_stack.stack.LocalFileSearch` with `table_engine="auto"`: the table in
-DynamoDB Local, moto for the rest). `uploaders` threads upload `files` objects through moto's S3 (several
-users, file names of a few words, five extensions, sizes from bytes to megabytes); the figure is the files
-indexed per second from the first upload to the queue being empty with nothing in flight (so it is at
-most the upload rate, which is also printed). Then every list shape the API answers is read over HTTP, as
+The stack is serve's (`local_stack.stack.LocalFileSearch` with `table_engine="auto"`: the table in
+DynamoDB Local, moto for the rest; `SEPARATE_PROCESSES`: moto's server in a process of its own, the indexer
+as two execution environments polling the queue at once). `--in-process` measures the stack tests start
+instead (moto and one indexer poller in the bench's own process).
+
+`uploaders` threads upload `files` objects through moto's S3 (several users, file names of a few words,
+five extensions, sizes from bytes to megabytes); the figure is the files indexed per second from the first
+upload to the queue being empty with nothing in flight (so it is at most the upload rate, which is also
+printed). Then every list shape the API answers is read over HTTP, as
 a client would: each shape's first `pages` pages (following `nextCursor`), `runs` times; the figures are
 the page times' p50 and p95 against the 300 ms a page should stay under. Every ratio is 1× or more where
 the figure meets its target.
@@ -88,11 +92,18 @@ def read_pages(api_url: str, query: dict[str, str], *, pages: int) -> list[float
     return times
 
 
-def run(*, files: int, uploaders: int = 8, pages: int = 5, runs: int = 5) -> Measured:
-    from local_stack.stack import AUTO, LocalFileSearch
+def run(
+    *, files: int, uploaders: int = 8, pages: int = 5, runs: int = 5, in_process: bool = False
+) -> Measured:
+    from local_stack.stack import AUTO, SEPARATE_PROCESSES, LocalFileSearch
 
-    with LocalFileSearch(aws_port=0, api_port=0, web_port=0, log_level="WARNING", table_engine=AUTO) as stack:
+    processes = {} if in_process else SEPARATE_PROCESSES
+    with LocalFileSearch(
+        aws_port=0, api_port=0, web_port=0, log_level="WARNING", table_engine=AUTO, **processes
+    ) as stack:
         engine = "moto (no Java)" if stack.table_engine_note else "DynamoDB Local"
+        if in_process:
+            engine += "; moto and the indexer in one process"
         stack.wait_until_indexed()
         s3 = stack.client("s3")
         progress(f"local_stack: {files} uploads by {uploaders} uploaders; table in {engine}")
@@ -159,13 +170,22 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--uploaders", type=int, default=8, help="concurrent uploaders (default 8)")
     parser.add_argument("--pages", type=int, default=5, help="pages read of each list (default 5)")
     parser.add_argument("--runs", type=int, default=5, help="reads of each list (default 5)")
+    parser.add_argument(
+        "--in-process", action="store_true", help="moto and one indexer poller in this process (as tests run)"
+    )
     args = parser.parse_args(argv)
     from bench import aws
 
     aws.prepare_process()
     # The handlers' logs go to stdout in Lambda; here stdout carries only the table.
     table_stream, sys.stdout = sys.stdout, sys.stderr
-    measured = run(files=args.files, uploaders=args.uploaders, pages=args.pages, runs=args.runs)
+    measured = run(
+        files=args.files,
+        uploaders=args.uploaders,
+        pages=args.pages,
+        runs=args.runs,
+        in_process=args.in_process,
+    )
     print(text_table(measured.rows), markdown_table(measured.rows), sep="\n\n", file=table_stream)
     return 0
 

@@ -29,7 +29,7 @@ from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from file_search_admin.cli import main as admin
-from local_stack.stack import IndexingTimeoutError, LocalFileSearch, StackStartError
+from local_stack.stack import SEPARATE_PROCESSES, IndexingTimeoutError, LocalFileSearch, StackStartError
 from local_stack.web import post_form
 
 DAY_1 = dt.datetime(2017, 8, 20, 9, 15, tzinfo=dt.UTC)  # the guideline's example day
@@ -87,7 +87,8 @@ def run() -> None:
     started = time.monotonic()
     say("S3 File Search demo: the real indexer and search handlers on moto (S3, SQS, DynamoDB), locally.")
     say("- starting the local stack on free ports ...")
-    with LocalFileSearch(aws_port=0, api_port=0, log_level="WARNING") as stack:
+    # As `make serve` runs it: moto and the indexer in processes of their own.
+    with LocalFileSearch(aws_port=0, api_port=0, log_level="WARNING", **SEPARATE_PROCESSES) as stack:
         say(f"  search API {stack.api_url}, AWS endpoint {stack.aws_endpoint}, bucket {stack.bucket}")
         upload_and_delete(stack)
         say("- waiting until the indexer has caught up (queue empty, nothing in flight) ...")

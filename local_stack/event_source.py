@@ -6,6 +6,10 @@ function the exact SQS event Lambda builds, deletes the messages the function di
 `batchItemFailures`, and leaves the reported ones (or the whole batch, when the function raises or answers
 something malformed) to become visible again after the visibility timeout. The queue's redrive policy then
 moves a message that keeps failing to the dead-letter queue, as in AWS.
+
+Several pollers may feed one queue to one function at once, as the mapping's concurrency does in AWS: they
+share a `BatchGate` (threads of one process, or processes: `BatchGate.shared`), which counts the messages
+in flight across all of them and lets `disable()` stop every one of them.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from multiprocessing.context import BaseContext
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -121,8 +126,66 @@ def failed_message_ids(response: Any, message_ids: set[str]) -> set[str]:
     return failed
 
 
+class BatchGate:
+    """What the pollers of one event source share: may a batch start, how many run, how many messages are in
+    flight. The counters live in `counters` (a list, or shared memory between processes) and change under
+    `lock`. Nothing waits while holding the lock, and nobody waits on a condition another process must
+    signal: a process that dies (a worker, or a stack killed outright) cannot leave the others waiting.
+    """
+
+    _ENABLED, _RUNNING, _IN_FLIGHT = range(3)
+    DISABLE_CHECK_SECONDS = 0.01
+
+    def __init__(self, lock: Any = None, counters: Any = None) -> None:
+        self._lock = lock if lock is not None else threading.Lock()
+        self._counters = counters if counters is not None else [1, 0, 0]
+
+    @classmethod
+    def shared(cls, context: BaseContext) -> BatchGate:
+        """A gate the processes of `context` share (passed to them when they start)."""
+        return cls(context.Lock(), context.Array("q", [1, 0, 0], lock=False))
+
+    @property
+    def in_flight(self) -> int:
+        with self._lock:
+            return int(self._counters[self._IN_FLIGHT])
+
+    def add_in_flight(self, count: int) -> None:
+        with self._lock:
+            self._counters[self._IN_FLIGHT] += count
+
+    def begin(self) -> bool:
+        """True, and the batch counts as running, when batches may start; False when disabled."""
+        with self._lock:
+            if not self._counters[self._ENABLED]:
+                return False
+            self._counters[self._RUNNING] += 1
+            return True
+
+    def end(self) -> None:
+        with self._lock:
+            self._counters[self._RUNNING] -= 1
+
+    def disable(self) -> None:
+        """No batch starts from now on; returns once none is running."""
+        with self._lock:
+            self._counters[self._ENABLED] = 0
+        while True:
+            with self._lock:
+                if self._counters[self._RUNNING] == 0:
+                    return
+            time.sleep(self.DISABLE_CHECK_SECONDS)
+
+    def enable(self) -> None:
+        with self._lock:
+            self._counters[self._ENABLED] = 1
+
+
 class SqsEventSourcePoller:
-    """Feeds one queue to one function on a background thread until `stop()`."""
+    """Feeds one queue to one function on a background thread until `stop()`.
+
+    Pollers sharing a `gate` run their batches concurrently and are disabled together.
+    """
 
     def __init__(
         self,
@@ -136,6 +199,7 @@ class SqsEventSourcePoller:
         batch_size: int = RECEIVE_LIMIT,
         wait_seconds: int = 1,
         memory_mb: int = 256,
+        gate: BatchGate | None = None,
     ) -> None:
         if not 1 <= batch_size <= MAX_BATCH_SIZE:
             raise ValueError(f"batch_size must be between 1 and {MAX_BATCH_SIZE}, not {batch_size}")
@@ -151,18 +215,13 @@ class SqsEventSourcePoller:
         # AWS long-polls for 20 s; a shorter wait keeps shutdown prompt and changes nothing else.
         self._wait_seconds = wait_seconds
         self._stopping = threading.Event()
-        self._enabled = threading.Event()
-        self._enabled.set()
-        self._polling = threading.Lock()  # held for each receive-invoke-settle round
-        self._lock = threading.Lock()
-        self._in_flight = 0
+        self._gate = gate if gate is not None else BatchGate()
         self._thread = threading.Thread(target=self._run, name="sqs-event-source", daemon=True)
 
     @property
     def in_flight(self) -> int:
-        """Messages received and not yet deleted or given back to the queue."""
-        with self._lock:
-            return self._in_flight
+        """Messages received and not yet deleted or given back to the queue (by any poller of the gate)."""
+        return self._gate.in_flight
 
     def start(self) -> SqsEventSourcePoller:
         self._thread.start()
@@ -175,25 +234,30 @@ class SqsEventSourcePoller:
 
     def disable(self) -> None:
         """Stop receiving, as disabling the event source mapping does; returns once no batch is running."""
-        self._enabled.clear()
-        with self._polling:
-            pass
+        self._gate.disable()
 
     def enable(self) -> None:
-        self._enabled.set()
+        self._gate.enable()
 
     def _run(self) -> None:
-        while not self._stopping.is_set():
-            if not self._enabled.is_set():
-                self._stopping.wait(0.05)
+        self.run(self._stopping)
+
+    def run(self, stopping: Any) -> None:
+        """Receive, invoke and settle batches until `stopping` (an Event) is set."""
+        while not stopping.is_set():
+            if not self._gate.begin():
+                stopping.wait(0.05)
                 continue
             try:
-                with self._polling:
-                    if self._enabled.is_set():
-                        self.poll_once()
+                self.poll_once()
+                failed = False
             except Exception:  # a broken poll (e.g. the queue endpoint went away) must not kill the poller
                 logger.exception("polling %s failed; retrying", self._queue_url)
-                self._stopping.wait(1.0)
+                failed = True
+            finally:
+                self._gate.end()
+            if failed:
+                stopping.wait(1.0)
 
     def poll_once(self) -> int:
         """Receive one batch, invoke the function, settle the messages; returns how many were received.
@@ -211,13 +275,11 @@ class SqsEventSourcePoller:
             messages.extend(more)
         # Until this count goes up, the queue itself counts the received messages as not visible; from
         # here until they are settled, this count does.
-        with self._lock:
-            self._in_flight += len(messages)
+        self._gate.add_in_flight(len(messages))
         try:
             self._invoke(messages)
         finally:
-            with self._lock:
-                self._in_flight -= len(messages)
+            self._gate.add_in_flight(-len(messages))
         return len(messages)
 
     def _receive(self, count: int, wait_seconds: int) -> list[dict[str, Any]]:

@@ -12,7 +12,9 @@ with the stack; where Java is missing it falls back to moto's DynamoDB and says 
 slow down past a few thousand files. `TABLE_ENGINE=moto` or `TABLE_ENGINE=dynamodb-local` chooses
 (the latter fails rather than fall back). `AWS_ENDPOINT_URL_DYNAMODB` puts the table in a DynamoDB
 engine already running instead, e.g. DynamoDB Local started with -inMemory. S3, SQS, Secrets Manager and
-Cognito are moto's.
+Cognito are moto's, whose server runs in a process of its own; the indexer runs as two execution
+environments at once, each a process polling the queue (`local_stack.stack.SEPARATE_PROCESSES`). Stopping
+serve stops them; they also stop by themselves when serve is gone.
 Once everything answers it prints exactly one line to stdout, `READY {json}`, naming the API URL, the AWS
 endpoint, the bucket, the queues, the table and the region; everything else (its own progress and the
 handlers' logs) goes to stderr, so a script can read stdout without filtering. SIGINT or SIGTERM stops it
@@ -33,7 +35,14 @@ import sys
 import threading
 from types import FrameType
 
-from local_stack.stack import AUTO, TABLE_ENGINES, LocalFileSearch, PortUnavailableError, StackStartError
+from local_stack.stack import (
+    AUTO,
+    SEPARATE_PROCESSES,
+    TABLE_ENGINES,
+    LocalFileSearch,
+    PortUnavailableError,
+    StackStartError,
+)
 
 logger = logging.getLogger("local_stack.serve")
 
@@ -102,6 +111,7 @@ def main() -> int:
             # A DynamoDB engine already running for the table; else the engine TABLE_ENGINE names.
             dynamodb_endpoint=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or None,
             table_engine=table_engine,
+            **SEPARATE_PROCESSES,
         ).start()
     except PortUnavailableError as error:
         variable = {"AWS": "AWS_PORT", "API": "API_PORT"}.get(error.role, "WEB_PORT")

@@ -20,6 +20,15 @@ warning, where it cannot start (no Java). With `dynamodb_endpoint` (serve reads
 else stays on moto, whose SQS the stack runs with `local_stack.moto_sqs`'s paths, costing the same at any
 backlog.
 
+Where moto and the indexer run: by default moto's server is a thread of the stack's process and the
+indexer one poller thread beside it, as tests want (they patch moto in their own process). With
+`moto_process=True` moto's server is a process of its own (`local_stack.moto_server`), and with
+`indexer_processes=N` the indexer runs as N execution environments at once, each a process with its own
+poller (`local_stack.indexer_workers`), as the event source mapping's concurrency does: one interpreter lock
+no longer bounds the S3 uploads, the queue, the indexing and the API together. `serve`, the demo and the
+bench run that way (`SEPARATE_PROCESSES`). The stack's changes to moto (`local_stack.moto_server`) hold
+wherever its server runs, the S3 event clock included.
+
 Each stack imports the handlers afresh, as a new Lambda execution environment would, so configuration and
 clients cached at cold start never leak between two stacks started in one process (tests do that).
 """
@@ -36,6 +45,7 @@ import logging
 import os
 import secrets
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -44,12 +54,9 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
-from unittest import mock
 
 import boto3
 from botocore.config import Config
-from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
-from werkzeug.serving import BaseWSGIServer, make_server
 
 from file_index import enrich, names, schema
 from file_index.deployment import DeployedConfiguration, DeployedConfigurationStore
@@ -69,7 +76,8 @@ from local_stack.cognito import (
 )
 from local_stack.dynamodb_local import DynamoDBLocalProcess, DynamoDBLocalUnavailableError, unavailable_reason
 from local_stack.event_source import LambdaHandler, LocalLambdaContext, SqsEventSourcePoller
-from local_stack.moto_sqs import fast_queues
+from local_stack.indexer_workers import ConcurrentEventSource, WorkerSettings
+from local_stack.moto_server import EVENT_CLOCK_PATH, EventClock, make_moto_server, moto_changes
 from local_stack.web import WebServer
 
 logger = logging.getLogger(__name__)
@@ -92,8 +100,8 @@ INDEXER_HANDLER = "indexer.handler.lambda_handler"
 SEARCH_HANDLER = "search.handler.lambda_handler"
 _FUNCTION_PACKAGES = frozenset({"indexer", "search", "file_index"})
 
-# moto stamps each S3 event with its own clock, read through this function at the time of the request.
-_EVENT_CLOCK_TARGET = "moto.s3.notifications.iso_8601_datetime_with_milliseconds"
+MOTO_READY_TIMEOUT_S = 60.0
+MOTO_STOP_TIMEOUT_S = 10.0
 
 # Where the table lives: moto's DynamoDB, DynamoDB Local (started by the stack), or DynamoDB Local where
 # it can start and moto otherwise.
@@ -101,6 +109,10 @@ MOTO = "moto"
 DYNAMODB_LOCAL = "dynamodb-local"
 AUTO = "auto"
 TABLE_ENGINES = (MOTO, DYNAMODB_LOCAL, AUTO)
+
+# How serve, the demo and the bench run the stack on a machine of two cores or more: moto's server in a
+# process of its own and the indexer as two execution environments (a third gains nothing on two cores).
+SEPARATE_PROCESSES: dict[str, Any] = {"moto_process": True, "indexer_processes": 2}
 
 
 class StackStartError(RuntimeError):
@@ -149,15 +161,22 @@ class LocalFileSearch:
         table_engine: str = MOTO,
         context: Mapping[str, Any] | None = None,
         cdk_json: Path = CDK_JSON,
+        moto_process: bool = False,
+        indexer_processes: int = 0,
     ) -> None:
         """`context`: cdk.json context keys to override; `key_pattern`: KEY_LAYOUT, cdk.json's when None.
 
         `table_engine`: one of TABLE_ENGINES; ignored when `dynamodb_endpoint` names a running engine.
+        `moto_process`: moto's server in a process of its own rather than a thread of this one.
+        `indexer_processes`: that many indexer execution environments, each a process polling the queue;
+        0 runs the indexer on one thread of this process.
         """
         if table_engine not in TABLE_ENGINES:
             raise InvalidConfigurationError(
                 f"table engine {table_engine!r} is not one of {', '.join(TABLE_ENGINES)}"
             )
+        if indexer_processes < 0:
+            raise InvalidConfigurationError(f"indexer_processes must be 0 or more, not {indexer_processes}")
         try:
             self.config = StackConfig.from_cdk_json(cdk_json, context)
         except ConfigError as error:
@@ -184,10 +203,13 @@ class LocalFileSearch:
         self._dynamodb_endpoint = dynamodb_endpoint
         self._table_engine = table_engine
         self.table_engine_note: str | None = None  # why `auto` fell back to moto, when it did
+        self._moto_process = moto_process
+        self._indexer_processes = indexer_processes
         self._resources = contextlib.ExitStack()
-        self._moto: BaseWSGIServer | None = None
+        self._aws_port_bound: int | None = None
+        self._moto_child: subprocess.Popen[bytes] | None = None
         self._api: ApiGatewayServer | None = None
-        self._poller: SqsEventSourcePoller | None = None
+        self._poller: SqsEventSourcePoller | ConcurrentEventSource | None = None
         self.queue_url = ""
         self.queue_arn = ""
         self.dlq_url = ""
@@ -214,13 +236,14 @@ class LocalFileSearch:
         Starting a started stack does nothing. moto keeps one state per process, so only one stack may
         run in a process at a time.
         """
-        if self._moto is not None:
+        if self._aws_port_bound is not None:
             return self
         # One log line per moto request drowns the stack's own progress lines.
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
         try:
-            self._moto = self._bind("AWS", lambda: _bind_moto(self._aws_port))
-            self._resources.callback(self._moto.server_close)
+            listener: socket.socket = self._bind("AWS", lambda: socket.create_server((HOST, self._aws_port)))
+            self._resources.callback(listener.close)
+            self._aws_port_bound = int(listener.getsockname()[1])
             self._api = self._bind(
                 "API", lambda: ApiGatewayServer(_unset_handler, host=HOST, port=self._api_port)
             )
@@ -228,12 +251,15 @@ class LocalFileSearch:
             if self.config.user_access:
                 self._web = self._bind("web", lambda: WebServer(host=HOST, port=self._web_port))
                 self._resources.callback(self._web.server_close)
-            moto_thread = threading.Thread(target=self._moto.serve_forever, name="moto", daemon=True)
-            moto_thread.start()
-            self._resources.callback(moto_thread.join, 10)
-            self._resources.callback(self._moto.shutdown)
-            logger.info("moto serves S3, SQS, DynamoDB, Secrets Manager and Cognito at %s", self.aws_endpoint)
-            self._resources.enter_context(fast_queues())
+            if self._moto_process:
+                self._start_moto_process(listener)
+            else:
+                self._start_moto_thread(listener)
+            logger.info(
+                "moto serves S3, SQS, DynamoDB, Secrets Manager and Cognito at %s (%s)",
+                self.aws_endpoint,
+                f"process {self._moto_child.pid}" if self._moto_child is not None else "in this process",
+            )
             self._start_table_engine()
 
             self._reset_moto()
@@ -242,20 +268,8 @@ class LocalFileSearch:
             os.environ.update(self._handler_env())
             self._resources.enter_context(_cold_start())
 
-            indexer = _load_handler(INDEXER_HANDLER, service="file-indexer")
-            search = _load_handler(SEARCH_HANDLER, service="file-search")
-            self._poller = SqsEventSourcePoller(
-                sqs=self.client("sqs"),
-                queue_url=self.queue_url,
-                queue_arn=self.queue_arn,
-                region=self.region,
-                handler=indexer,
-                function_name="indexer",
-                wait_seconds=self._poll_wait_seconds,
-                memory_mb=self.config.indexer_sizing.memory_mb,
-                # The event source mapping's batch (`indexerBatchSize`), filled from what the queue holds.
-                batch_size=self.config.indexer_sizing.batch_size,
-            ).start()
+            search = load_handler(SEARCH_HANDLER, service="file-search")
+            self._poller = self._start_indexer()
             self._resources.callback(self._poller.stop)
             # API Gateway hands the function a context object; the stand-in server passes None.
             self._api.lambda_handler = lambda event, _context: search(
@@ -275,9 +289,89 @@ class LocalFileSearch:
         """Stop the poller, then the API server, then moto; restore the environment and modules."""
         self._resources.close()
         self._dynamodb_endpoint = self._given_dynamodb_endpoint
-        self._moto = self._api = None
+        self._aws_port_bound = None
+        self._moto_child = None
+        self._api = None
         self._web = None
         self._poller = None
+
+    @property
+    def child_pids(self) -> list[int]:
+        """The processes the stack started and stops: moto's server, the indexer's workers (not Java's)."""
+        moto = [self._moto_child.pid] if self._moto_child is not None else []
+        workers = self._poller.pids if isinstance(self._poller, ConcurrentEventSource) else []
+        return moto + workers
+
+    def _start_moto_thread(self, listener: socket.socket) -> None:
+        clock = EventClock()
+        self._resources.enter_context(moto_changes(clock))
+        server = make_moto_server(HOST, self._aws_port_bound or 0, clock, fd=listener.fileno())
+        listener.close()  # the server works on its own duplicate of the descriptor
+        self._resources.callback(server.server_close)
+        thread = threading.Thread(target=server.serve_forever, name="moto", daemon=True)
+        thread.start()
+        self._resources.callback(thread.join, MOTO_STOP_TIMEOUT_S)
+        self._resources.callback(server.shutdown)
+
+    def _start_moto_process(self, listener: socket.socket) -> None:
+        child = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "local_stack.moto_server"),
+                *("--fd", str(listener.fileno()), "--parent", str(os.getpid())),
+            ],
+            pass_fds=(listener.fileno(),),
+            stdin=subprocess.DEVNULL,
+            # Never this process's stdout, which may carry serve's READY line and nothing else.
+            stdout=sys.stderr.fileno() if _has_fileno(sys.stderr) else subprocess.DEVNULL,
+        )
+        self._moto_child = child
+        self._resources.callback(_stop_process, child)
+        listener.close()  # the child serves on its own copy of the descriptor
+        deadline = time.monotonic() + MOTO_READY_TIMEOUT_S
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.aws_endpoint}/moto-api/data.json", timeout=5):  # noqa: S310
+                    return
+            except OSError as error:
+                if child.poll() is not None:
+                    raise StackStartError(f"moto's server exited with status {child.returncode}") from None
+                if time.monotonic() > deadline:
+                    raise StackStartError(
+                        f"moto's server did not answer at {self.aws_endpoint}: {error}"
+                    ) from None
+                time.sleep(0.1)
+
+    def _start_indexer(self) -> SqsEventSourcePoller | ConcurrentEventSource:
+        sizing = self.config.indexer_sizing
+        if self._indexer_processes:
+            settings = WorkerSettings(
+                handler=INDEXER_HANDLER,
+                service="file-indexer",
+                function_name="indexer",
+                queue_url=self.queue_url,
+                queue_arn=self.queue_arn,
+                region=self.region,
+                endpoint_url=self.aws_endpoint,
+                credential=FAKE_CREDENTIAL,
+                batch_size=sizing.batch_size,
+                wait_seconds=self._poll_wait_seconds,
+                memory_mb=sizing.memory_mb,
+                log_level=logging.getLogger("local_stack").getEffectiveLevel(),
+            )
+            # The workers take this process's environment (the handlers' variables) when they start.
+            return ConcurrentEventSource(settings, count=self._indexer_processes).start()
+        return SqsEventSourcePoller(
+            sqs=self.client("sqs"),
+            queue_url=self.queue_url,
+            queue_arn=self.queue_arn,
+            region=self.region,
+            handler=load_handler(INDEXER_HANDLER, service="file-indexer"),
+            function_name="indexer",
+            wait_seconds=self._poll_wait_seconds,
+            memory_mb=sizing.memory_mb,
+            # The event source mapping's batch (`indexerBatchSize`), filled from what the queue holds.
+            batch_size=sizing.batch_size,
+        ).start()
 
     def _start_table_engine(self) -> None:
         """Start DynamoDB Local when the stack's engine is it (or `auto` and it can start here)."""
@@ -345,8 +439,8 @@ class LocalFileSearch:
 
     @property
     def aws_endpoint(self) -> str:
-        assert self._moto is not None, "start() first"
-        return f"http://{HOST}:{self._moto.server_address[1]}"
+        assert self._aws_port_bound is not None, "start() first"
+        return f"http://{HOST}:{self._aws_port_bound}"
 
     @property
     def dynamodb_endpoint(self) -> str:
@@ -472,18 +566,27 @@ class LocalFileSearch:
         """Stamp the S3 events of requests made inside the block as if the clock read `start` on entry.
 
         moto stamps every event with the wall clock, so files cannot be uploaded "yesterday"; this moves
-        moto's event clock (in this process, where its server runs) and lets it advance in real time.
+        moto's event clock (wherever its server runs) and lets it advance in real time. On exit the clock
+        is as it was on entry.
         """
         if start.tzinfo is None:
             raise ValueError("start must be timezone-aware")
         offset = start.astimezone(dt.UTC) - dt.datetime.now(dt.UTC)
-
-        def shifted(value: dt.datetime | None = None) -> str:
-            moment = value or (dt.datetime.now(dt.UTC) + offset)
-            return moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-        with mock.patch(_EVENT_CLOCK_TARGET, shifted):
+        previous = self._set_event_clock(offset.total_seconds())
+        try:
             yield
+        finally:
+            self._set_event_clock(previous)
+
+    def _set_event_clock(self, offset_seconds: float | None) -> float | None:
+        request = urllib.request.Request(  # noqa: S310 (the stack's own moto)
+            f"{self.aws_endpoint}{EVENT_CLOCK_PATH}",
+            data=json.dumps({"offsetSeconds": offset_seconds}).encode(),
+            method="POST",
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+            previous: float | None = json.loads(response.read())["previousOffsetSeconds"]
+        return previous
 
     # -- set-up ----------------------------------------------------------------------------------------
 
@@ -651,17 +754,21 @@ class LocalFileSearch:
         }
 
 
-def _bind_moto(port: int) -> BaseWSGIServer:
-    # Werkzeug answers a taken port with sys.exit(1), and moto's ThreadedMotoServer binds on its own
-    # thread and then waits forever; binding the socket here turns that into an OSError for the caller.
-    listener = socket.create_server((HOST, port), backlog=128)
+def _has_fileno(stream: Any) -> bool:
     try:
-        app = DomainDispatcherApplication(create_backend_app)
-        return make_server(
-            HOST, port, app, threaded=True, request_handler=MotoRequestHandler, fd=listener.fileno()
-        )
-    finally:
-        listener.close()  # the server works on its own duplicate of the descriptor
+        stream.fileno()
+    except (AttributeError, OSError, ValueError):  # e.g. a test runner's capture
+        return False
+    return True
+
+
+def _stop_process(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(MOTO_STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def _unset_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
@@ -712,7 +819,7 @@ def _is_function_module(name: str) -> bool:
     return name.partition(".")[0] in _FUNCTION_PACKAGES
 
 
-def _load_handler(path: str, *, service: str) -> LambdaHandler:
+def load_handler(path: str, *, service: str) -> LambdaHandler:
     """Import `module.function` as Lambda does, with the function's own Powertools service name."""
     module_name, _, function_name = path.rpartition(".")
     # Both functions share this process's environment, and in Lambda each has its own service name: set

@@ -1,0 +1,140 @@
+"""moto's server as the local stack runs it: in a thread of the stack's process, or in a process of its own.
+
+Either way the server carries the stack's changes to moto (`moto_changes()`):
+
+- `local_stack.moto_sqs.fast_queues`: SQS paths that cost the same at any backlog.
+- The S3 event clock: moto stamps each S3 event with the wall clock; `POST /_local_stack/event-clock` with
+  `{"offsetSeconds": s}` shifts the stamps of the requests that follow by `s` seconds (`null` for none) and
+  answers the offset it replaced. The stack's `s3_event_clock` talks to it, so the clock moves wherever
+  the server runs. (No bucket can be named `_local_stack`: the path cannot be an S3 request.)
+- Request dispatch without a directory listing: moto's server lists its own package folder (a `stat` per
+  service, about 250) twice per request to tell a service name from a host name; the list never changes
+  while it runs, so it is read once.
+
+`python -m local_stack.moto_server --fd N --parent PID` serves on the listening socket it inherits as
+descriptor N (the stack binds it, so a taken port fails in the stack with the port's name), until SIGTERM
+or until the process PID (the stack's) is gone: a stack killed outright leaves no server behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+from unittest import mock
+
+from moto import backends
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+from werkzeug.serving import BaseWSGIServer, make_server
+
+from local_stack.moto_sqs import fast_queues
+
+EVENT_CLOCK_PATH = "/_local_stack/event-clock"
+# moto stamps each S3 event with its own clock, read through this function at the time of the request.
+EVENT_CLOCK_TARGET = "moto.s3.notifications.iso_8601_datetime_with_milliseconds"
+PARENT_CHECK_SECONDS = 1.0
+
+WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+class EventClock:
+    """The clock S3 events are stamped with: the wall clock, shifted by an offset the stack sets."""
+
+    def __init__(self) -> None:
+        self.offset: dt.timedelta | None = None
+
+    def stamp(self, value: dt.datetime | None = None) -> str:
+        """moto's `iso_8601_datetime_with_milliseconds`, reading the shifted clock when given no time."""
+        moment = value or dt.datetime.now(dt.UTC) + (self.offset or dt.timedelta())
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _offset_seconds(offset: dt.timedelta | None) -> float | None:
+    return None if offset is None else offset.total_seconds()
+
+
+def with_event_clock(app: WsgiApp, clock: EventClock) -> WsgiApp:
+    """`app` with the event clock's control path in front of it."""
+
+    def serve(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") != EVENT_CLOCK_PATH:
+            return app(environ, start_response)
+        if environ.get("REQUEST_METHOD") != "POST":
+            start_response("405 Method Not Allowed", [("Content-Type", "text/plain")])
+            return [b'POST {"offsetSeconds": seconds or null}\n']
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+            seconds = json.loads(environ["wsgi.input"].read(length))["offsetSeconds"]
+            offset = None if seconds is None else dt.timedelta(seconds=float(seconds))
+        except (ValueError, KeyError, TypeError) as error:
+            start_response("400 Bad Request", [("Content-Type", "text/plain")])
+            return [f'expected {{"offsetSeconds": seconds or null}}: {error}\n'.encode()]
+        previous, clock.offset = clock.offset, offset
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [json.dumps({"previousOffsetSeconds": _offset_seconds(previous)}).encode()]
+
+    return serve
+
+
+@contextlib.contextmanager
+def moto_changes(clock: EventClock) -> Iterator[None]:
+    """The stack's changes to moto, in this process, for the life of the block."""
+    modules = tuple(backends.list_of_moto_modules())
+    with (
+        fast_queues(),
+        mock.patch(EVENT_CLOCK_TARGET, clock.stamp),
+        mock.patch.object(backends, "list_of_moto_modules", return_value=modules),
+    ):
+        yield
+
+
+def make_moto_server(host: str, port: int, clock: EventClock, *, fd: int | None = None) -> BaseWSGIServer:
+    """moto's threaded server with the event clock's path (on the listening socket `fd`, if given)."""
+    app = with_event_clock(DomainDispatcherApplication(create_backend_app), clock)
+    return make_server(host, port, app, threaded=True, request_handler=MotoRequestHandler, fd=fd)
+
+
+def _exit_with_parent(server: BaseWSGIServer, parent: int) -> None:
+    while os.getppid() == parent:
+        threading.Event().wait(PARENT_CHECK_SECONDS)
+    server.shutdown()
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m local_stack.moto_server", description=__doc__.split("\n", maxsplit=1)[0]
+    )
+    parser.add_argument("--fd", type=int, required=True, help="the listening socket's file descriptor")
+    parser.add_argument(
+        "--parent", type=int, required=True, help="the stack's process: the server stops when it is gone"
+    )
+    args = parser.parse_args(argv)
+    # One log line per request would drown the stack's own lines.
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    clock = EventClock()
+    with moto_changes(clock):
+        # Werkzeug reads the bound address from the socket itself.
+        server = make_moto_server("127.0.0.1", 0, clock, fd=args.fd)
+
+        def stop(_signum: int, _frame: object) -> None:
+            threading.Thread(target=server.shutdown, daemon=True).start()
+
+        signal.signal(signal.SIGTERM, stop)
+        # Given, not read here: the stack may be gone before this process has started.
+        threading.Thread(target=_exit_with_parent, args=(server, args.parent), daemon=True).start()
+        server.serve_forever()
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
