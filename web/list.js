@@ -1,16 +1,38 @@
-// The list and its filters: pages of files, the filters checked in their fields' words, Download, Delete.
+// The list and its filters: a folder's sub-folders and files (or a search, in the folder or everywhere),
+// pages of them, the filters checked in their fields' words, Download, Delete.
 
 import { api, keyPath } from "./api.js";
+import { folderRows, showFolder } from "./folders.js";
 import { $, config, el } from "./page.js";
+import { downloadFolder, forgetSelection, selectBox } from "./selection.js";
 import { isAdmin, session } from "./session.js";
 
 const PAGE_SIZE = 50;
-// A name search has no size order in the API: sorting one by size reads it whole, at most this many files.
-const SIZE_SORT_LIMIT = 5000;
+// An order the API has not for a list (a folder by size or time, a name search by size or name) is sorted
+// in the page from the list read whole, at most this many files.
+const SORT_IN_PAGE_LIMIT = 5000;
 const MAX_SIZE = 2n ** 63n - 1n;
+// Search as you type: the list is asked for once typing pauses this long.
+const TYPING_PAUSE_MS = 300;
+const SORT_WORDS = { name: "name", size: "size", time: "upload time" };
 
-// The list shown: its query, the keys already on screen (nothing twice), and the cursor of the next page.
-const view = { sort: "time", order: "desc", cursor: null, keys: new Set(), items: [], generation: 0 };
+// The list shown: the folder (relative to one's own, "" or "reports/2026/"), where to look, its order, the
+// keys and sub-folders already on screen (nothing twice), and the cursor of the next page.
+export const view = {
+  folder: "",
+  where: "folder",
+  sort: "name",
+  order: "asc",
+  chosen: false, // a column the person chose; else each list is in its own first order
+  cursor: null,
+  keys: new Set(),
+  folders: new Set(),
+  items: [],
+  generation: 0,
+  inPage: false,
+  truncated: false,
+  request: null,
+};
 
 export function formatSize(bytes) {
   if (bytes < 1024) return `${bytes} B`;
@@ -29,7 +51,7 @@ function formatTime(iso) {
   return { text: date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }), iso: date.toISOString() };
 }
 
-function splitKey(key) {
+export function splitKey(key) {
   const cut = key.lastIndexOf("/");
   const split = cut < 0 ? { folder: "", name: key } : { folder: key.slice(0, cut), name: key.slice(cut + 1) };
   // One's own files live under one's own prefix: show the folder within it.
@@ -46,6 +68,8 @@ function listQuery() {
   const params = new URLSearchParams();
   const q = $("q").value.trim();
   if (q) params.set("q", q);
+  const ext = $("ext").value.trim().replace(/^\.+/, "");
+  if (ext) params.set("ext", ext);
   if (isAdmin()) {
     const scope = $("scope").value;
     if (scope === "user" && $("scope-user").value.trim()) params.set("user", $("scope-user").value.trim());
@@ -60,7 +84,7 @@ function listQuery() {
 }
 
 // The API's query parameters, as the page's fields.
-const FIELD_OF = { q: "q", from: "from", to: "to", minSize: "min-size", maxSize: "max-size", user: "scope-user" };
+const FIELD_OF = { q: "q", ext: "ext", from: "from", to: "to", minSize: "min-size", maxSize: "max-size", user: "scope-user" };
 const label = (id) => `“${document.querySelector(`label[for="${id}"]`).textContent}”`;
 
 // What is wrong with the filters, in the fields' terms: [[field ids], message] each.
@@ -100,7 +124,7 @@ function apiProblem(message) {
 }
 
 // The list's error; "Try again" repeats what failed when `retry` is given.
-function failed(message, retry = null) {
+export function failed(message, retry = null) {
   if (!retry && document.activeElement === $("retry")) $("files-title").focus();
   $("retry").onclick = retry;
   $("retry").hidden = !retry;
@@ -113,41 +137,73 @@ function scopeLabel() {
   return `Files of ${$("scope-user").value.trim() || "…"}`;
 }
 
+// Folders are one's own: an admin's choice of a user or the bucket lists as before.
+export const ownFiles = () => !isAdmin() || $("scope").value === "me";
+
+// The request for the list shown, and whether the API orders it as asked (else it is sorted in the page).
+// A folder without filters is its sub-folders and files (`prefix`, `delimiter`); with filters, everything
+// under it (`prefix`); everywhere, one's whole list. `prefix` and `delimiter` lists are in key order, which
+// within a folder is name order; `q` and `ext` lists in upload order; the rest by upload time or size.
+function listPlan() {
+  const params = listQuery();
+  const filtered = [...params.keys()].some((name) => name !== "user" && name !== "bucket");
+  const inFolder = ownFiles() && view.where === "folder";
+  if (inFolder && view.folder) params.set("prefix", view.folder);
+  if (inFolder && !filtered) params.set("delimiter", "/");
+  let orders = ["time", "size"];
+  if (params.has("prefix") || params.has("delimiter")) orders = ["name"];
+  else if (params.has("q") || params.has("ext")) orders = ["time"];
+  return { params, filtered, orders, browsing: params.has("delimiter"), byApi: orders.includes(view.sort) };
+}
+
 export async function loadList(reset) {
   const problems = filterProblems();
   markFields(problems);
   if (problems.length) return;
   const generation = reset ? ++view.generation : view.generation;
   if (reset) {
+    if (view.request) view.request.abort(); // the previous list is no longer wanted
+    view.request = new AbortController();
     view.cursor = null;
     view.keys = new Set();
+    view.folders = new Set();
     view.items = [];
     view.truncated = false;
     $("rows").replaceChildren();
+    $("folder-rows").replaceChildren();
+    forgetSelection();
   }
   failed("");
   $("more").disabled = true;
   $("files-title").textContent = scopeLabel();
+  let plan = listPlan();
+  if (!view.chosen && plan.orders[0] !== view.sort) {
+    [view.sort, view.order] = [plan.orders[0], plan.orders[0] === "name" ? "asc" : "desc"];
+    plan = listPlan();
+  }
+  view.inPage = !plan.byApi;
+  showFolder(plan.browsing);
+  const signal = view.request.signal;
   try {
-    if (view.sort === "size" && listQuery().has("q")) {
-      await loadEverything(generation);
+    if (!plan.byApi) {
+      await loadEverything(generation, plan.params, signal);
     } else {
-      const params = listQuery();
+      const params = plan.params;
       params.set("order", view.order);
       // Each order is an index's: a list by size reads the size index (a person's or the bucket's); by
       // time, a person's list is in upload order and the bucket's is asked for it (its time index).
       if (view.sort === "size") params.set("sort", "size");
-      else if (params.has("bucket") && !params.has("q")) params.set("sort", "uploadDate");
+      else if (view.sort === "time" && params.has("bucket") && !params.has("q")) params.set("sort", "uploadDate");
       params.set("limit", String(PAGE_SIZE));
       if (view.cursor) params.set("cursor", view.cursor);
       // A filtered page may be short or even empty and still have a cursor: read on until something shows.
       let added = 0;
       let pages = 0;
       do {
-        const page = await api(`/me/files?${params}`);
+        const page = await api(`/me/files?${params}`, { signal });
         if (generation !== view.generation) return;
         showIndexState(page.indexState);
-        added += addItems(page.items);
+        added += addItems(page.items) + addFolders(page.commonPrefixes);
         view.cursor = page.nextCursor;
         if (view.cursor) params.set("cursor", view.cursor);
         pages += 1;
@@ -161,26 +217,79 @@ export async function loadList(reset) {
       failed(`Your files could not be loaded: ${error.message}`, error.status === 400 ? null : () => loadList(reset));
     }
   }
-  if (generation === view.generation) renderState();
+  if (generation === view.generation) {
+    if (plan.browsing) addFolders(folderRows(view.folder), true);
+    renderState();
+  }
 }
 
-async function loadEverything(generation) {
-  const params = listQuery();
+const byName = (a, b) => splitKey(a.objectKey).name.localeCompare(splitKey(b.objectKey).name, undefined, { numeric: true });
+const IN_PAGE_ORDER = {
+  name: byName,
+  size: (a, b) => a.size - b.size,
+  time: (a, b) => (a.uploadDate < b.uploadDate ? -1 : a.uploadDate > b.uploadDate ? 1 : 0),
+};
+
+async function loadEverything(generation, params, signal) {
   params.set("limit", "1000");
   let cursor = null;
   let all = [];
+  const folders = [];
   do {
     if (cursor) params.set("cursor", cursor);
-    const page = await api(`/me/files?${params}`);
+    const page = await api(`/me/files?${params}`, { signal });
     if (generation !== view.generation) return;
     showIndexState(page.indexState);
     all = all.concat(page.items);
+    folders.push(...(page.commonPrefixes || []));
     cursor = page.nextCursor;
-  } while (cursor && all.length < SIZE_SORT_LIMIT);
-  all.sort((a, b) => (view.order === "desc" ? b.size - a.size : a.size - b.size) || a.objectKey.localeCompare(b.objectKey));
+  } while (cursor && all.length < SORT_IN_PAGE_LIMIT);
+  const compare = IN_PAGE_ORDER[view.sort];
+  const sign = view.order === "desc" ? -1 : 1;
+  all.sort((a, b) => sign * compare(a, b) || a.objectKey.localeCompare(b.objectKey));
   view.cursor = null;
   view.truncated = Boolean(cursor);
+  addFolders(folders);
   addItems(all);
+}
+
+// Sub-folders (relative to one's own folder, "reports/2026/"), each once, in name order above the files.
+function addFolders(prefixes = [], pageOnly = false) {
+  let added = 0;
+  for (const prefix of prefixes || []) {
+    if (view.folders.has(prefix)) continue;
+    view.folders.add(prefix);
+    const rows = [...$("folder-rows").children];
+    const next = rows.find((tr) => tr.dataset.folder.localeCompare(prefix, undefined, { numeric: true }) > 0);
+    $("folder-rows").insertBefore(folderRow(prefix, pageOnly), next || null);
+    added += 1;
+  }
+  return added;
+}
+
+function folderRow(prefix, pageOnly) {
+  const name = prefix.slice(view.folder.length).replace(/\/$/, "");
+  const tr = el("tr", { className: "folder-row" });
+  tr.dataset.folder = prefix;
+  const open = el("button", { type: "button", className: "link", textContent: name, ariaLabel: `Open folder ${name}` });
+  open.onclick = () => openFolder(prefix);
+  const actions = el("td", { className: "actions" });
+  if (!pageOnly) actions.append(button("Download", `Download folder ${name} as a zip`, () => downloadFolder(prefix)));
+  tr.append(
+    el("td", { className: "select" }),
+    el("th", { scope: "row", className: "name" }, open),
+    el("td", { className: "folder", textContent: pageOnly ? "new: empty until a file is uploaded into it" : "folder" }),
+    el("td", { className: "size" }),
+    el("td"),
+    actions,
+  );
+  return tr;
+}
+
+export function openFolder(prefix) {
+  view.folder = prefix;
+  loadList(true);
+  $("files-title").focus();
 }
 
 function addItems(items) {
@@ -200,11 +309,14 @@ function row(item) {
   const when = formatTime(item.uploadDate);
   const tr = el("tr");
   tr.dataset.key = item.objectKey;
+  const select = el("td", { className: "select" });
+  if (item.uploadUser === (session && session.user) || isAdmin()) select.append(selectBox(item, name));
   const actions = el("td", { className: "actions" }, button("Download", `Download ${name}`, () => downloadFile(item.objectKey)));
   if (item.uploadUser === (session && session.user)) {
     actions.append(button("Delete", `Delete ${name}`, () => deleteFile(item.objectKey, name, tr), "danger"));
   }
   tr.append(
+    select,
     el("th", { scope: "row", className: "name", textContent: name }),
     el("td", { className: "folder", textContent: folder }),
     el("td", { className: "size", textContent: formatSize(item.size), title: `${item.size} bytes` }),
@@ -214,24 +326,33 @@ function row(item) {
   return tr;
 }
 
-function button(text, ariaLabel, onclick, className = "") {
+export function button(text, ariaLabel, onclick, className = "") {
   return el("button", { type: "button", textContent: text, ariaLabel, onclick, className });
 }
 
-function renderState() {
+export function renderState() {
   const count = view.items.length;
-  $("results").hidden = count === 0;
+  const folders = $("folder-rows").children.length;
+  $("results").hidden = count + folders === 0;
   $("more").hidden = !view.cursor;
   $("more").disabled = false;
   const empty = $("empty");
-  empty.hidden = count > 0 || Boolean($("list-error").textContent);
-  const filtered = [...listQuery().keys()].some((name) => name !== "user" && name !== "bucket");
-  empty.textContent = filtered ? "No files match these filters." : "No files yet. Upload one above.";
+  empty.hidden = count + folders > 0 || Boolean($("list-error").textContent);
+  const { filtered } = listPlan();
+  if (filtered) empty.textContent = "No files match these filters.";
+  else if (view.folder && ownFiles() && view.where === "folder") {
+    empty.textContent = "This folder is empty. Upload files into it above.";
+  } else empty.textContent = "No files yet. Upload one above.";
+  // The index cannot count a list without reading it whole: the caption counts what is shown.
   let caption = `${count} file${count === 1 ? "" : "s"}`;
+  if (folders) caption = `${folders} folder${folders === 1 ? "" : "s"}, ${caption}`;
   if (view.cursor) caption += " so far";
-  if (view.sort === "size" && view.truncated) caption += ` (largest among the first ${SIZE_SORT_LIMIT})`;
+  if (view.inPage) {
+    caption += `, sorted by ${SORT_WORDS[view.sort]} in the page`;
+    if (view.truncated) caption += ` among the first ${SORT_IN_PAGE_LIMIT}`;
+  }
   $("results-caption").textContent = caption;
-  for (const sort of ["size", "time"]) {
+  for (const sort of ["name", "size", "time"]) {
     $(`${sort}-header`).setAttribute("aria-sort", view.sort === sort ? `${view.order}ending` : "none");
   }
 }
@@ -247,14 +368,16 @@ function showIndexState(state) {
   }
 }
 
-// The same column again turns the order round; another starts largest or newest first.
+// The same column again turns the order round; another starts A to Z, or largest or newest first.
 function sortBy(sort) {
-  view.order = view.sort === sort && view.order === "desc" ? "asc" : "desc";
+  const first = sort === "name" ? "asc" : "desc";
+  view.order = view.sort === sort ? (view.order === "desc" ? "asc" : "desc") : first;
   view.sort = sort;
+  view.chosen = true;
   loadList(true);
 }
 
-async function downloadFile(key) {
+export async function downloadFile(key) {
   failed("");
   try {
     const { url } = await api(`/me/download/${keyPath(key)}`, { headers: { Accept: "application/json" } });
@@ -285,7 +408,7 @@ async function deleteFile(key, name, tr, confirmed = false) {
   }
 }
 
-function say(message) {
+export function say(message) {
   const notice = $("notice");
   notice.dataset.kind = "message";
   notice.textContent = message;
@@ -298,28 +421,63 @@ function say(message) {
   }, 6000);
 }
 
-// A file just uploaded and listed: it heads a newest-first list; any other order is read again.
+// A file just uploaded and listed: in the folder shown, it takes its place in a list by name or heads a
+// newest-first list; in a sub-folder of it, that sub-folder shows; any other order is read again.
 export function showNewFile(item) {
-  if (view.sort === "time" && view.order === "desc" && !view.keys.has(item.objectKey)) {
-    view.keys.add(item.objectKey);
-    view.items.unshift(item);
-    $("rows").prepend(row(item));
-    renderState();
-  } else {
-    loadList(true);
+  const own = session && session.user ? `${session.user}/` : "";
+  const relative = item.objectKey.startsWith(own) ? item.objectKey.slice(own.length) : item.objectKey;
+  const plan = listPlan();
+  if (plan.browsing) {
+    if (!relative.startsWith(view.folder)) return; // uploaded elsewhere: not in this folder
+    const rest = relative.slice(view.folder.length);
+    if (rest.includes("/")) {
+      addFolders([view.folder + rest.slice(0, rest.indexOf("/") + 1)]);
+      renderState();
+      return;
+    }
   }
+  if (view.keys.has(item.objectKey)) return;
+  const newest = view.sort === "time" && view.order === "desc" && !view.inPage;
+  if (!newest && !(plan.browsing && view.sort === "name")) {
+    loadList(true);
+    return;
+  }
+  const shown = [...$("rows").children];
+  const sign = view.order === "desc" ? -1 : 1;
+  const before = newest ? shown[0] : shown.find((tr) => sign * byName(item, { objectKey: tr.dataset.key }) < 0);
+  // After the last row shown of a list with more pages, it comes with "Show more".
+  if (!before && view.cursor) return;
+  view.keys.add(item.objectKey);
+  view.items.push(item);
+  $("rows").insertBefore(row(item), before || null);
+  renderState();
 }
 
 export function wireList() {
+  let typing = null;
   $("filters").addEventListener("submit", (event) => {
     event.preventDefault();
+    clearTimeout(typing);
     loadList(true);
   });
+  // Search as you type: once typing pauses; the list asked for before is cancelled.
+  $("q").addEventListener("input", () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => loadList(true), TYPING_PAUSE_MS);
+  });
+  $("ext").addEventListener("change", () => loadList(true));
+  for (const where of document.querySelectorAll('input[name="where"]')) {
+    where.addEventListener("change", () => {
+      view.where = where.value;
+      loadList(true);
+    });
+  }
   $("clear-filters").addEventListener("click", () => {
     // Every filter back to its default, the unit included; whose files stays as chosen.
     const scope = [$("scope").value, $("scope-user").value];
     $("filters").reset();
     [$("scope").value, $("scope-user").value] = scope;
+    view.where = document.querySelector('input[name="where"]:checked').value;
     loadList(true);
   });
   $("scope").addEventListener("change", () => {
@@ -328,6 +486,7 @@ export function wireList() {
     $("scope-user-label").hidden = !one;
     if (!one) loadList(true);
   });
+  $("sort-name").addEventListener("click", () => sortBy("name"));
   $("sort-size").addEventListener("click", () => sortBy("size"));
   $("sort-time").addEventListener("click", () => sortBy("time"));
   $("more").addEventListener("click", () => loadList(false));

@@ -10,11 +10,11 @@ const POLL_FIRST_MS = 250;
 const POLL_MAX_MS = 4000;
 const POLL_DEADLINE_MS = 60 * 1000;
 
-function uploadFiles(files) {
-  for (const file of files) uploadFile(file);
+export function uploadFiles(files, folderOf = () => "") {
+  for (const file of files) uploadFile(file, folderOf(file));
 }
 
-async function uploadFile(file) {
+async function uploadFile(file, folder = "") {
   const progress = el("progress", { max: 100, value: 0, ariaLabel: `Upload of ${file.name}` });
   const state = el("span", { className: "upload-state", textContent: "Starting…" });
   const item = el("li", {}, el("span", { textContent: file.name }), progress, state);
@@ -79,7 +79,7 @@ async function waitUntilIndexed(key) {
 }
 
 // The file picker and the drop zone.
-export function wireUploads() {
+export function wireUploads({ folderOf = () => "", filesOfDrop = async (data) => [...data.files] } = {}) {
   $("file-input").addEventListener("change", (event) => {
     uploadFiles([...event.target.files]);
     event.target.value = "";

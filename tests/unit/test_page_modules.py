@@ -16,6 +16,9 @@ import pytest
 from infra.web_page import CONTENT_TYPES, WEB_ROOT
 
 ENTRY = "app.js"
+# A service worker is a script of its own, registered (`navigator.serviceWorker.register("sw.js", ...)`), not
+# imported: preloading it would only add it to the first load.
+REGISTER = re.compile(r'serviceWorker\.register\(\s*["\']\.?/?([\w.-]+\.js)["\']')
 # Static imports: `import { a } from "./x.js";`, `import "./x.js";` (this page writes each on one line).
 IMPORT = re.compile(r'^import\s+(?:[^"\']*?\s+from\s+)?["\']([^"\']+)["\'];?\s*$', re.MULTILINE)
 
@@ -42,8 +45,17 @@ def _loads(root: Path) -> _Loads:
     return parser
 
 
-def _modules(root: Path) -> set[str]:
+def _scripts(root: Path) -> set[str]:
     return {path.name for path in root.glob("*.js")}
+
+
+def _workers(root: Path) -> set[str]:
+    """The service workers the modules register."""
+    return {name for path in root.glob("*.js") for name in REGISTER.findall(path.read_text(encoding="utf-8"))}
+
+
+def _modules(root: Path) -> set[str]:
+    return _scripts(root) - _workers(root)
 
 
 def _imports(root: Path, module: str) -> list[str]:
@@ -75,7 +87,7 @@ def problems(root: Path) -> list[str]:
         found.append(f"index.html preloads a module twice: {loads.preloads}")
     for missing in sorted(modules - {ENTRY} - set(loads.preloads)):
         found.append(f"{missing} is not preloaded: the browser asks for it only after what imports it")
-    for stray in sorted(set(loads.preloads) - modules):
+    for stray in sorted(set(loads.preloads) - modules - _workers(root)):
         found.append(f"index.html preloads {stray}, which web/ does not have")
     for module in sorted(modules):
         for specifier in _imports(root, module):
@@ -87,6 +99,13 @@ def problems(root: Path) -> list[str]:
     if ENTRY in modules:
         for unused in sorted(modules - _reachable(root, ENTRY)):
             found.append(f"{unused} is in web/ but the entry never imports it")
+    for worker in sorted(_workers(root)):
+        if worker not in _scripts(root):
+            found.append(f"a module registers the service worker {worker}, which web/ does not have")
+        elif worker in loads.preloads:
+            found.append(f"index.html preloads the service worker {worker}: it is registered when needed")
+        elif _imports(root, worker):
+            found.append(f"the service worker {worker} imports modules: it is a classic script")
     return found
 
 
@@ -126,6 +145,24 @@ def test_a_preload_of_no_module_and_a_module_nothing_imports_are_found(page_copy
         "index.html preloads gone.js, which web/ does not have",
         "orphan.js is in web/ but the entry never imports it",
     ]
+
+
+def test_the_service_worker_is_registered_not_preloaded(page_copy: Path) -> None:
+    assert "sw.js" in _workers(WEB_ROOT)
+    index = page_copy / "index.html"
+    html = index.read_text(encoding="utf-8")
+    index.write_text(
+        html.replace("</head>", '  <link rel="modulepreload" href="sw.js">\n</head>'), encoding="utf-8"
+    )
+    assert problems(page_copy) == [
+        "index.html preloads the service worker sw.js: it is registered when needed"
+    ]
+
+
+def test_a_service_worker_nothing_registers_is_found(page_copy: Path) -> None:
+    for path in page_copy.glob("*.js"):
+        path.write_text(REGISTER.sub("serviceWorker.register(missing", path.read_text(encoding="utf-8")))
+    assert "sw.js is in web/ but the entry never imports it" in problems(page_copy)
 
 
 def test_an_import_of_a_library_or_a_missing_module_is_found(page_copy: Path) -> None:
