@@ -12,9 +12,11 @@ export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 export const keyPath = (key) => encodeURIComponent(key);
 
 class ApiError extends Error {
-  constructor(status, message) {
+  // `body`: the answer's JSON (a 409 of an upload carries the file that is there), or null.
+  constructor(status, message, body = null) {
     super(message);
     this.status = status;
+    this.body = body;
   }
 }
 
@@ -51,7 +53,8 @@ export async function api(path, options = {}, retried = false, attempt = 0) {
   if (response.status === 204) return null;
   const body = await response.json().catch(() => null);
   if (!response.ok) {
-    throw new ApiError(response.status, (body && body.message) || `The file service answered ${response.status}.`);
+    const message = (body && body.message) || `The file service answered ${response.status}.`;
+    throw new ApiError(response.status, message, body);
   }
   return body;
 }
