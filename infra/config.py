@@ -21,7 +21,8 @@ from file_index.enrich import check_enrich
 from file_index.key_pattern import DEFAULT_LAYOUT, InvalidKeyPatternError, KeyPattern
 from file_index.placement import DEFAULT_BUCKET_INDEX_SHARDS, LayoutError, ShardPlacement, check_hot_users
 from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
-from infra import sizing
+from infra import federation, sizing
+from infra.federation import FederationError, IdentityProvider
 from infra.sizing import IndexerSizing
 
 if TYPE_CHECKING:
@@ -187,10 +188,15 @@ class StackConfig:
     max_upload_bytes: int = MAX_UPLOAD_BYTES
     # The longest a share link (`GET /me/links/{objectKey}`) may be asked for, in seconds.
     share_link_max_seconds: int = DEFAULT_SHARE_LINK_MAX_SECONDS
+    # Sign-in with an organisation (infra/federation.py): the pool's external identity providers, reached
+    # through its managed login at the prefix domain `sign_in_domain_prefix`. None: passwords only.
+    identity_providers: tuple[IdentityProvider, ...] = ()
+    sign_in_domain_prefix: str | None = None
 
     def __post_init__(self) -> None:
         _check_indexer_sizing(self.indexer_sizing)
         _check_user_claim(self)
+        _check_federation(self)
 
     def deployed_configuration(self) -> DeployedConfiguration:
         """What the deployment records in its table for every writer to check (`file_index.deployment`)."""
@@ -258,6 +264,8 @@ class StackConfig:
                 _int_between(MIN_SHARE_LINK_SECONDS, MAX_SHARE_LINK_SECONDS),
                 DEFAULT_SHARE_LINK_MAX_SECONDS,
             ),
+            identity_providers=_optional(get, "identityProviders", _identity_providers, ()),
+            sign_in_domain_prefix=_optional(get, "signInDomainPrefix", _domain_prefix, None),
             indexer_sizing=IndexerSizing(
                 memory_mb=_optional(
                     get,
@@ -483,6 +491,57 @@ def _check_user_claim(config: StackConfig) -> None:
             "userClaimAdminOnly=true once no app client of the pool has the attribute in its write "
             "attributes (only administrators set it, with AdminUpdateUserAttributes)"
         )
+
+
+def _identity_providers(key: str, value: Any) -> tuple[IdentityProvider, ...]:
+    if isinstance(value, str):  # `cdk -c identityProviders='[...]'`
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ConfigError(f"context {key}={value!r} is invalid (not JSON)") from None
+    try:
+        return federation.identity_providers(key, value)
+    except FederationError as error:
+        raise ConfigError(str(error)) from None
+
+
+def _domain_prefix(key: str, value: Any) -> str:
+    try:
+        return federation.domain_prefix(key, value)
+    except FederationError as error:
+        raise ConfigError(str(error)) from None
+
+
+def _check_federation(config: StackConfig) -> None:
+    """The identity providers need the stack's own pool, a domain, and no hold on the files' claim."""
+    if not config.identity_providers:
+        if config.sign_in_domain_prefix is not None:
+            raise ConfigError(
+                f"context signInDomainPrefix={config.sign_in_domain_prefix!r} is set without "
+                "identityProviders: the domain serves only the providers' sign-in; allowed: unset, or "
+                "identityProviders with at least one provider"
+            )
+        return
+    if not config.user_access:
+        raise ConfigError("context identityProviders needs userAccess=true: people sign in on the page")
+    if config.user_pool_id is not None:
+        raise ConfigError(
+            f"context identityProviders with userPoolId={config.user_pool_id!r}: the stack adds identity "
+            "providers and a domain only to a pool it creates; allowed: unset userPoolId, or add the "
+            "providers, the domain and the app client's OAuth settings to that pool yourself"
+        )
+    if config.sign_in_domain_prefix is None:
+        raise ConfigError(
+            "context identityProviders needs signInDomainPrefix: the managed login's address "
+            "https://<prefix>.auth.<region>.amazoncognito.com, unique in the region"
+        )
+    for index, provider in enumerate(config.identity_providers):
+        if config.user_claim in provider.attribute_mapping:
+            raise ConfigError(
+                f"context identityProviders[{index}].attributeMapping maps onto {config.user_claim}, the "
+                "userClaim that names a person's files: whoever can change that attribute at the identity "
+                f"provider would take another person's files; allowed: a mapping without {config.user_claim}"
+            )
 
 
 def _group_name(key: str, value: Any) -> str:

@@ -80,10 +80,17 @@ class FileSearchStack(Stack):
                 admin_group=config.admin_group,
                 removal=config.removal,
                 user_claim=config.user_claim,
+                identity_providers=config.identity_providers,
+                sign_in_domain_prefix=config.sign_in_domain_prefix,
             )
             self.web_site = WebSite(
-                self, "WebSite", removal=config.removal, upload_bucket_name=config.existing_bucket_name
+                self,
+                "WebSite",
+                removal=config.removal,
+                upload_bucket_name=config.existing_bucket_name,
+                sign_in_domain=self.people.sign_in_domain,
             )
+            self.people.add_page_client(page_url=f"{self.web_site.origin}/")
             signed_in = SignedInRoutes(
                 user_pool=self.people.user_pool,
                 client=self.people.client,
@@ -125,6 +132,7 @@ class FileSearchStack(Stack):
                     "adminGroup": config.admin_group,
                     "userClaim": config.user_claim,
                     "bucket": self.storage.bucket.bucket_name,
+                    **self.people.page_config(),
                 }
             )
         self.backfill = Backfill(

@@ -1,12 +1,20 @@
-"""The Cognito user pool people sign in at (`userAccess`), with the page's app client and the admin group."""
+"""The Cognito user pool people sign in at (`userAccess`), with the page's app client and the admin group.
+
+With `identityProviders` the pool also has its organisations' identity providers (OIDC, SAML 2.0), a
+managed login domain, and the page's app client takes the authorization code grant (PKCE; the client has
+no secret) back to the page's own address.
+"""
 
 from __future__ import annotations
 
-from aws_cdk import Duration
+from typing import Any
+
+from aws_cdk import Duration, SecretValue
 from aws_cdk import aws_cognito as cognito
 from constructs import Construct
 
 from infra.config import RemovalChoice
+from infra.federation import OIDC, IdentityProvider
 from infra.nag import acknowledge
 from infra.people import (
     ADMIN_GROUP_DESCRIPTION,
@@ -28,8 +36,14 @@ class People(Construct):
         admin_group: str,
         removal: RemovalChoice,
         user_claim: str,
+        identity_providers: tuple[IdentityProvider, ...] = (),
+        sign_in_domain_prefix: str | None = None,
     ) -> None:
         """`user_pool_id`: an existing pool to use (None: the stack creates one, with the admin group).
+
+        `identity_providers` (with `sign_in_domain_prefix`): the pool's external providers and its
+        managed login domain; the app client is added by `add_page_client`, once the page's address is
+        known.
 
         `user_claim` names a person's files; a `custom:` claim becomes an attribute of the stack's pool
         that only administrators set. The app client may write `USER_WRITABLE_ATTRIBUTES` only, so no
@@ -90,9 +104,84 @@ class People(Construct):
                 "Threat protection (advanced security) needs Cognito's Plus feature plan, billed per "
                 "monthly active user; an operator who wants it switches the pool's plan.",
             )
+        self._identity_providers = identity_providers
+        self.providers: list[Construct] = []
+        # The managed login's address (https://<prefix>.auth.<region>.amazoncognito.com); None: no domain.
+        self.sign_in_domain: str | None = None
+        self._domain: cognito.UserPoolDomain | None = None
+        if identity_providers and sign_in_domain_prefix is not None:
+            self._add_federation(identity_providers, sign_in_domain_prefix)
+
+    def _add_federation(self, identity_providers: tuple[IdentityProvider, ...], domain_prefix: str) -> None:
+        self._domain = self.user_pool.add_domain(
+            "SignInDomain",
+            cognito_domain=cognito.CognitoDomainOptions(domain_prefix=domain_prefix),
+            managed_login_version=cognito.ManagedLoginVersion.NEWER_MANAGED_LOGIN,
+        )
+        self.sign_in_domain = self._domain.base_url()
+        for provider in identity_providers:
+            mapping = cognito.AttributeMapping(
+                custom={
+                    attribute: cognito.ProviderAttribute.other(source)
+                    for attribute, source in provider.attribute_mapping.items()
+                }
+            )
+            if provider.kind == OIDC:
+                assert provider.issuer
+                assert provider.client_id
+                assert provider.client_secret_name
+                self.providers.append(
+                    cognito.UserPoolIdentityProviderOidc(
+                        self,
+                        f"Provider{provider.name}",
+                        user_pool=self.user_pool,
+                        name=provider.name,
+                        issuer_url=provider.issuer,
+                        client_id=provider.client_id,
+                        # A dynamic reference: CloudFormation reads the secret at deploy, the template
+                        # holds only its name.
+                        client_secret=SecretValue.secrets_manager(
+                            provider.client_secret_name
+                        ).unsafe_unwrap(),
+                        scopes=list(provider.scopes),
+                        attribute_mapping=mapping,
+                    )
+                )
+            else:
+                assert provider.metadata_url
+                self.providers.append(
+                    cognito.UserPoolIdentityProviderSaml(
+                        self,
+                        f"Provider{provider.name}",
+                        user_pool=self.user_pool,
+                        name=provider.name,
+                        metadata=cognito.UserPoolIdentityProviderSamlMetadata.url(provider.metadata_url),
+                        attribute_mapping=mapping,
+                    )
+                )
+
+    def add_page_client(self, *, page_url: str) -> cognito.UserPoolClient:
+        """The page's app client; with identity providers, the code grant back to `page_url` (the page)."""
+        federation: dict[str, Any] = {}
+        if self._domain is not None:
+            federation = {
+                "o_auth": cognito.OAuthSettings(
+                    flows=cognito.OAuthFlows(authorization_code_grant=True),
+                    scopes=[cognito.OAuthScope.OPENID, cognito.OAuthScope.EMAIL, cognito.OAuthScope.PROFILE],
+                    callback_urls=[page_url],
+                    logout_urls=[page_url],
+                ),
+                "supported_identity_providers": [
+                    cognito.UserPoolClientIdentityProvider.COGNITO,
+                    *(
+                        cognito.UserPoolClientIdentityProvider.custom(p.name)
+                        for p in self._identity_providers
+                    ),
+                ],
+            }
         self.client = self.user_pool.add_client(
             "WebClient",
-            # A browser cannot keep a secret.
+            # A browser cannot keep a secret: the code grant is protected by PKCE instead.
             generate_secret=False,
             auth_flows=cognito.AuthFlow(user_password=True, user_srp=True),
             prevent_user_existence_errors=True,
@@ -104,7 +193,33 @@ class People(Construct):
             write_attributes=cognito.ClientAttributes().with_standard_attributes(
                 **dict.fromkeys(USER_WRITABLE_ATTRIBUTES, True)
             ),
+            **federation,
         )
+        if self._domain is not None:
+            # The client names the providers: they must exist first.
+            for provider in self.providers:
+                self.client.node.add_dependency(provider)
+            # Managed login (version 2) serves its pages once the client has a style: Cognito's own.
+            cognito.CfnManagedLoginBranding(
+                self,
+                "ManagedLoginStyle",
+                user_pool_id=self.user_pool.user_pool_id,
+                client_id=self.client.user_pool_client_id,
+                use_cognito_provided_values=True,
+            )
+        self._page_url = page_url
+        return self.client
+
+    def page_config(self) -> dict[str, Any]:
+        """What the page's config.json says of signing in beyond the pool and its client: with identity
+        providers, the managed login domain, the providers' names and the page's own callback URL."""
+        if self._domain is None:
+            return {}
+        return {
+            "signInDomain": self.sign_in_domain,
+            "identityProviders": [provider.name for provider in self._identity_providers],
+            "signInRedirectUri": self._page_url,
+        }
 
 
 def _claim_attribute(user_claim: str) -> dict[str, cognito.ICustomAttribute] | None:

@@ -17,7 +17,9 @@ from infra.storage import private_bucket_settings
 from infra.web_page import CONFIG_FILE, WEB_ROOT, security_headers
 
 
-def connect_sources(region: str, upload_bucket_name: str | None = None) -> list[str]:
+def connect_sources(
+    region: str, upload_bucket_name: str | None = None, sign_in_domain: str | None = None
+) -> list[str]:
     """Where the deployed page connects: the API (execute-api), Cognito's API, and S3 for uploads and for
     the downloads a zip is made of.
 
@@ -31,6 +33,8 @@ def connect_sources(region: str, upload_bucket_name: str | None = None) -> list[
     api_and_sign_in = [
         f"https://*.execute-api.{region}.amazonaws.com",
         f"https://cognito-idp.{region}.amazonaws.com",
+        # The managed login domain's token and revocation endpoints (`identityProviders`).
+        *([sign_in_domain] if sign_in_domain is not None else []),
     ]
     if upload_bucket_name is None:
         return [*api_and_sign_in, "https://*.s3.amazonaws.com", f"https://*.s3.{region}.amazonaws.com"]
@@ -57,12 +61,16 @@ class WebSite(Construct):
         *,
         removal: RemovalChoice,
         upload_bucket_name: str | None = None,
+        sign_in_domain: str | None = None,
     ) -> None:
-        """`upload_bucket_name`: the existing bucket people upload to, or None for one the stack creates."""
+        """`upload_bucket_name`: the existing bucket people upload to, or None for one the stack creates.
+
+        `sign_in_domain`: the user pool's managed login address, when people sign in with an organisation.
+        """
         super().__init__(scope, construct_id)
         region = Stack.of(self).region
         self.bucket = s3.Bucket(self, "SiteBucket", **private_bucket_settings(removal))
-        headers = security_headers(connect_sources(region, upload_bucket_name))
+        headers = security_headers(connect_sources(region, upload_bucket_name, sign_in_domain))
         policy = cloudfront.ResponseHeadersPolicy(
             self,
             "SecurityHeaders",
