@@ -274,15 +274,17 @@ async function waitUntilIndexed(key) {
   return null;
 }
 
-// A file just uploaded joins the list on screen only if it belongs there: one's own files (not another
-// person's, which an admin may be looking at), in the folder shown. A filtered list (name words, type,
-// dates, sizes) is asked for again, once the uploads of the moment are listed: the API says what matches.
+// A file just uploaded joins the list on screen only if it belongs there: one's own files in the folder
+// shown, never another person's files an admin is looking at. A filtered list (name words, type, dates,
+// sizes) and an admin's whole bucket are asked for again once the uploads of the moment are listed: the API
+// says what belongs.
 let listAgain = null;
 
 function showOnList(item) {
-  if (!ownFiles()) return;
+  const scope = $("scope") ? $("scope").value : "me";
+  if (!ownFiles() && scope !== "bucket") return;
   const filtered = FILTER_FIELDS.some((id) => $(id) && String($(id).value).trim() !== "");
-  if (!filtered) {
+  if (ownFiles() && !filtered) {
     showNewFile(item);
     return;
   }

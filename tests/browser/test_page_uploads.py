@@ -162,3 +162,21 @@ def test_the_list_gains_only_an_upload_that_belongs_to_it(page: Page, ready: dic
     # A file that matches joins it.
     picker.set_input_files([file_payload("resume 2026.pdf", "application/pdf", b"%PDF resume")])
     expect(row(page, "resume 2026.pdf")).to_have_count(1)
+
+
+def test_an_admin_looking_at_another_persons_files_does_not_see_their_own_upload_there(
+    page: Page, ready: dict[str, Any]
+) -> None:
+    signed_in(page, ready, ready["adminUser"], ready["adminPassword"])
+    listed(page)
+    page.get_by_label("Show", exact=True).select_option("One user's files")
+    page.get_by_label("User", exact=True).fill("someone-else")
+    page.get_by_role("button", name="Search").click()
+    expect(page.get_by_role("heading", name="Files of someone-else")).to_be_visible()
+    listed(page)
+    before = page.locator("#rows tr").count()
+    page.get_by_label(PICKER).set_input_files([file_payload("admin note.txt", "text/plain", b"mine")])
+    expect(upload_entry(page, "admin note.txt")).to_contain_text("Done")
+    page.wait_for_timeout(1000)
+    expect(page.locator("#rows tr")).to_have_count(before)
+    expect(row(page, "admin note.txt")).to_have_count(0)
