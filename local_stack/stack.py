@@ -402,6 +402,19 @@ class LocalFileSearch:
             issuer=pool.issuer, client_id=pool.client_id, keys=read_key_set(pool.jwks_url)
         )
         self._api.web_origin = web.url
+        # With `identityProviders`, the managed login domain's stand-in (local_stack/identity_provider.py).
+        domain = None
+        if self.config.identity_providers:
+            from local_stack.identity_provider import LocalSignInDomain
+
+            domain = LocalSignInDomain(
+                host=HOST,
+                cognito=self.client("cognito-idp"),
+                pool=pool,
+                providers=self.config.identity_providers,
+                page_url=f"{web.url}/",
+            )
+            self._resources.enter_context(domain)
         web.configure(
             {
                 "apiUrl": self.api_url,
@@ -414,8 +427,9 @@ class LocalFileSearch:
                 "adminGroup": self.config.admin_group,
                 "userClaim": self.config.user_claim,
                 "bucket": self.bucket,
+                **(domain.page_config() if domain is not None else {}),
             },
-            connect_sources=[self.api_url, self.aws_endpoint],
+            connect_sources=[self.api_url, self.aws_endpoint, *([domain.url] if domain is not None else [])],
         )
         web.start()
         self._resources.callback(web.close)

@@ -1,10 +1,15 @@
 // Sign-in and tokens: Cognito's JSON API and the sign-in view. Tokens live in sessionStorage (gone with
 // the tab); the password goes to Cognito only; the ID token is refreshed before it expires.
+// With identity providers (config.json's `identityProviders`), "Sign in with <name>" goes through the user
+// pool's managed login domain: an authorization code with PKCE, redeemed, refreshed and revoked at the
+// domain's OAuth endpoints.
 
 import { $, config } from "./page.js";
 
 const SESSION_KEY = "s3-file-search.session";
 const REFRESH_MARGIN_MS = 5 * 60 * 1000;
+// The PKCE verifier and state of a sign-in that left for an identity provider (this tab only).
+const OAUTH_KEY = "s3-file-search.oauth";
 
 // Who is signed in (null: nobody).
 export let session = null;
@@ -48,10 +53,12 @@ function claimsOf(token) {
   return JSON.parse(new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0))));
 }
 
-function keepSession(result, username) {
+// `via`: "password" (Cognito's API) or "oauth" (the managed login domain), which refreshes and revokes.
+function keepSession(result, username, via = "password") {
   const idToken = result.IdToken;
   const claims = claimsOf(idToken);
   session = {
+    via,
     idToken,
     refreshToken: result.RefreshToken || (session && session.refreshToken),
     expiresAt: claims.exp * 1000,
@@ -73,6 +80,15 @@ function scheduleRefresh() {
 
 export async function refresh() {
   if (!session || !session.refreshToken) throw new Error("no refresh token");
+  if (session.via === "oauth") {
+    const tokens = await oauthEndpoint("token", {
+      grant_type: "refresh_token",
+      client_id: config.userPoolClientId,
+      refresh_token: session.refreshToken,
+    });
+    keepSession({ IdToken: tokens.id_token }, session.username, "oauth");
+    return;
+  }
   const answer = await cognito("InitiateAuth", {
     AuthFlow: "REFRESH_TOKEN_AUTH",
     ClientId: config.userPoolClientId,
@@ -98,6 +114,8 @@ export function isAdmin() {
 
 // The tab's session (refreshed if expired) and the files, else sign-in.
 export async function resumeSession() {
+  addProviderButtons();
+  if (await finishProviderSignIn()) return;
   const kept = sessionStorage.getItem(SESSION_KEY);
   if (kept) {
     try {
@@ -175,6 +193,108 @@ function signInMessage(error) {
   return error.message || "Sign-in failed.";
 }
 
+// -- Sign-in with an organisation: the authorization code grant with PKCE at the managed login domain --
+
+function base64url(bytes) {
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function randomText(byteCount) {
+  return base64url(crypto.getRandomValues(new Uint8Array(byteCount)));
+}
+
+// POST to the domain's /oauth2/token or /oauth2/revoke (a form, so no preflight); the JSON answer.
+async function oauthEndpoint(name, form) {
+  let response;
+  try {
+    response = await fetch(`${config.signInDomain}/oauth2/${name}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(form),
+    });
+  } catch {
+    throw new CognitoError("Network", "The sign-in service cannot be reached. Check your connection.");
+  }
+  const answer = await response.json().catch(() => ({}));
+  if (!response.ok) throw new CognitoError(answer.error || "OAuth", answer.error_description || "Sign-in failed.");
+  return answer;
+}
+
+async function signInWith(provider) {
+  const verifier = randomText(48);
+  const state = randomText(16);
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
+  sessionStorage.setItem(OAUTH_KEY, JSON.stringify({ state, verifier }));
+  const query = new URLSearchParams({
+    identity_provider: provider,
+    client_id: config.userPoolClientId,
+    response_type: "code",
+    redirect_uri: config.signInRedirectUri,
+    scope: "openid email profile",
+    state,
+    code_challenge_method: "S256",
+    code_challenge: base64url(new Uint8Array(digest)),
+  });
+  location.assign(`${config.signInDomain}/oauth2/authorize?${query}`);
+}
+
+// Back from the provider with ?code=&state= (or ?error=): redeem the code with this tab's verifier, once.
+async function finishProviderSignIn() {
+  const answer = new URLSearchParams(location.search);
+  if (!config.signInDomain || (!answer.has("code") && !answer.has("error"))) return false;
+  const pending = JSON.parse(sessionStorage.getItem(OAUTH_KEY) || "null");
+  sessionStorage.removeItem(OAUTH_KEY);
+  // The code leaves the address bar and the history at once.
+  history.replaceState(null, "", location.pathname);
+  if (answer.has("error")) {
+    showSignIn(`Sign-in with your organisation failed: ${answer.get("error_description") || answer.get("error")}.`);
+    return true;
+  }
+  if (!pending || pending.state !== answer.get("state")) {
+    showSignIn("That sign-in did not start on this page. Please sign in again.");
+    return true;
+  }
+  try {
+    const tokens = await oauthEndpoint("token", {
+      grant_type: "authorization_code",
+      client_id: config.userPoolClientId,
+      code: answer.get("code"),
+      redirect_uri: config.signInRedirectUri,
+      code_verifier: pending.verifier,
+    });
+    keepSession({ IdToken: tokens.id_token, RefreshToken: tokens.refresh_token }, "", "oauth");
+  } catch {
+    showSignIn("Sign-in with your organisation could not be completed. Please try again.");
+    return true;
+  }
+  signedIn();
+  $("files-title").focus();
+  return true;
+}
+
+function addProviderButtons() {
+  const providers = config.identityProviders || [];
+  if (!providers.length || $("providers")) return;
+  const group = document.createElement("div");
+  group.id = "providers";
+  group.setAttribute("role", "group");
+  group.setAttribute("aria-label", "Sign in with your organisation");
+  for (const provider of providers) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = `Sign in with ${provider}`;
+    button.addEventListener("click", () => {
+      button.disabled = true;
+      signInWith(provider).catch(() => {
+        button.disabled = false;
+        $("sign-in-error").textContent = "This browser cannot start that sign-in.";
+      });
+    });
+    group.append(button);
+  }
+  $("sign-in-form").after(group);
+}
+
 function showSignIn(message = "", status = "") {
   $("loading").hidden = true;
   $("files-view").hidden = true;
@@ -233,8 +353,13 @@ export function wireSignIn(onSignedIn) {
   });
   $("sign-out").addEventListener("click", () => {
     const token = session && session.refreshToken;
+    const via = session && session.via;
     forgetSession();
-    if (token) cognito("RevokeToken", { Token: token, ClientId: config.userPoolClientId }).catch(() => {});
+    if (token && via === "oauth") {
+      oauthEndpoint("revoke", { token, client_id: config.userPoolClientId }).catch(() => {});
+    } else if (token) {
+      cognito("RevokeToken", { Token: token, ClientId: config.userPoolClientId }).catch(() => {});
+    }
     showSignIn("", "You are signed out.");
   });
 }
