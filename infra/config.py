@@ -188,6 +188,8 @@ class StackConfig:
     max_upload_bytes: int = MAX_UPLOAD_BYTES
     # The longest a share link (`GET /me/links/{objectKey}`) may be asked for, in seconds.
     share_link_max_seconds: int = DEFAULT_SHARE_LINK_MAX_SECONDS
+    # The attribute of the user pool shown as a person's name in admins' lists: name, email or username.
+    owner_name_attribute: str = "name"
     # Sign-in with an organisation (infra/federation.py): the pool's external identity providers, reached
     # through its managed login at the prefix domain `sign_in_domain_prefix`. None: passwords only.
     identity_providers: tuple[IdentityProvider, ...] = ()
@@ -264,6 +266,7 @@ class StackConfig:
                 _int_between(MIN_SHARE_LINK_SECONDS, MAX_SHARE_LINK_SECONDS),
                 DEFAULT_SHARE_LINK_MAX_SECONDS,
             ),
+            owner_name_attribute=_optional(get, "ownerNameAttribute", _owner_name_attribute, "name"),
             identity_providers=_optional(get, "identityProviders", _identity_providers, ()),
             sign_in_domain_prefix=_optional(get, "signInDomainPrefix", _domain_prefix, None),
             indexer_sizing=IndexerSizing(
@@ -542,6 +545,12 @@ def _check_federation(config: StackConfig) -> None:
                 "userClaim that names a person's files: whoever can change that attribute at the identity "
                 f"provider would take another person's files; allowed: a mapping without {config.user_claim}"
             )
+
+
+def _owner_name_attribute(key: str, value: Any) -> str:
+    if value not in ("name", "email", "username"):
+        raise ConfigError(f"context {key}={value!r} is invalid; allowed: name, email, username")
+    return str(value)
 
 
 def _group_name(key: str, value: Any) -> str:

@@ -83,6 +83,7 @@ class SignedInRoutes:
     max_upload_bytes: int
     key_pattern: str
     share_link_max_seconds: int
+    owner_name_attribute: str
 
     def environment(self) -> dict[str, str]:
         """The search function's settings of these routes (`search.config`)."""
@@ -92,6 +93,9 @@ class SignedInRoutes:
             "ADMIN_GROUP": self.admin_group,
             "MAX_UPLOAD_BYTES": str(self.max_upload_bytes),
             "SHARE_LINK_MAX_SECONDS": str(self.share_link_max_seconds),
+            # Admins' lists name each file's person from the pool (ListUsers, AdminGetUser).
+            "USER_POOL_ID": self.user_pool.user_pool_id,
+            "OWNER_NAME_ATTRIBUTE": self.owner_name_attribute,
             "WEB_ORIGIN": self.web_origin,
             # Uploads are keyed so that the indexer credits them to their uploader.
             "KEY_LAYOUT": self.key_pattern,
@@ -207,6 +211,13 @@ class SearchApi(Construct):
                 "s3:DeleteObject",
                 "s3:AbortMultipartUpload",
                 "s3:ListMultipartUploadParts",
+            )
+        if signed_in is not None:
+            # People's names in admins' lists: read the stack's own user pool, nothing else of Cognito.
+            iam.Grant.add_to_principal(
+                grantee=self.function,
+                actions=["cognito-idp:ListUsers", "cognito-idp:AdminGetUser"],
+                resource_arns=[signed_in.user_pool.user_pool_arn],
             )
         self.cursor_secret.grant_read(self.function)
         # `GET /status`: message counts of both queues, and the age of the oldest waiting event (a
@@ -362,6 +373,8 @@ class SearchApi(Construct):
         one_file.add_method("DELETE", integration, **signed)
         me.add_resource("download").add_resource("{objectKey+}").add_method("GET", integration, **signed)
         me.add_resource("links").add_resource("{objectKey+}").add_method("GET", integration, **signed)
+        me.add_resource("previews").add_resource("{objectKey+}").add_method("GET", integration, **signed)
+        me.add_resource("people").add_method("GET", integration, **signed)
         uploads = me.add_resource("uploads")
         uploads.add_method("POST", integration, **signed)
         parts = uploads.add_resource("parts")

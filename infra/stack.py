@@ -100,6 +100,7 @@ class FileSearchStack(Stack):
                 max_upload_bytes=config.max_upload_bytes,
                 key_pattern=config.key_pattern,
                 share_link_max_seconds=config.share_link_max_seconds,
+                owner_name_attribute=config.owner_name_attribute,
             )
             self.storage.allow_uploads_from(self.web_site.origin)
         self.search_api = SearchApi(

@@ -56,6 +56,8 @@ ME_ROUTES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"/me/files/.+"), ("GET", "DELETE")),
     (re.compile(r"/me/download/.+"), ("GET",)),
     (re.compile(r"/me/links/.+"), ("GET",)),
+    (re.compile(r"/me/previews/.+"), ("GET",)),
+    (re.compile(r"/me/people/?"), ("GET",)),
     (re.compile(r"/me/uploads/?"), ("POST",)),
     (re.compile(r"/me/uploads/parts/?"), ("GET", "POST")),
     (re.compile(r"/me/uploads/(complete|abort)/?"), ("POST",)),

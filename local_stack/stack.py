@@ -764,6 +764,9 @@ class LocalFileSearch:
             "ADMIN_GROUP": self.config.admin_group,
             "MAX_UPLOAD_BYTES": str(self.config.max_upload_bytes),
             "SHARE_LINK_MAX_SECONDS": str(self.config.share_link_max_seconds),
+            # Admins' lists name each file's person from the pool.
+            "USER_POOL_ID": self.user_pool.pool_id,
+            "OWNER_NAME_ATTRIBUTE": self.config.owner_name_attribute,
             "WEB_ORIGIN": self._web.url,
         }
 

@@ -17,6 +17,7 @@ from file_index.reader import FileReader
 from file_index.state import IndexStateStore
 from search.config import load_config, queue_name
 from search.dal import BacklogReader, ObjectStore
+from search.directory import PeopleDirectory
 from search.errors import ConfigError
 from search.service import FileSearch
 from search.status import IndexStateView
@@ -86,7 +87,17 @@ def file_search() -> FileSearch:
             state_client=state_client,  # reads whether the bucket's term items are complete
             bucket=config.bucket_name,
         )
+    access = config.user_access
+    people = None
+    if access is not None and access.user_pool_id is not None:
+        people = PeopleDirectory(
+            sdk.client("cognito-idp"),
+            pool_id=access.user_pool_id,
+            user_claim=access.user_claim,
+            name_attribute=access.owner_name_attribute,
+        )
     return FileSearch(
+        people=people,
         names=names,
         reader=reader,
         index_state=IndexStateView(

@@ -12,6 +12,7 @@ from file_index.config import ConfigError, key_pattern, positive_int, required
 from file_index.key_pattern import DEFAULT_LAYOUT, KeyPattern
 from file_index.placement import ShardPlacement
 from file_index.state import State
+from search.directory import DEFAULT_NAME_ATTRIBUTE, NAME_ATTRIBUTES
 from search.people import (
     DEFAULT_ADMIN_GROUP,
     DEFAULT_MAX_UPLOAD_BYTES,
@@ -73,8 +74,17 @@ def _user_access(env: Mapping[str, str]) -> UserAccess | None:
         share_link_max_seconds=positive_int(
             env, "SHARE_LINK_MAX_SECONDS", DEFAULT_SHARE_LINK_MAX_SECONDS, maximum=MAX_SHARE_LINK_SECONDS
         ),
+        user_pool_id=env.get("USER_POOL_ID", "").strip() or None,
+        owner_name_attribute=_owner_name_attribute(env),
         web_origin=origin,
     )
+
+
+def _owner_name_attribute(env: Mapping[str, str]) -> str:
+    value = env.get("OWNER_NAME_ATTRIBUTE", "").strip() or DEFAULT_NAME_ATTRIBUTE
+    if value not in NAME_ATTRIBUTES:
+        raise ConfigError(f"OWNER_NAME_ATTRIBUTE must be one of {', '.join(NAME_ATTRIBUTES)}, not {value!r}")
+    return value
 
 
 def _queue_url(environ: Mapping[str, str], name: str) -> str:

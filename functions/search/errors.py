@@ -13,7 +13,9 @@ __all__ = [
     "Conflict",
     "FileNotFound",
     "Forbidden",
+    "NoPreview",
     "SearchError",
+    "TooLargeToPreview",
     "Unauthorized",
 ]
 
@@ -36,6 +38,14 @@ class Unauthorized(SearchError):
 
 class Forbidden(SearchError):
     """A signed-in person asks for what only admins may (403)."""
+
+
+class NoPreview(SearchError):
+    """A file of a type with no safe preview in the page (415)."""
+
+
+class TooLargeToPreview(SearchError):
+    """A file above its kind's preview size (413)."""
 
 
 class Conflict(SearchError):

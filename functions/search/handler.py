@@ -19,7 +19,8 @@ Metrics (EMF, namespace POWERTOOLS_METRICS_NAMESPACE, default S3FileSearch; dime
 `QueryShape`), one set per request that reached a search route, whatever its answer: `Requests`,
 `Latency` (ms), and for lists `ItemsRead` (DynamoDB's ScannedCount), `ItemsReturned` and `Queries`
 (DynamoDB Query calls). The shapes (`search.observability.query_shape`) are `key`, `download`, `status`,
-`delete`, `upload` and the lists' `user`, `user+date`, `user+range`, `bucket`, `bucket+size`, and with
+`delete`, `upload` (every upload route), `link`, `preview`, `people` and the lists' `user`, `user+date`,
+`user+range`, `bucket`, `bucket+size`, and with
 bounds on both attributes (box queries) `user+size`, `user+date+size`, `user+range+size`, `bucket+time`
 and `bucket+size+time`.
 """
@@ -40,7 +41,16 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.shared.json_encoder import Encoder
 from botocore.exceptions import ClientError, ConnectionClosedError, ConnectTimeoutError, ReadTimeoutError
 
-from search.errors import BadRequest, Conflict, FileNotFound, Forbidden, SearchError, Unauthorized
+from search.errors import (
+    BadRequest,
+    Conflict,
+    FileNotFound,
+    Forbidden,
+    NoPreview,
+    SearchError,
+    TooLargeToPreview,
+    Unauthorized,
+)
 from search.observability import (
     DEFAULT_METRICS_NAMESPACE,
     DEFAULT_SERVICE_NAME,
@@ -76,6 +86,8 @@ _STATUS_OF_ERROR: dict[type[Exception], HTTPStatus] = {
     Unauthorized: HTTPStatus.UNAUTHORIZED,
     Forbidden: HTTPStatus.FORBIDDEN,
     Conflict: HTTPStatus.CONFLICT,
+    NoPreview: HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
+    TooLargeToPreview: HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
     # DynamoDB or S3 did not answer in time, after the SDK's own retries (SdkSettings): the caller may
     # retry later, as after a throttle.
     ReadTimeoutError: HTTPStatus.SERVICE_UNAVAILABLE,

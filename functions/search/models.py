@@ -73,6 +73,13 @@ class FileItem(Answer):
         default=None, description="User metadata (names in lower case), where `enrich` names metadata"
     )
     tags: dict[str, str] | None = Field(default=None, description="Object tags, where `enrich` names tags")
+    ownerName: str | None = Field(
+        default=None,
+        description=(
+            "The uploader's name in the user pool (`ownerNameAttribute`: name, email or user name), in "
+            "an admin's `GET /me/files` with `user` or `bucket` only"
+        ),
+    )
 
 
 class FileListPage(Answer):

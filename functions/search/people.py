@@ -72,6 +72,9 @@ class UserAccess:
     upload_url_expiry_seconds: int = DEFAULT_UPLOAD_URL_EXPIRY_SECONDS
     # The longest a share link (`GET /me/links/{objectKey}`) may be asked for, in seconds.
     share_link_max_seconds: int = DEFAULT_SHARE_LINK_MAX_SECONDS
+    # The user pool (its people's names in admins' lists) and the attribute shown as a name; None: none.
+    user_pool_id: str | None = None
+    owner_name_attribute: str = "name"
     # The page's origin: the only one the `/me/...` routes answer cross-origin requests from.
     web_origin: str | None = None
 

@@ -18,6 +18,7 @@ from file_index.reader import FileQuery, FileReader, InvalidStartKey, ListCursor
 from file_index.state import State
 from search.cursor import InvalidCursor, decode_cursor, encode_cursor
 from search.dal import BacklogReader, ObjectStore
+from search.directory import PeopleDirectory
 from search.errors import BadRequest, FileNotFound
 from search.payload import PAGE_ITEMS_BUDGET_BYTES, array_payload_bytes, items_within
 from search.people import (
@@ -26,6 +27,7 @@ from search.people import (
     attachment_disposition,
     check_owner,
 )
+from search.previews import PREVIEW_URL_EXPIRY_SECONDS, inline_disposition, preview_of
 from search.queries import check_key_value
 from search.status import IndexStateView, StatusReport
 from search.uploads import Uploads
@@ -95,6 +97,7 @@ class FileSearch:
         enrich: frozenset[str] = frozenset(),
         user_access: UserAccess | None = None,
         key_pattern: KeyPattern | None = None,
+        people: PeopleDirectory | None = None,
     ) -> None:
         self._reader = reader
         self._index_state = index_state
@@ -108,6 +111,8 @@ class FileSearch:
         self._enrich = enrich
         # The `/me/...` routes' settings (None: no user pool) and the layout uploads are keyed by.
         self.user_access = user_access
+        # People's names from the user pool (None: the deployment does not name the pool).
+        self.people = people
         self._key_pattern = key_pattern or KeyPattern.parse(None)
         # Signed-in people's uploads: a name is taken if the index holds a file of this bucket under it.
         self.uploads = Uploads(
@@ -248,6 +253,30 @@ class FileSearch:
         url = self.download_url(object_key, item=item, expires_in=expires_in)
         expires_at = signed_at + timedelta(seconds=expires_in)
         return {"url": url, "expiresAt": expires_at.isoformat().replace("+00:00", "Z")}
+
+    def preview(self, person: Person, object_key: str) -> dict[str, Any]:
+        """A URL that shows `person`'s file (an admin's: any file of the bucket) in the browser.
+
+        `{"url", "kind", "contentType", "size"}`: S3 answers the URL with the allowlisted type of the
+        file's kind and an inline disposition (`search.previews`); NoPreview for a type not on the list,
+        TooLargeToPreview above the kind's size.
+        """
+        item = self.persons_file(person, object_key)
+        size = int(item.get("size") or 0)
+        shown = preview_of(object_key, size)
+        url = self._objects.download_url(
+            object_key,
+            version_id=item.get("versionId"),
+            disposition=inline_disposition(object_key),
+            content_type=shown.content_type,
+            expires_in=PREVIEW_URL_EXPIRY_SECONDS,
+        )
+        return {
+            "url": keep_dot_segments(url),
+            "kind": shown.kind,
+            "contentType": shown.content_type,
+            "size": size,
+        }
 
     def download_url(
         self, object_key: str, *, item: dict[str, Any] | None = None, expires_in: int | None = None

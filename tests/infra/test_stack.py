@@ -418,6 +418,8 @@ def test_search_environment_is_the_contract(default_synth: Synth) -> None:
         "ADMIN_GROUP": "admins",
         "MAX_UPLOAD_BYTES": str(5 * 1024**4),
         "SHARE_LINK_MAX_SECONDS": "3600",
+        "USER_POOL_ID": ANY,
+        "OWNER_NAME_ATTRIBUTE": "name",
         "WEB_ORIGIN": ANY,
         "KEY_LAYOUT": "default",
         "POWERTOOLS_SERVICE_NAME": "search",

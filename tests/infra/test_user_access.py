@@ -35,6 +35,8 @@ SIGN_IN_VARIABLES = (
     "ADMIN_GROUP",
     "MAX_UPLOAD_BYTES",
     "SHARE_LINK_MAX_SECONDS",
+    "USER_POOL_ID",
+    "OWNER_NAME_ATTRIBUTE",
     "WEB_ORIGIN",
 )
 
@@ -79,10 +81,11 @@ def test_the_me_routes_take_the_pools_id_tokens(default_synth: Synth) -> None:
     )
     # /me/files, /me/files/{objectKey} (GET, DELETE), /me/download/..., /me/links/..., /me/uploads.
     # /me/uploads (POST) and its multipart routes: parts (GET, POST), complete, abort.
-    assert signed == ["DELETE", "GET", "GET", "GET", "GET", "GET", "POST", "POST", "POST", "POST"]
+    # /me/previews/{objectKey} and /me/people (GET).
+    assert signed == ["DELETE", *["GET"] * 7, "POST", "POST", "POST", "POST"]
     resources = default_synth.resources("AWS::ApiGateway::Resource").values()
     paths = {props["Properties"]["PathPart"] for props in resources}
-    assert {"me", "files", "download", "links", "uploads", "parts", "complete", "abort"} <= paths
+    assert {"me", "files", "download", "links", "previews", "people", "uploads", "parts", "complete"} <= paths
     for method in methods:
         props = method["Properties"]
         if props.get("AuthorizationType") == "COGNITO_USER_POOLS":
@@ -118,6 +121,18 @@ def test_the_search_function_knows_the_client_and_may_sign_uploads(default_synth
     assert variables["ADMIN_GROUP"] == "admins"
     assert variables["MAX_UPLOAD_BYTES"] == str(5 * 1024**4)
     assert variables["SHARE_LINK_MAX_SECONDS"] == "3600"
+    pool_id, _ = _one(default_synth, "AWS::Cognito::UserPool")
+    assert variables["USER_POOL_ID"] == {"Ref": pool_id}
+    assert variables["OWNER_NAME_ATTRIBUTE"] == "name"
+    # Names in admins' lists: read-only calls on the stack's own pool, and nothing else of Cognito.
+    cognito = [s for s in role_statements(default_synth, SEARCH_HANDLER) if "cognito-idp" in str(s["Action"])]
+    assert cognito == [
+        {
+            "Action": ["cognito-idp:AdminGetUser", "cognito-idp:ListUsers"],
+            "Effect": "Allow",
+            "Resource": {"Fn::GetAtt": [pool_id, "Arn"]},
+        }
+    ]
     assert variables["KEY_LAYOUT"] == "default"
     distribution_id, _ = _one(default_synth, "AWS::CloudFront::Distribution")
     assert variables["WEB_ORIGIN"] == {
@@ -277,6 +292,10 @@ def test_an_existing_pool_gets_only_an_app_client(existing_pool: Synth) -> None:
         ),
         ({"shareLinkMaxSeconds": 604800}, "shareLinkMaxSeconds=604800 is invalid; allowed: an integer"),
         ({"shareLinkMaxSeconds": "an hour"}, "shareLinkMaxSeconds='an hour' is invalid"),
+        (
+            {"ownerNameAttribute": "sub"},
+            "ownerNameAttribute='sub' is invalid; allowed: name, email, username",
+        ),
     ],
 )
 def test_a_bad_setting_is_refused_naming_it(overrides: dict[str, Any], message: str) -> None:

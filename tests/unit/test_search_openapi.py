@@ -32,6 +32,8 @@ def test_the_document_names_every_route_and_parameter() -> None:
         "/me/files/{objectKey}",
         "/me/download/{objectKey}",
         "/me/links/{objectKey}",
+        "/me/previews/{objectKey}",
+        "/me/people",
         "/me/uploads",
         "/me/uploads/parts",
         "/me/uploads/complete",

@@ -7,6 +7,7 @@ The query parameters are one model, `ListQuery`, which Powertools validates; the
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -181,11 +182,17 @@ def check_list_query(event: BaseProxyEvent) -> None:
 
 
 def list_page(
-    route: str, event: BaseProxyEvent, query: ListQuery, *, folder: str = "", **chosen: Any
+    route: str,
+    event: BaseProxyEvent,
+    query: ListQuery,
+    *,
+    folder: str = "",
+    owner_names: Callable[[Iterable[str]], dict[str, str]] | None = None,
+    **chosen: Any,
 ) -> Response[models.FileListPage]:
     """One page of a list route: `query` with `chosen` in place of its fields of the same names (as
     ListParameters names them); `commonPrefixes` are answered relative to `folder` (whose prefix the
-    list's prefix starts with)."""
+    list's prefix starts with); `owner_names` gives each item with an uploadUser its `ownerName`."""
     given = event.multi_value_query_string_parameters or {}
     refuse_unknown(given, route, LIST_PARAMETERS, FILTER_PREFIXES)
     check_whole_numbers(event.query_string_parameters or {}, INTEGER_PARAMETERS)
@@ -208,8 +215,15 @@ def list_page(
             "indexState": result.index_state.value,
         },
     )
+    items = result.items
+    if owner_names is not None:
+        named = owner_names(str(item["uploadUser"]) for item in items if item.get("uploadUser"))
+        items = [
+            {**item, "ownerName": named[str(item["uploadUser"])]} if item.get("uploadUser") else item
+            for item in items
+        ]
     body: dict[str, Any] = {
-        "items": result.items,
+        "items": items,
         "nextCursor": result.next_cursor,
         "orderedBy": str(result.ordered_by),
         "indexState": result.index_state.value,

@@ -1,9 +1,9 @@
 """The signed-in people's router, behind the user pool's Cognito authorizer, and its CORS headers.
 
 Routes: `GET /me/files`, `GET`/`DELETE /me/files/{objectKey}`, `GET /me/download/{objectKey}`,
-`GET /me/links/{objectKey}`, `POST /me/uploads` and the multipart upload's `POST /me/uploads/parts`,
-`GET /me/uploads/parts`, `POST /me/uploads/complete` and `POST /me/uploads/abort`. The CORS headers let
-the page's origin, and only it, read their answers.
+`GET /me/links/{objectKey}`, `GET /me/previews/{objectKey}`, `POST /me/uploads` and the multipart
+upload's `POST /me/uploads/parts`, `GET /me/uploads/parts`, `POST /me/uploads/complete` and
+`POST /me/uploads/abort`. The CORS headers let the page's origin, and only it, read their answers.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from search.people import (
     person_from_claims,
     share_link_seconds,
 )
+from search.previews import PREVIEW_MAX_BYTES, PREVIEW_TYPES, PREVIEW_URL_EXPIRY_SECONDS
 from search.queries import MAX_PREFIX_BYTES
 from search.routes.files import DOWNLOAD_DESCRIPTION, KEY_PARAMETER
 from search.routes.lists import ListQuery, check_list_query, list_page
@@ -114,7 +115,47 @@ def list_my_files(query: Annotated[ListQuery, Query()]) -> Response[models.FileL
         # Folders are the user's own: `prefix` and `commonPrefixes` are relative to `{user}/`.
         folder = own_folder(user)
         prefix = folder_prefix(user, prefix)
-    return list_page("GET /me/files", router.current_event, query, folder=folder, user=user, prefix=prefix)
+    # An admin's list of another person's files or of the bucket names each file's person.
+    people = file_search().people if person.is_admin and (query.user or query.bucket) else None
+    return list_page(
+        "GET /me/files",
+        router.current_event,
+        query,
+        folder=folder,
+        owner_names=people.names if people is not None else None,
+        user=user,
+        prefix=prefix,
+    )
+
+
+@router.get(
+    "/me/people",
+    summary="People of the user pool whose name starts with the words given (admins only)",
+    description=(
+        'Answers `{"people": [{"user", "name"}]}`, at most 20: `user` is the uploadUser to pass as '
+        "`GET /me/files?user=`, `name` the attribute the deployment shows (`ownerNameAttribute`: "
+        "name, email or user name). The match is the user pool's own prefix filter (case-sensitive). "
+        "For members of the admin group only (403 for anybody else)."
+    ),
+    responses={200: {"description": "The people found"}, **_SIGNED_IN_ERRORS},
+    tags=[_ME_TAG],
+    security=_SIGNED_IN,
+)
+def find_people(
+    q: Annotated[str, Query(description="The start of the person's name", min_length=1, max_length=256)],
+) -> Response[dict[str, Any]]:
+    record_shape("people")
+    person = signed_in_person()
+    refuse_unknown(_query_string(), "GET /me/people", ("q",))
+    if not person.is_admin:
+        raise Forbidden("finding people is for admins")
+    people = file_search().people
+    if people is None:
+        raise BadRequest("this deployment does not name its user pool (USER_POOL_ID): no names to find")
+    body = {"people": people.search(q)}
+    return Response(
+        HTTPStatus.OK, content_types.APPLICATION_JSON, body, headers={"Cache-Control": "no-store"}
+    )
 
 
 @router.get(
@@ -212,6 +253,40 @@ def share_my_file(
     logger.info("link signed", extra={"uploadUser": person.user, "expiresIn": seconds})
     headers = {"Cache-Control": "no-store"}
     return Response(HTTPStatus.OK, content_types.APPLICATION_JSON, link, headers=headers)
+
+
+@router.get(
+    "/me/previews/<objectKey>",
+    summary="A URL that shows one of the signed-in person's files in the browser, without a download",
+    description=(
+        'Answers `{"url", "kind", "contentType", "size"}`; `kind` is `image`, `pdf`, `text`, `audio` or '
+        "`video`. Only files whose name ends in an allowlisted extension have a preview: "
+        + "; ".join(
+            f"{kind}: " + ", ".join(f"`.{ext}`" for ext in types) for kind, types in PREVIEW_TYPES.items()
+        )
+        + ". Anything else (HTML, SVG, XML, scripts, ...) is a 415. The URL makes S3 answer the "
+        "allowlisted type of the extension, whatever type the file was stored with (text as "
+        "`text/plain; charset=utf-8`), with `Content-Disposition: inline`: a browser shows it and never "
+        "runs it. Size caps (413 above): "
+        + ", ".join(f"{kind} {limit // 1024**2} MiB" for kind, limit in PREVIEW_MAX_BYTES.items())
+        + f". The URL works for {PREVIEW_URL_EXPIRY_SECONDS} seconds. One's own files only (admins: any "
+        "file of the bucket); any other key is a 404."
+    ),
+    responses={
+        200: {"description": "The preview's URL and what it shows"},
+        413: json_answer("Too large to preview", "ErrorMessage"),
+        415: json_answer("No safe preview for this type", "ErrorMessage"),
+        **_SIGNED_IN_ERRORS,
+        **NOT_FOUND,
+    },
+    tags=[_ME_TAG],
+    security=_SIGNED_IN,
+)
+def preview_my_file(objectKey: Annotated[str, KEY_PARAMETER]) -> Response[dict[str, Any]]:
+    person = _person_asking("preview", "GET /me/previews/{objectKey}")
+    preview = file_search().preview(person, decode_object_key(objectKey))
+    headers = {"Cache-Control": "no-store"}
+    return Response(HTTPStatus.OK, content_types.APPLICATION_JSON, preview, headers=headers)
 
 
 def _json_body(shape: str) -> Any:

@@ -34,6 +34,8 @@ KNOWN_GOOD: dict[str, dict[str, Any]] = {
     "/me/files/{objectKey}": {"path_parameters": {"objectKey": "USER001_FILE001.txt"}},
     "/me/download/{objectKey}": {"path_parameters": {"objectKey": "USER001_FILE001.txt"}},
     "/me/links/{objectKey}": {"path_parameters": {"objectKey": "USER001_FILE001.txt"}},
+    "/me/previews/{objectKey}": {"path_parameters": {"objectKey": "USER001_FILE001.txt"}},
+    "/me/people": {"query": {"q": "Al"}},
     "/me/uploads": {},
     "/me/uploads/parts": {"query": {"key": "USER001/a.bin", "uploadId": "upload-1"}},
     "/me/uploads/complete": {},
