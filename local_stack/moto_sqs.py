@@ -17,6 +17,12 @@ do the same thing at the cost of the messages they touch:
 - A delete finds the message once and removes it in place.
 - The approximate counts read the clock once per count.
 
+moto's server answers each request on a thread of its own and its SQS takes no lock of its own, which
+one poller never noticed; several pollers receive and delete at once. So a receive (from its first look
+at the queue to marking what it took) and a delete run under the queue's own lock, the one moto's
+`add_message` and long poll already use (a long poll releases it while it waits): two deletes cannot
+remove each other's messages, nor two receives hand out the same message.
+
 Everything else (visibility timeouts, receive counts, the redrive policy to the dead-letter queue, the
 attributes GetQueueAttributes answers) is moto's own code.
 """
@@ -61,24 +67,31 @@ def _messages(queue: models.Queue) -> _VisibleMessages:
 
 def _approximate_not_visible(queue: models.Queue) -> int:
     now = unix_time_millis()
-    return sum(1 for m in queue._messages if now <= m.visible_at)
+    # A copy of the list (one step under the interpreter lock): a delete may change it meanwhile.
+    return sum(1 for m in list(queue._messages) if now <= m.visible_at)
 
 
 def _approximate_delayed(queue: models.Queue) -> int:
     now = unix_time_millis()
-    return sum(1 for m in queue._messages if now < m.delayed_until)
+    return sum(1 for m in list(queue._messages) if now < m.delayed_until)
 
 
 def _delete_message(queue: models.Queue, receipt_handle: str) -> None:
-    if receipt_handle in queue.deleted_messages:
-        return  # deleting twice is fine, as in moto and SQS
-    for index, message in enumerate(queue._messages):
-        if message.had_receipt_handle(receipt_handle):
-            del queue._messages[index]
-            queue.pending_messages.discard(message)
-            queue.deleted_messages.update(message.all_receipt_handles)  # type: ignore[arg-type]
-            return
+    with queue._messages_lock:
+        if receipt_handle in queue.deleted_messages:
+            return  # deleting twice is fine, as in moto and SQS
+        for index, message in enumerate(queue._messages):
+            if message.had_receipt_handle(receipt_handle):
+                del queue._messages[index]
+                queue.pending_messages.discard(message)
+                queue.deleted_messages.update(message.all_receipt_handles)  # type: ignore[arg-type]
+                return
     raise ReceiptHandleIsInvalid()
+
+
+def _receive_message(backend: models.SQSBackend, queue_name: str, *args: Any, **kwargs: Any) -> Any:
+    with backend.get_queue(queue_name)._messages_lock:
+        return _MOTO_RECEIVE(backend, queue_name, *args, **kwargs)
 
 
 def _is_retained(backend: models.SQSBackend, queue_name: str, message: models.Message) -> bool:
@@ -100,6 +113,7 @@ def _send_notification(account_id: str, event_body: Any, queue_name: str, region
 
 
 _MOTO_SEND = notifications._send_sqs_message
+_MOTO_RECEIVE = models.SQSBackend.receive_message
 
 
 @contextlib.contextmanager
@@ -111,6 +125,7 @@ def fast_queues() -> Iterator[None]:
             (models.Queue, "approximate_number_of_messages_not_visible", property(_approximate_not_visible)),
             (models.Queue, "approximate_number_of_messages_delayed", property(_approximate_delayed)),
             (models.Queue, "delete_message", _delete_message),
+            (models.SQSBackend, "receive_message", _receive_message),
             (models.SQSBackend, "is_message_valid_based_on_retention_period", _is_retained),
             (notifications, "_send_sqs_message", _send_notification),
         ):

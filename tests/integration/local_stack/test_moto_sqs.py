@@ -8,6 +8,8 @@ the queue's attributes (moto's whole-queue pass) are computed, while a backlog w
 from __future__ import annotations
 
 import json
+import sys
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -17,6 +19,7 @@ import pytest
 from moto.sqs import models
 
 from local_stack.event_source import SqsEventSourcePoller
+from local_stack.moto_sqs import fast_queues
 from local_stack.stack import LocalFileSearch
 from tests.integration.local_stack.test_event_source import RecordingFunction, make_queue
 
@@ -161,3 +164,43 @@ def test_a_batch_size_beyond_the_event_source_mapping_s_limit_is_refused(idle_st
             handler=RecordingFunction(),
             batch_size=10_001,
         )
+
+
+def test_concurrent_receives_and_deletes_lose_no_message_and_hand_none_out_twice():
+    """Several pollers at once (the stack's indexer processes) on moto's threaded server: each message is
+    received once and deleted once, whatever the threads' interleaving."""
+    messages = 2000
+    with fast_queues():
+        backend = models.sqs_backends["123456789012"]["us-east-1"]
+        backend.create_queue("concurrent")
+        for index in range(messages):
+            backend.send_message("concurrent", f"message {index}")
+        received: list[str] = []
+        errors: list[Exception] = []
+
+        def poll() -> None:
+            try:
+                while batch := backend.receive_message("concurrent", 10, 0, 60):
+                    received.extend(message.id for message in batch)
+                    for message in batch:
+                        backend.delete_message("concurrent", str(message.receipt_handle))
+            except Exception as error:
+                errors.append(error)
+
+        # Switching between threads very often makes a race between them show.
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(1e-6)
+        try:
+            pollers = [threading.Thread(target=poll) for _ in range(8)]
+            for poller in pollers:
+                poller.start()
+            for poller in pollers:
+                poller.join(120)
+        finally:
+            sys.setswitchinterval(interval)
+        queue = backend.get_queue("concurrent")
+        backend.delete_queue("concurrent")
+
+    assert errors == []
+    assert len(received) == len(set(received)) == messages
+    assert list(queue._messages) == []
