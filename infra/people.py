@@ -18,6 +18,20 @@ PASSWORD_POLICY: dict[str, Any] = {
     "RequireSymbols": True,
     "TemporaryPasswordValidityDays": 7,
 }
+
+
+def page_password_policy(policy: dict[str, Any] = PASSWORD_POLICY) -> dict[str, Any]:
+    """The policy as the page's config.json says it (`passwordPolicy`): the page shows these rules under
+    every new password's field and checks them before sending one to Cognito."""
+    return {
+        "minimumLength": policy["MinimumLength"],
+        "requireLowercase": policy["RequireLowercase"],
+        "requireUppercase": policy["RequireUppercase"],
+        "requireNumbers": policy["RequireNumbers"],
+        "requireSymbols": policy["RequireSymbols"],
+    }
+
+
 # The page signs in with USER_PASSWORD_AUTH over TLS to Cognito itself (never to the search API), and
 # refreshes with the refresh token; SRP stays allowed for other clients.
 USER_POOL_CLIENT_AUTH_FLOWS = ("ALLOW_USER_PASSWORD_AUTH", "ALLOW_USER_SRP_AUTH", "ALLOW_REFRESH_TOKEN_AUTH")

@@ -21,6 +21,7 @@ from infra.people import (
     CUSTOM_CLAIM_PREFIX,
     PASSWORD_POLICY,
     USER_WRITABLE_ATTRIBUTES,
+    page_password_policy,
 )
 
 
@@ -211,15 +212,20 @@ class People(Construct):
         return self.client
 
     def page_config(self) -> dict[str, Any]:
-        """What the page's config.json says of signing in beyond the pool and its client: with identity
-        providers, the managed login domain, the providers' names and the page's own callback URL."""
-        if self._domain is None:
-            return {}
-        return {
-            "signInDomain": self.sign_in_domain,
-            "identityProviders": [provider.name for provider in self._identity_providers],
-            "signInRedirectUri": self._page_url,
-        }
+        """What the page's config.json says of signing in beyond the pool and its client: the stack's pool's
+        password policy (an existing pool's is not known at synth: Cognito then names a broken rule itself);
+        with identity providers, the managed login domain, the providers' names and the page's own
+        callback URL."""
+        config: dict[str, Any] = {}
+        if self.creates_pool:
+            config["passwordPolicy"] = page_password_policy()
+        if self._domain is not None:
+            config |= {
+                "signInDomain": self.sign_in_domain,
+                "identityProviders": [provider.name for provider in self._identity_providers],
+                "signInRedirectUri": self._page_url,
+            }
+        return config
 
 
 def _claim_attribute(user_claim: str) -> dict[str, cognito.ICustomAttribute] | None:

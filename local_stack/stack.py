@@ -63,6 +63,7 @@ from file_index.deployment import DeployedConfiguration, DeployedConfigurationSt
 from file_index.key_pattern import InvalidKeyPatternError, KeyPattern
 from file_index.state import now_iso
 from infra.config import CDK_JSON, ConfigError, EventSource, StackConfig
+from infra.people import page_password_policy
 from infra.sizing import SEARCH_MEMORY_MB
 from infra.web_page import link_expiries
 from local_stack.api_gateway import ApiGatewayServer
@@ -427,6 +428,8 @@ class LocalFileSearch:
                 "adminGroup": self.config.admin_group,
                 "userClaim": self.config.user_claim,
                 "bucket": self.bucket,
+                # The pool's rules, which the page shows and checks (create_user_pool gives it this policy).
+                "passwordPolicy": page_password_policy(),
                 **(domain.page_config() if domain is not None else {}),
             },
             connect_sources=[self.api_url, self.aws_endpoint, *([domain.url] if domain is not None else [])],

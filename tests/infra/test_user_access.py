@@ -4,13 +4,15 @@ gives the stack without any of it."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from infra.config import ConfigError, StackConfig
-from infra.people import PASSWORD_POLICY, USER_WRITABLE_ATTRIBUTES
+from infra.people import PASSWORD_POLICY, USER_WRITABLE_ATTRIBUTES, page_password_policy
 from infra.web_page import content_security_policy, link_expiries
 from tests.infra.conftest import Synth, synthesize
 from tests.infra.test_stack import SEARCH_HANDLER, actions_of, function, role_statements
@@ -274,6 +276,36 @@ def test_an_existing_pool_gets_only_an_app_client(existing_pool: Synth) -> None:
     assert props["Environment"]["Variables"]["USER_CLAIM"] == "custom:uploadUser"
     # The stack's client may not write the claim either; the pool's other clients are the deployer's word.
     assert client["WriteAttributes"] == list(USER_WRITABLE_ATTRIBUTES)
+
+
+def _page_config(synth: Synth) -> dict[str, Any]:
+    """config.json as the stack deploys it (its deploy-time values as CDK's markers)."""
+    (deployment,) = synth.resources("Custom::CDKBucketDeployment").values()
+    folders = [
+        synth.outdir / f"asset.{key.removesuffix('.zip')}"
+        for key in deployment["Properties"]["SourceObjectKeys"]
+    ]
+    (config_file,) = [folder / "config.json" for folder in folders if (folder / "config.json").exists()]
+    # A deploy-time value is a bare marker (`<<marker:0xbaba:0>>`), which the deployment replaces with JSON.
+    text = re.sub(r"<<marker:[^>]*>>", '"marker"', config_file.read_text(encoding="utf-8"))
+    config: dict[str, Any] = json.loads(text)
+    return config
+
+
+def test_the_page_learns_the_pools_password_policy(default_synth: Synth, existing_pool: Synth) -> None:
+    _, pool = _one(default_synth, "AWS::Cognito::UserPool")
+    policy = pool["Policies"]["PasswordPolicy"]
+    assert _page_config(default_synth)["passwordPolicy"] == {
+        "minimumLength": policy["MinimumLength"],
+        "requireLowercase": policy["RequireLowercase"],
+        "requireUppercase": policy["RequireUppercase"],
+        "requireNumbers": policy["RequireNumbers"],
+        "requireSymbols": policy["RequireSymbols"],
+    }
+    assert page_password_policy() == _page_config(default_synth)["passwordPolicy"]
+    # An existing pool's policy is not known at synth: the page says none, and Cognito names a broken rule.
+    assert "passwordPolicy" not in _page_config(existing_pool)
+    assert "userPoolClientId" in _page_config(existing_pool)
 
 
 @pytest.mark.parametrize(
