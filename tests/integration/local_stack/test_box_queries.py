@@ -37,7 +37,7 @@ from local_stack.stack import LocalFileSearch
 
 # One worker runs the whole module under `pytest -n 2 --dist loadgroup`, so each layout's stack starts
 # once, not once per worker.
-pytestmark = pytest.mark.xdist_group("local_stack_box_queries")
+pytestmark = [pytest.mark.xdist_group("local_stack_box_queries"), pytest.mark.slow]
 
 EXAMPLES = int(os.environ.get("BOX_QUERY_EXAMPLES", "20"))
 HTTP_TIMEOUT_S = 60
