@@ -208,6 +208,8 @@ def test_the_page_is_served_with_its_security_headers(stack: LocalFileSearch) ->
         "userPoolClientId": ready["userPoolClientId"],
         "cognitoEndpoint": stack.aws_endpoint,
         "maxUploadBytes": MAX_UPLOAD,
+        # The share link expiries offered, up to shareLinkMaxSeconds (an hour by default).
+        "linkExpiries": [300, 3600],
         "adminGroup": "admins",
         "userClaim": "sub",
         "bucket": stack.bucket,
