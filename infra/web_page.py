@@ -33,15 +33,19 @@ def link_expiries(max_seconds: int) -> list[int]:
     return offered if max_seconds in offered else [*offered, max_seconds]
 
 
-def content_security_policy(connect_sources: Iterable[str]) -> str:
-    """The page's CSP: its own scripts and styles only, and connections to the API, Cognito and S3."""
+def content_security_policy(connect_sources: Iterable[str], preview_sources: Iterable[str] = ()) -> str:
+    """The page's CSP: its own scripts and styles only, and connections to the API, Cognito and S3; the
+    bucket's files (`preview_sources`) as images, audio, video and PDF objects, for previews."""
     connect = " ".join(["'self'", *connect_sources])
+    previews = " ".join(preview_sources)
+    shown = [f"media-src {previews}", f"object-src {previews}"] if previews else []
     return "; ".join(
         [
             "default-src 'none'",
             "script-src 'self'",
             "style-src 'self'",
-            "img-src 'self' data:",
+            " ".join(["img-src 'self' data:", *([previews] if previews else [])]),
+            *shown,
             f"connect-src {connect}",
             "form-action 'none'",
             "frame-ancestors 'none'",
@@ -50,10 +54,10 @@ def content_security_policy(connect_sources: Iterable[str]) -> str:
     )
 
 
-def security_headers(connect_sources: Iterable[str]) -> dict[str, str]:
+def security_headers(connect_sources: Iterable[str], preview_sources: Iterable[str] = ()) -> dict[str, str]:
     """Every answer's security headers (CloudFront's response headers policy sets the same)."""
     return {
-        "Content-Security-Policy": content_security_policy(connect_sources),
+        "Content-Security-Policy": content_security_policy(connect_sources, preview_sources),
         "X-Content-Type-Options": "nosniff",
         "X-Frame-Options": "DENY",
         "Referrer-Policy": "no-referrer",

@@ -51,6 +51,20 @@ def connect_sources(
     ]
 
 
+def preview_sources(region: str, upload_bucket_name: str | None = None) -> list[str]:
+    """Where the page's previews load the bucket's files from (images, audio, video, PDF): the presigned
+    download addresses of `connect_sources`' S3 entries, the bucket's keys only (an existing bucket's
+    path-style address with its trailing "/"), never the API or Cognito."""
+    if upload_bucket_name is None:
+        return ["https://*.s3.amazonaws.com", f"https://*.s3.{region}.amazonaws.com"]
+    return [
+        f"https://{upload_bucket_name}.s3.amazonaws.com",
+        f"https://{upload_bucket_name}.s3.{region}.amazonaws.com",
+        f"https://s3.amazonaws.com/{upload_bucket_name}/",
+        f"https://s3.{region}.amazonaws.com/{upload_bucket_name}/",
+    ]
+
+
 class WebSite(Construct):
     """The page: a private bucket behind CloudFront (origin access control), with the security headers."""
 
@@ -70,7 +84,10 @@ class WebSite(Construct):
         super().__init__(scope, construct_id)
         region = Stack.of(self).region
         self.bucket = s3.Bucket(self, "SiteBucket", **private_bucket_settings(removal))
-        headers = security_headers(connect_sources(region, upload_bucket_name, sign_in_domain))
+        headers = security_headers(
+            connect_sources(region, upload_bucket_name, sign_in_domain),
+            preview_sources(region, upload_bucket_name),
+        )
         policy = cloudfront.ResponseHeadersPolicy(
             self,
             "SecurityHeaders",

@@ -1,7 +1,8 @@
 """The page on the local stack: `web/` served over HTTP as CloudFront serves it, with its `config.json`.
 
 Every answer carries the security headers of the deployed distribution (`infra.web_page`), its CSP naming
-the local API and the local AWS endpoint (Cognito and S3) as the places the page may connect to.
+the local API and the local AWS endpoint (Cognito and S3) as the places the page may connect to, and the
+bucket's keys there as where previews load images, audio, video and PDFs from.
 """
 
 from __future__ import annotations
@@ -38,9 +39,16 @@ class WebServer(ThreadingHTTPServer):
         host, port = self.server_address[:2]
         return f"http://{host!s}:{port}"
 
-    def configure(self, config: Mapping[str, Any], connect_sources: list[str]) -> None:
+    def configure(
+        self, config: Mapping[str, Any], connect_sources: list[str], preview_sources: list[str] | None = None
+    ) -> None:
+        """`preview_sources`: where previews load the bucket's files; by default the bucket's keys at the
+        local AWS endpoint (`cognitoEndpoint`, moto's, which presigns them path-style)."""
         self.config = dict(config)
-        self.headers = security_headers(connect_sources)
+        if preview_sources is None:
+            endpoint, bucket = config.get("cognitoEndpoint"), config.get("bucket")
+            preview_sources = [f"{str(endpoint).rstrip('/')}/{bucket}/"] if endpoint and bucket else []
+        self.headers = security_headers(connect_sources, preview_sources)
 
     def start(self) -> WebServer:
         self._thread.start()

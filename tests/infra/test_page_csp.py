@@ -29,8 +29,8 @@ def dotted_synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
     return synthesize(tmp_path_factory.mktemp("cdk-dotted"), {"existingBucketName": DOTTED_BUCKET})
 
 
-def _connect_sources(synth: Synth, region: str) -> list[str]:
-    """The deployed CSP's connect-src sources, with the stack's region as `region`."""
+def _deployed_csp(synth: Synth, region: str) -> dict[str, list[str]]:
+    """The deployed CSP, directive -> sources, with the stack's region as `region`."""
     (policy,) = synth.resources("AWS::CloudFront::ResponseHeadersPolicy").values()
     csp = policy["Properties"]["ResponseHeadersPolicyConfig"]["SecurityHeadersConfig"][
         "ContentSecurityPolicy"
@@ -38,8 +38,12 @@ def _connect_sources(synth: Synth, region: str) -> list[str]:
     parts = csp["Fn::Join"][1] if isinstance(csp, dict) else [csp]
     assert all(isinstance(part, str) or part == {"Ref": "AWS::Region"} for part in parts), parts
     text = "".join(part if isinstance(part, str) else region for part in parts)
-    (connect,) = [directive for directive in text.split("; ") if directive.startswith("connect-src ")]
-    return connect.split()[1:]
+    return {name: sources for name, *sources in (directive.split() for directive in text.split("; "))}
+
+
+def _connect_sources(synth: Synth, region: str) -> list[str]:
+    """The deployed CSP's connect-src sources, with the stack's region as `region`."""
+    return _deployed_csp(synth, region)["connect-src"]
 
 
 def _allows(source: str, url: str) -> bool:
@@ -168,3 +172,81 @@ def test_the_narrowness_check_refuses_what_it_must() -> None:
         "https://s3.eu-west-1.amazonaws.com/fileupload.a", "https://s3.eu-west-1.amazonaws.com/fileupload.a/x"
     )
     assert _allows("https://*.s3.amazonaws.com", "https://a.b.s3.amazonaws.com/")
+
+
+# What previews load from the bucket: <img> (img-src), <audio>/<video> (media-src), a PDF's <object>
+# (object-src). Text is fetched (connect-src, above).
+PREVIEW_DIRECTIVES = ("img-src", "media-src", "object-src")
+
+
+@pytest.mark.parametrize("region", REGIONS)
+def test_previews_load_the_buckets_files_and_nothing_else(dotted_synth: Synth, region: str) -> None:
+    csp = _deployed_csp(dotted_synth, region)
+    url = _presigned_download_url(DOTTED_BUCKET, region, "person/photos/beach.jpg")
+    for directive in PREVIEW_DIRECTIVES:
+        sources = csp[directive]
+        assert any(_allows(source, url) for source in sources), (directive, sources)
+        for other in ("fileupload.b", "fileupload.ab"):
+            assert not any(_allows(source, _presigned_download_url(other, region)) for source in sources)
+        # Neither the API nor Cognito, nor the bucket itself as an address (the upload form's).
+        assert not any(
+            _allows(source, f"https://abc123.execute-api.{region}.amazonaws.com/v1/me/files")
+            for source in sources
+        )
+        assert not any(_allows(source, f"https://cognito-idp.{region}.amazonaws.com/") for source in sources)
+        assert [
+            source for source in sources if source not in ("'self'", "data:") and not _is_narrow(source)
+        ] == []
+    # Only images may come from the page itself (its icon) or data: URLs; media and objects only from S3.
+    assert csp["img-src"][:2] == ["'self'", "data:"]
+    assert "'self'" not in csp["media-src"]
+    assert "'self'" not in csp["object-src"]
+
+
+@pytest.mark.parametrize("region", REGIONS)
+def test_previews_of_a_created_bucket_load_at_its_virtual_host(default_synth: Synth, region: str) -> None:
+    csp = _deployed_csp(default_synth, region)
+    url = _presigned_download_url("s3filesearch-uploadbucket-1a2b3c", region, "person/clip.mp4")
+    for directive in PREVIEW_DIRECTIVES:
+        assert any(_allows(source, url) for source in csp[directive]), (directive, csp[directive])
+        assert [
+            source
+            for source in csp[directive]
+            if source not in ("'self'", "data:") and not _is_narrow(source)
+        ] == []
+
+
+def test_nothing_runs_or_frames_what_is_previewed() -> None:
+    """Previews add no script, frame or worker source: a preview is shown, never run."""
+    csp = dict(
+        directive.split(" ", 1)
+        for directive in content_security_policy([], ["https://*.s3.amazonaws.com"]).split("; ")
+    )
+    assert csp["script-src"] == "'self'"
+    assert csp["default-src"] == "'none'"
+    assert "frame-src" not in csp
+    assert "child-src" not in csp
+    assert "worker-src" not in csp
+    # Without previews' sources, media and objects fall back to default-src 'none'.
+    plain = dict(directive.split(" ", 1) for directive in content_security_policy([]).split("; "))
+    assert "media-src" not in plain
+    assert "object-src" not in plain
+    assert plain["img-src"] == "'self' data:"
+
+
+def test_the_local_page_previews_the_local_buckets_keys_only() -> None:
+    from local_stack.web import WebServer
+
+    server = WebServer(host="127.0.0.1", port=0)
+    try:
+        server.configure(
+            {"cognitoEndpoint": "http://127.0.0.1:5000", "bucket": "uploads"}, ["http://127.0.0.1:5000"]
+        )
+        csp = dict(
+            directive.split(" ", 1) for directive in server.headers["Content-Security-Policy"].split("; ")
+        )
+    finally:
+        server.server_close()
+    for directive in ("media-src", "object-src"):
+        assert csp[directive] == "http://127.0.0.1:5000/uploads/"
+    assert csp["img-src"] == "'self' data: http://127.0.0.1:5000/uploads/"
