@@ -111,8 +111,9 @@ DYNAMODB_LOCAL = "dynamodb-local"
 AUTO = "auto"
 TABLE_ENGINES = (MOTO, DYNAMODB_LOCAL, AUTO)
 
-# How serve, the demo and the bench run the stack on a machine of two cores or more: moto's server in a
-# process of its own and the indexer as two execution environments (a third gains nothing on two cores).
+# How serve, the demo and the bench run the stack: moto's server in a process of its own and the indexer as
+# two execution environments. On two cores the CPU each upload costs bounds indexing, not the number of
+# pollers (docs/developing.md, the local stack's limits).
 SEPARATE_PROCESSES: dict[str, Any] = {"moto_process": True, "indexer_processes": 2}
 
 
