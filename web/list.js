@@ -34,6 +34,22 @@ export const view = {
   request: null,
 };
 
+// A file's kind by its name's extension: its icon, and whether "Preview" is offered (the API decides).
+const KINDS = {
+  image: ["jpg", "jpeg", "png", "gif", "webp", "avif"],
+  pdf: ["pdf"],
+  text: ["txt", "md", "csv", "tsv", "log", "json", "yaml", "yml"],
+  audio: ["mp3", "wav", "ogg", "oga", "m4a", "flac"],
+  video: ["mp4", "m4v", "webm", "ogv"],
+  archive: ["zip", "gz", "tgz", "tar", "7z", "rar", "bz2", "xz"],
+};
+export const PREVIEWED = ["image", "pdf", "text", "audio", "video"];
+
+export function kindOf(name) {
+  const ext = name.includes(".") ? name.slice(name.lastIndexOf(".") + 1).toLowerCase() : "";
+  return Object.keys(KINDS).find((kind) => KINDS[kind].includes(ext)) || "file";
+}
+
 export function formatSize(bytes) {
   if (bytes < 1024) return `${bytes} B`;
   const units = ["KB", "MB", "GB", "TB"];
@@ -176,6 +192,7 @@ export async function loadList(reset) {
   failed("");
   $("more").disabled = true;
   $("files-title").textContent = scopeLabel();
+  $("results").classList.toggle("owners", !ownFiles());
   let plan = listPlan();
   if (!view.chosen && plan.orders[0] !== view.sort) {
     [view.sort, view.order] = [plan.orders[0], plan.orders[0] === "name" ? "asc" : "desc"];
@@ -278,6 +295,7 @@ function folderRow(prefix, pageOnly) {
   tr.append(
     el("td", { className: "select" }),
     el("th", { scope: "row", className: "name" }, open),
+    el("td", { className: "owner" }),
     el("td", { className: "folder", textContent: pageOnly ? "new: empty until a file is uploaded into it" : "folder" }),
     el("td", { className: "size" }),
     el("td"),
@@ -305,19 +323,34 @@ function addItems(items) {
 }
 
 function row(item) {
-  const { folder, name } = splitKey(item.objectKey);
+  let { folder, name } = splitKey(item.objectKey);
+  // Another person's folder within their own (an admin's view): never the raw id their keys start with.
+  const theirs = item.uploadUser && item.uploadUser !== (session && session.user) ? item.uploadUser : null;
+  if (theirs && (folder === theirs || folder.startsWith(`${theirs}/`))) folder = folder.slice(theirs.length + 1);
   const when = formatTime(item.uploadDate);
   const tr = el("tr");
   tr.dataset.key = item.objectKey;
   const select = el("td", { className: "select" });
   if (item.uploadUser === (session && session.user) || isAdmin()) select.append(selectBox(item, name));
+  const own = item.uploadUser === (session && session.user);
+  const kind = kindOf(name);
   const actions = el("td", { className: "actions" }, button("Download", `Download ${name}`, () => downloadFile(item.objectKey)));
-  if (item.uploadUser === (session && session.user)) {
-    actions.append(button("Delete", `Delete ${name}`, () => deleteFile(item.objectKey, name, tr), "danger"));
+  // Share links and previews are loaded at their first use, not with the page.
+  if (PREVIEWED.includes(kind)) {
+    actions.append(button("Preview", `Preview ${name}`, async () => (await import("./preview.js")).previewFile(item.objectKey, name)));
   }
+  if (own || isAdmin()) {
+    actions.append(button("Copy link", `Copy link to ${name}`, async () => (await import("./share.js")).shareFile(item.objectKey, name)));
+  }
+  if (own) actions.append(button("Delete", `Delete ${name}`, () => deleteFile(item.objectKey, name, tr), "danger"));
+  const th = el("th", { scope: "row", className: "name", textContent: name });
+  th.dataset.kind = kind; // its icon (style.css)
+  // Whose file, where a list mixes people's (an admin's): their name, never the raw id of the key.
+  const owner = el("td", { className: "owner", textContent: item.ownerName || "" });
   tr.append(
     select,
-    el("th", { scope: "row", className: "name", textContent: name }),
+    th,
+    owner,
     el("td", { className: "folder", textContent: folder }),
     el("td", { className: "size", textContent: formatSize(item.size), title: `${item.size} bytes` }),
     el("td", {}, el("time", { dateTime: when.iso, textContent: when.text })),

@@ -21,6 +21,8 @@ ENTRY = "app.js"
 REGISTER = re.compile(r'serviceWorker\.register\(\s*["\']\.?/?([\w.-]+\.js)["\']')
 # Static imports: `import { a } from "./x.js";`, `import "./x.js";` (this page writes each on one line).
 IMPORT = re.compile(r'^import\s+(?:[^"\']*?\s+from\s+)?["\']([^"\']+)["\'];?\s*$', re.MULTILINE)
+# Modules loaded at their first use (`import("./share.js")`), never with the page: not preloaded.
+LAZY = re.compile(r'\bimport\(\s*["\']\./([\w.-]+\.js)["\']\s*\)')
 
 
 class _Loads(HTMLParser):
@@ -62,6 +64,11 @@ def _imports(root: Path, module: str) -> list[str]:
     return IMPORT.findall((root / module).read_text(encoding="utf-8"))
 
 
+def _lazy(root: Path) -> set[str]:
+    """The modules some module imports at its first use."""
+    return {name for path in root.glob("*.js") for name in LAZY.findall(path.read_text(encoding="utf-8"))}
+
+
 def _reachable(root: Path, entry: str) -> set[str]:
     """Every module the entry imports, directly or not (relative specifiers in `root` only)."""
     modules = _modules(root)
@@ -73,6 +80,7 @@ def _reachable(root: Path, entry: str) -> set[str]:
             continue
         seen.add(module)
         pending.extend(specifier.removeprefix("./") for specifier in _imports(root, module))
+        pending.extend(LAZY.findall((root / module).read_text(encoding="utf-8")))
     return seen
 
 
@@ -85,8 +93,13 @@ def problems(root: Path) -> list[str]:
         found.append(f"index.html's module scripts are {loads.scripts}, not the entry {ENTRY} alone")
     if len(set(loads.preloads)) != len(loads.preloads):
         found.append(f"index.html preloads a module twice: {loads.preloads}")
-    for missing in sorted(modules - {ENTRY} - set(loads.preloads)):
+    lazy = _lazy(root)
+    for missing in sorted(modules - {ENTRY} - set(loads.preloads) - lazy):
         found.append(f"{missing} is not preloaded: the browser asks for it only after what imports it")
+    for eager in sorted(lazy & set(loads.preloads)):
+        found.append(f"index.html preloads {eager}, which is loaded at its first use: not in the first load")
+    for gone in sorted(lazy - modules):
+        found.append(f"a module loads {gone} at its first use, which web/ does not have")
     for stray in sorted(set(loads.preloads) - modules - _workers(root)):
         found.append(f"index.html preloads {stray}, which web/ does not have")
     for module in sorted(modules):
@@ -174,4 +187,21 @@ def test_an_import_of_a_library_or_a_missing_module_is_found(page_copy: Path) ->
     assert problems(page_copy) == [
         "app.js imports 'htm/preact': only the page's own modules, as ./name.js",
         "app.js imports './missing.js', which web/ does not have",
+    ]
+
+
+def test_a_module_loaded_at_its_first_use_is_not_preloaded(page_copy: Path) -> None:
+    assert {"share.js", "preview.js"} <= _lazy(WEB_ROOT)
+    index = page_copy / "index.html"
+    html = index.read_text(encoding="utf-8")
+    index.write_text(
+        html.replace("</head>", '  <link rel="modulepreload" href="share.js">\n</head>'), encoding="utf-8"
+    )
+    entry = page_copy / ENTRY
+    entry.write_text(
+        entry.read_text(encoding="utf-8") + 'const later = () => import("./later.js");\n', encoding="utf-8"
+    )
+    assert problems(page_copy) == [
+        "index.html preloads share.js, which is loaded at its first use: not in the first load",
+        "a module loads later.js at its first use, which web/ does not have",
     ]
