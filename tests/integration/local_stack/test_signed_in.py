@@ -213,6 +213,14 @@ def test_the_page_is_served_with_its_security_headers(stack: LocalFileSearch) ->
         "adminGroup": "admins",
         "userClaim": "sub",
         "bucket": stack.bucket,
+        # The pool's password rules, which the page shows under a new password and checks before sending.
+        "passwordPolicy": {
+            "minimumLength": 12,
+            "requireLowercase": True,
+            "requireUppercase": True,
+            "requireNumbers": True,
+            "requireSymbols": True,
+        },
     }
     assert call(f"{stack.web_url}/../README.md")[0] == 404
     assert call(f"{stack.web_url}/%2e%2e/README.md")[0] == 404
