@@ -2,9 +2,9 @@
 // the tab); the password goes to Cognito only; the ID token is refreshed before it expires.
 // With identity providers (config.json's `identityProviders`), "Sign in with <name>" goes through the user
 // pool's managed login domain: an authorization code with PKCE, redeemed, refreshed and revoked at the
-// domain's OAuth endpoints.
+// domain's OAuth endpoints. "Forgot password?" and "Change password" load password.js at their first use.
 
-import { $, config } from "./page.js";
+import { $, config, el } from "./page.js";
 
 const SESSION_KEY = "s3-file-search.session";
 const REFRESH_MARGIN_MS = 5 * 60 * 1000;
@@ -17,14 +17,16 @@ let refreshTimer = null;
 let pendingChallenge = null;
 let signedIn = () => {};
 
-class CognitoError extends Error {
+export class CognitoError extends Error {
   constructor(type, message) {
     super(message);
     this.type = type;
   }
 }
 
-async function cognito(action, body) {
+// One call of Cognito's JSON API as the page's public client (no secret, no signature): its answer, else a
+// CognitoError with Cognito's error type.
+export async function cognito(action, body) {
   const endpoint = config.cognitoEndpoint || `https://cognito-idp.${config.region}.amazonaws.com/`;
   let response;
   try {
@@ -60,6 +62,8 @@ function keepSession(result, username, via = "password") {
   session = {
     via,
     idToken,
+    // What ChangePassword takes (a password sign-in's).
+    accessToken: result.AccessToken || null,
     refreshToken: result.RefreshToken || (session && session.refreshToken),
     expiresAt: claims.exp * 1000,
     username: claims["cognito:username"] || username,
@@ -139,7 +143,7 @@ export async function resumeSession() {
   }
 }
 
-async function signIn(username, password) {
+export async function signIn(username, password) {
   const answer = await cognito("InitiateAuth", {
     AuthFlow: "USER_PASSWORD_AUTH",
     ClientId: config.userPoolClientId,
@@ -295,7 +299,11 @@ function addProviderButtons() {
   $("sign-in-form").after(group);
 }
 
-function showSignIn(message = "", status = "") {
+export function showSignIn(message = "", status = "") {
+  const dialog = $("password-dialog");
+  if (dialog && dialog.open) dialog.close();
+  for (const form of document.querySelectorAll("#sign-in-view .password-reset")) form.remove();
+  if ($("providers")) $("providers").hidden = false;
   $("loading").hidden = true;
   $("files-view").hidden = true;
   $("account").hidden = true;
@@ -309,9 +317,22 @@ function showSignIn(message = "", status = "") {
   $("username").focus();
 }
 
+// "Forgot password?" under the sign-in form, "Change password" beside "Sign out" for a password sign-in
+// (a person signed in through their organisation changes their password there).
+function addPasswordButtons() {
+  const open = (step) => () => import("./password.js").then((module) => module[step]());
+  const button = (id, text, step) => el("button", { type: "button", id, textContent: text, onclick: open(step) });
+  $("sign-in-button").after(Object.assign(button("forgot-password", "Forgot password?", "forgotPassword"), { className: "link" }));
+  $("sign-out").before(button("change-password", "Change password", "changePassword"));
+}
+
 // `onSignedIn` shows a signed-in person's view.
 export function wireSignIn(onSignedIn) {
-  signedIn = onSignedIn;
+  signedIn = () => {
+    onSignedIn();
+    $("change-password").hidden = !session || session.via !== "password";
+  };
+  addPasswordButtons();
   $("sign-in-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     const username = $("username").value.trim();
