@@ -7,6 +7,9 @@ Either way the server carries the stack's changes to moto (`moto_changes()`):
   `{"offsetSeconds": s}` shifts the stamps of the requests that follow by `s` seconds (`null` for none) and
   answers the offset it replaced. The stack's `s3_event_clock` talks to it, so the clock moves wherever
   the server runs. (No bucket can be named `_local_stack`: the path cannot be an S3 request.)
+- Presigned URLs expire: S3 refuses a SigV4 presigned request after its `X-Amz-Date` plus `X-Amz-Expires`
+  (403 `AccessDenied`, "Request has expired"); moto serves it whenever it comes, so the server answers that
+  refusal itself (`with_presigned_expiry`), and a shared link or a download link expires locally as on AWS.
 - Request dispatch without a directory listing: moto's server lists its own package folder (a `stat` per
   service, about 250) twice per request to tell a service name from a host name; the list never changes
   while it runs, so it is read once.
@@ -30,6 +33,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from unittest import mock
+from urllib.parse import parse_qs
 
 from moto import backends
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
@@ -84,6 +88,37 @@ def with_event_clock(app: WsgiApp, clock: EventClock) -> WsgiApp:
     return serve
 
 
+def expired_presigned_request(query: str, now: dt.datetime) -> str | None:
+    """S3's refusal (XML) of a SigV4 presigned request whose time is up at `now`; None for any other."""
+    fields = parse_qs(query)
+    try:
+        signed_at = dt.datetime.strptime(fields["X-Amz-Date"][0], "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.UTC)
+        expires = signed_at + dt.timedelta(seconds=int(fields["X-Amz-Expires"][0]))
+    except (KeyError, ValueError):
+        return None  # not presigned (or not readably so): moto answers as it would
+    if now <= expires:
+        return None
+    iso = "%Y-%m-%dT%H:%M:%SZ"
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code>'
+        f"<Message>Request has expired</Message><X-Amz-Expires>{fields['X-Amz-Expires'][0]}</X-Amz-Expires>"
+        f"<Expires>{expires.strftime(iso)}</Expires><ServerTime>{now.strftime(iso)}</ServerTime></Error>"
+    )
+
+
+def with_presigned_expiry(app: WsgiApp) -> WsgiApp:
+    """`app`, refusing presigned requests past their expiry as S3 does (moto does not)."""
+
+    def serve(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        refusal = expired_presigned_request(environ.get("QUERY_STRING") or "", dt.datetime.now(dt.UTC))
+        if refusal is None:
+            return app(environ, start_response)
+        start_response("403 Forbidden", [("Content-Type", "application/xml")])
+        return [refusal.encode()]
+
+    return serve
+
+
 @contextlib.contextmanager
 def moto_changes(clock: EventClock) -> Iterator[None]:
     """The stack's changes to moto, in this process, for the life of the block."""
@@ -98,7 +133,7 @@ def moto_changes(clock: EventClock) -> Iterator[None]:
 
 def make_moto_server(host: str, port: int, clock: EventClock, *, fd: int | None = None) -> BaseWSGIServer:
     """moto's threaded server with the event clock's path (on the listening socket `fd`, if given)."""
-    app = with_event_clock(DomainDispatcherApplication(create_backend_app), clock)
+    app = with_event_clock(with_presigned_expiry(DomainDispatcherApplication(create_backend_app)), clock)
     return make_server(host, port, app, threaded=True, request_handler=MotoRequestHandler, fd=fd)
 
 

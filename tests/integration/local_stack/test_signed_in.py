@@ -363,3 +363,41 @@ def test_a_second_authorization_header_grants_nothing(stack: LocalFileSearch) ->
         finally:
             connection.close()
         assert status == 403
+
+
+def test_a_shared_link_works_until_it_expires_and_then_is_refused_as_s3_does(
+    stack: LocalFileSearch, demo: dict[str, Any]
+) -> None:
+    import time
+    import urllib.error
+    import urllib.request
+    from datetime import UTC, datetime, timedelta
+
+    content = b"the minutes"
+    status, form = _upload(
+        stack, demo["token"], {"name": "minutes.txt", "contentType": "text/plain", "size": 11}
+    )
+    assert status == 200, form
+    assert post_form(form["url"], form["fields"], content) == 204
+    stack.wait_until_indexed()
+    status, answer, _ = call(
+        f"{stack.api_url}/me/links/{key_path(form['key'])}?expiresIn=3", token=demo["token"]
+    )
+    assert status == 200, answer
+    expires_at = datetime.fromisoformat(answer["expiresAt"])
+    if datetime.now(UTC) < expires_at:  # a loaded machine may take longer than the link lives
+        with urllib.request.urlopen(answer["url"]) as response:  # noqa: S310 (the local S3)
+            assert response.read() == content
+    while datetime.now(UTC) <= expires_at + timedelta(seconds=1):
+        time.sleep(0.25)
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(answer["url"])  # noqa: S310 (the local S3)
+    assert refused.value.code == 403
+    assert b"<Code>AccessDenied</Code><Message>Request has expired</Message>" in refused.value.read()
+    # A link with time left still downloads: only the expiry refuses.
+    status, fresh, _ = call(
+        f"{stack.api_url}/me/links/{key_path(form['key'])}?expiresIn=600", token=demo["token"]
+    )
+    assert status == 200, fresh
+    with urllib.request.urlopen(fresh["url"]) as response:  # noqa: S310 (the local S3)
+        assert response.read() == content
