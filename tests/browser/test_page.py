@@ -242,6 +242,11 @@ def test_a_phone_screen_and_the_first_load(browser: Browser, ready: dict[str, An
     expect(row(page, "phone photo with a rather long name.jpg")).to_have_count(1)
     # Nothing wider than the screen.
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 375
+    # On a phone the files come first, the filters and the upload box after them.
+    top = "(element) => element.getBoundingClientRect().top"
+    files_top = page.locator("#results").evaluate(top)
+    assert files_top < page.get_by_role("search", name="Find files").evaluate(top)
+    assert files_top < page.locator("#upload").evaluate(top)
     assert axe_violations(page) == []
     shot(page, "phone.png")
     context.close()
