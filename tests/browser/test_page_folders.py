@@ -15,7 +15,7 @@ import pytest
 
 from tests.browser.helpers import axe_violations, file_payload, fresh_person, row, shot, signed_in
 
-from playwright.sync_api import Page, expect  # isort: skip
+from playwright.sync_api import Page, Route, expect  # isort: skip
 
 pytestmark = pytest.mark.xdist_group("browser")
 
@@ -167,3 +167,34 @@ def test_a_selection_downloads_as_one_zip_and_is_deleted_after_one_confirmation(
     page.reload()
     expect(row(page, "part-0.txt")).to_have_count(1)
     expect(page.locator("#rows tr")).to_have_count(3)
+
+
+def test_typing_on_cancels_the_search_it_replaces(page: Page, ready: dict[str, Any]) -> None:
+    password = fresh_person(ready, "kim")
+    signed_in(page, ready, "kim", password)
+    _upload(page, ("tide table.txt", b"high at noon\n"))
+    held: list[Route] = []
+
+    def hold_the_first_search(route: Route) -> None:
+        if "q=tid&" in route.request.url + "&" and not held:
+            held.append(route)  # never answered: only the page can give it up
+            return
+        route.continue_()
+
+    page.route("**/me/files?*", hold_the_first_search)
+    given_up: list[str] = []
+    page.on("requestfailed", lambda request: given_up.append(request.url))
+    name = page.get_by_label("Name", exact=True)
+    name.fill("tid")
+    for _ in range(240):
+        if held:
+            break
+        page.wait_for_timeout(250)
+    assert held, "the first search never left the page"
+    name.fill("tide")
+    expect(row(page, "tide table.txt")).to_have_count(1)
+    for _ in range(240):
+        if given_up:
+            break
+        page.wait_for_timeout(250)
+    assert [url for url in given_up if "q=tid&" in url + "&"] != []
