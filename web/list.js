@@ -8,6 +8,7 @@ import { downloadFolder, forgetSelection, selectBox } from "./selection.js";
 import { isAdmin, session } from "./session.js";
 
 const PAGE_SIZE = 50;
+let people = null; // people.js, once an admin types a name in "User"
 // An order the API has not for a list (a folder by size or time, a name search by size or name) is sorted
 // in the page from the list read whole, at most this many files.
 const SORT_IN_PAGE_LIMIT = 5000;
@@ -88,7 +89,8 @@ function listQuery() {
   if (ext) params.set("ext", ext);
   if (isAdmin()) {
     const scope = $("scope").value;
-    if (scope === "user" && $("scope-user").value.trim()) params.set("user", $("scope-user").value.trim());
+    const typed = $("scope-user").value.trim();
+    if (scope === "user" && typed) params.set("user", people ? people.userOf(typed) : typed);
     if (scope === "bucket" && config.bucket) params.set("bucket", config.bucket);
   }
   // The browser's own days: from the start of the first to the end of the last, as UTC instants.
@@ -519,6 +521,7 @@ export function wireList() {
     $("scope-user-label").hidden = !one;
     if (!one) loadList(true);
   });
+  $("scope-user").addEventListener("input", async () => (people ||= await import("./people.js")).suggest());
   $("sort-name").addEventListener("click", () => sortBy("name"));
   $("sort-size").addEventListener("click", () => sortBy("size"));
   $("sort-time").addEventListener("click", () => sortBy("time"));
