@@ -140,7 +140,7 @@ def test_a_refused_clipboard_still_shows_the_link(page: Page, ready: dict[str, A
     expect(dialog.get_by_label("Link", exact=True)).to_have_value(re.compile("^http"))
 
 
-def test_a_person_previews_an_image_a_pdf_text_and_audio(page: Page, ready: dict[str, Any]) -> None:
+def test_a_person_previews_an_image_a_pdf_text_audio_and_video(page: Page, ready: dict[str, Any]) -> None:
     password = fresh_person(ready, "jude")
     signed_in(page, ready, "jude", password)
     text = "first line\n<script>alert(1)</script>\n"
@@ -150,11 +150,12 @@ def test_a_person_previews_an_image_a_pdf_text_and_audio(page: Page, ready: dict
         ("beach.png", "image/png", _png()),
         ("report.pdf", "application/pdf", _pdf()),
         ("tone.wav", "audio/wav", _wav()),
+        ("clip.webm", "video/webm", b"\x1aE\xdf\xa3" + b"\x00" * 60),
         ("archive.zip", "application/zip", b"PK\x05\x06" + b"\x00" * 18),
     )
-    names = ("beach.png", "report.pdf", "readme.txt", "tone.wav", "archive.zip")
+    names = ("beach.png", "report.pdf", "readme.txt", "tone.wav", "clip.webm", "archive.zip")
     kinds = {name: row(page, name).locator("th").get_attribute("data-kind") for name in names}
-    assert kinds == dict(zip(names, ("image", "pdf", "text", "audio", "archive"), strict=True))
+    assert kinds == dict(zip(names, ("image", "pdf", "text", "audio", "video", "archive"), strict=True))
     # An archive is not previewed: no button for it.
     expect(row(page, "archive.zip").get_by_role("button", name="Preview archive.zip")).to_have_count(0)
 
@@ -189,6 +190,16 @@ def test_a_person_previews_an_image_a_pdf_text_and_audio(page: Page, ready: dict
     dialog = page.get_by_role("dialog", name="tone.wav")
     expect(dialog.locator("audio[controls]")).to_have_count(1)
     page.wait_for_function("() => document.querySelector('#preview-body audio')?.readyState >= 1")
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+
+    # A video plays in the dialog from S3, served as the allowlisted type (these bytes are no real video:
+    # the player is what is checked, not the playing).
+    row(page, "clip.webm").get_by_role("button", name="Preview clip.webm").click()
+    dialog = page.get_by_role("dialog", name="clip.webm")
+    video = dialog.locator("video[controls]")
+    expect(video).to_have_count(1)
+    assert "response-content-type=video%2Fwebm" in (video.get_attribute("src") or "")
     page.keyboard.press("Escape")
     expect(dialog).to_be_hidden()
     assert downloads == []  # nothing was downloaded to preview it
