@@ -4,6 +4,8 @@ Routes: `GET /me/files`, `GET`/`DELETE /me/files/{objectKey}`, `GET /me/download
 `GET /me/links/{objectKey}`, `GET /me/previews/{objectKey}`, `POST /me/uploads` and the multipart
 upload's `POST /me/uploads/parts`, `GET /me/uploads/parts`, `POST /me/uploads/complete` and
 `POST /me/uploads/abort`. The CORS headers let the page's origin, and only it, read their answers.
+(Over 400 lines: twelve routes of one audience behind one authorizer, each with the OpenAPI text `/docs`
+shows; what they do is in `search.service`.)
 """
 
 from __future__ import annotations
