@@ -42,15 +42,23 @@ INDEXING_TIMEOUT_S = 120
 EXAMPLES = int(os.environ.get("NAME_SEARCH_EXAMPLES", "60"))
 
 
-def _layout(context: dict[str, Any], engine: str, name: str) -> Any:
-    """A corpus layout; its tests run on one worker, which builds its stack once (xdist --dist loadgroup)."""
-    return pytest.param((context, engine), id=name, marks=pytest.mark.xdist_group(f"name-search-{name}"))
+def _layout(context: dict[str, Any], engine: str, name: str, *, slow: bool = False) -> Any:
+    """A corpus layout; its tests run on one worker, which builds its stack once (xdist --dist loadgroup);
+    a `slow` layout's tests run in the slow tier (`make test-slow`)."""
+    marks = [pytest.mark.xdist_group(f"name-search-{name}"), *([pytest.mark.slow] if slow else [])]
+    return pytest.param((context, engine), id=name, marks=marks)
 
 
-# moto's Query walks the whole table: the many-shard layouts run on DynamoDB Local.
+# moto's Query walks the whole table: the many-shard layouts run on DynamoDB Local. The 16-shard layout is
+# in the slow tier; the 4-shard one (a hot user too) keeps sharded name lists in `make test`.
 LAYOUTS = [
     _layout({"bucketIndexShards": 1, "hotUsers": {}}, "moto", "one-shard"),
-    _layout({"bucketIndexShards": 16, "hotUsers": {HOT_USER: 4}}, "dynamodb-local", "16-shards-hot-user"),
+    _layout(
+        {"bucketIndexShards": 16, "hotUsers": {HOT_USER: 4}},
+        "dynamodb-local",
+        "16-shards-hot-user",
+        slow=True,
+    ),
     _layout(
         {
             "bucketIndexShards": 4,

@@ -645,6 +645,7 @@ def _long_key(n: int) -> str:
     return f"wide/{n:05d}-" + "".join(body)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("plan", [Plan.SIZE, Plan.UPLOAD_DATE, Plan.Z_ORDER])
 def test_a_cursor_of_256_shards_with_1024_byte_keys_stays_within_the_apis_limit(
     table: Any, plan: Plan
