@@ -11,7 +11,7 @@ import { $, config, el } from "./page.js";
 // minute at most (the API's rate limit is shared: docs/page.md).
 const POLL_FIRST_MS = 250;
 const POLL_MAX_MS = 4000;
-const POLL_DEADLINE_MS = 60 * 1000;
+const POLL_DEADLINE_MS = 3 * 60 * 1000; // a batch the indexer failed comes back after the queue's timeout
 // Parts: this many at once, URLs asked for this many at a time; a dropped connection is resumed (the parts
 // S3 holds asked for again) after 1, 2, 4, 8 and 16 s before the upload is shown as failed.
 const PARALLEL_PARTS = 3;
@@ -267,8 +267,8 @@ async function waitUntilIndexed(key) {
     try {
       return await api(`/me/files/${keyPath(key)}`);
     } catch (error) {
-      // Not listed yet, still busy, or the network down a moment: the upload itself is done.
-      if (![0, 404, ...RETRY_LATER].includes(error.status)) return null;
+      // Not listed yet, the service busy or failing a moment, or the network down: the upload itself is done.
+      if (![0, 404, ...RETRY_LATER].includes(error.status) && error.status < 500) return null;
     }
   }
   return null;

@@ -400,6 +400,33 @@ def test_an_upload_rides_out_the_apis_rate_limit(page: Page, ready: dict[str, An
     assert seen[1] - seen[0] >= 2.0  # Retry-After: 2
 
 
+def test_an_upload_rides_out_a_failing_api_while_it_waits(page: Page, ready: dict[str, Any]) -> None:
+    """A 502 or 504 (a function timing out) while the page waits for an upload to be listed only means
+    asking later: the upload ends listed, not "Failed" nor given up."""
+    password = fresh_person(ready, "gail")
+    signed_in(page, ready, "gail", password)
+    expect(page.get_by_text("No files yet.")).to_be_visible()
+    seen: list[int] = []
+
+    def failing(route: Route) -> None:
+        if route.request.method != "GET" or len(seen) >= 2:
+            route.fallback()
+            return
+        seen.append(len(seen))
+        status = (502, 504)[len(seen) - 1]
+        headers = {"Access-Control-Allow-Origin": ready["webUrl"], "Content-Type": "application/json"}
+        route.fulfill(status=status, headers=headers, body=json.dumps({"message": "Internal server error"}))
+
+    page.route(_listing_polls, failing)
+    page.get_by_label("Choose files to upload, or drop them here").set_input_files(
+        [file_payload("stormy day.txt", "text/plain", SMALL)]
+    )
+    expect(row(page, "stormy day.txt")).to_have_count(1)
+    upload = page.locator("#uploads li")
+    expect(upload).to_contain_text("Done")
+    assert seen == [0, 1]
+
+
 def test_filters_are_checked_in_the_fields_own_words(page: Page, ready: dict[str, Any]) -> None:
     signed_in(page, ready, "demo", ready["demoPassword"])
     listed(page)
