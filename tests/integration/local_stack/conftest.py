@@ -31,16 +31,25 @@ VISIBILITY_TIMEOUT_S = 1
 MAX_RECEIVE_COUNT = 3
 
 
-@pytest.fixture
-def running_stack() -> Iterator[LocalFileSearch]:
+@contextlib.contextmanager
+def dead_letter_soon_stack(*, ready_timeout: float = 30.0, **options: Any) -> Iterator[LocalFileSearch]:
+    """A stack on free ports whose failing messages reach the dead-letter queue within seconds, once the
+    s3:TestEvent sent when the notifications were configured is settled; `options` go to the stack."""
     with LocalFileSearch(
         aws_port=0,
         api_port=0,
         visibility_timeout=VISIBILITY_TIMEOUT_S,
         max_receive_count=MAX_RECEIVE_COUNT,
         log_level="WARNING",
+        **options,
     ) as stack:
-        stack.wait_until_indexed()  # the s3:TestEvent sent when the notifications were configured
+        stack.wait_until_indexed(timeout=ready_timeout)
+        yield stack
+
+
+@pytest.fixture
+def running_stack() -> Iterator[LocalFileSearch]:
+    with dead_letter_soon_stack() as stack:
         yield stack
 
 

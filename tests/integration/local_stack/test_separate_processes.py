@@ -24,7 +24,7 @@ from moto.s3.models import s3_backends
 
 from local_stack.moto_server import EVENT_CLOCK_PATH
 from local_stack.stack import SEPARATE_PROCESSES, InvalidConfigurationError, LocalFileSearch
-from tests.integration.local_stack.conftest import MAX_RECEIVE_COUNT, VISIBILITY_TIMEOUT_S
+from tests.integration.local_stack.conftest import MAX_RECEIVE_COUNT, dead_letter_soon_stack
 from tests.integration.local_stack.test_event_source import visible_and_in_flight
 
 GONE_TIMEOUT_S = 60.0
@@ -32,15 +32,7 @@ GONE_TIMEOUT_S = 60.0
 
 @pytest.fixture
 def stack_of_processes() -> Iterator[LocalFileSearch]:
-    with LocalFileSearch(
-        aws_port=0,
-        api_port=0,
-        visibility_timeout=VISIBILITY_TIMEOUT_S,
-        max_receive_count=MAX_RECEIVE_COUNT,
-        log_level="WARNING",
-        **SEPARATE_PROCESSES,
-    ) as stack:
-        stack.wait_until_indexed(timeout=60)
+    with dead_letter_soon_stack(ready_timeout=60, **SEPARATE_PROCESSES) as stack:
         yield stack
 
 
