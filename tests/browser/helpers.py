@@ -76,12 +76,35 @@ def shot(page: Page, name: str, *, docs: bool = True) -> None:
     page.screenshot(path=str(folder / name), full_page=True)
 
 
+def api_error(
+    route: Route, ready: dict[str, Any], status: int, message: str, headers: dict[str, str] | None = None
+) -> None:
+    """An error answer as the API gives it: `{"message": ...}` with its CORS header, so the page reads it."""
+    route.fulfill(
+        status=status,
+        headers={"Access-Control-Allow-Origin": ready["webUrl"], "Content-Type": "application/json"}
+        | (headers or {}),
+        body=json.dumps({"message": message}),
+    )
+
+
 def retry_later(route: Route, ready: dict[str, Any], retry_after: str | None = None) -> None:
     """API Gateway's answer at the stage's rate limit: 429, with its CORS header (DEFAULT_4XX's)."""
-    headers = {"Access-Control-Allow-Origin": ready["webUrl"], "Content-Type": "application/json"}
-    if retry_after is not None:
-        headers |= {"Retry-After": retry_after, "Access-Control-Expose-Headers": "Retry-After"}
-    route.fulfill(status=429, headers=headers, body=json.dumps({"message": "Too Many Requests"}))
+    headers = (
+        {}
+        if retry_after is None
+        else {"Retry-After": retry_after, "Access-Control-Expose-Headers": "Retry-After"}
+    )
+    api_error(route, ready, 429, "Too Many Requests", headers)
+
+
+def upload(page: Page, *files: tuple[str, str, bytes]) -> None:
+    """Chooses `files` (name, content type, bytes) in the upload box and waits until each is listed."""
+    page.get_by_label("Choose files to upload, or drop them here").set_input_files(
+        [file_payload(name, mime, content) for name, mime, content in files]
+    )
+    for name, _, _ in files:
+        expect(row(page, name)).to_have_count(1)
 
 
 def listed(page: Page) -> None:

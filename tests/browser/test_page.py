@@ -22,6 +22,7 @@ from file_index.state import IndexStateStore, Operation
 from local_stack.browser import CHROMIUM_ARGS, chromium_path
 from tests.browser.helpers import (
     TIMEOUT_MS,
+    api_error,
     axe_violations,
     file_payload,
     fresh_person,
@@ -31,6 +32,7 @@ from tests.browser.helpers import (
     shot,
     sign_in,
     signed_in,
+    upload,
 )
 from tests.integration.local_stack.signed_in import add_person, call, expired, post_form
 from tests.integration.local_stack.signed_in import sign_in as cognito_sign_in
@@ -348,19 +350,12 @@ def test_an_upload_is_asked_for_less_and_less_often(page: Page, ready: dict[str,
             return
         seen.append(time.monotonic())
         if len(seen) <= 3:
-            route.fulfill(
-                status=404,
-                headers={"Access-Control-Allow-Origin": ready["webUrl"], "Content-Type": "application/json"},
-                body=json.dumps({"message": "no such file"}),
-            )
+            api_error(route, ready, 404, "no such file")
         else:
             route.fallback()
 
     page.route(_listing_polls, not_listed_yet)
-    page.get_by_label("Choose files to upload, or drop them here").set_input_files(
-        [file_payload("slow to index.txt", "text/plain", SMALL)]
-    )
-    expect(row(page, "slow to index.txt")).to_have_count(1)
+    upload(page, ("slow to index.txt", "text/plain", SMALL))
     expect(page.locator("#uploads li")).to_contain_text("Done")
     gaps = [later - earlier for earlier, later in itertools.pairwise(seen)]
     assert len(gaps) >= 3
@@ -389,13 +384,10 @@ def test_an_upload_rides_out_the_apis_rate_limit(page: Page, ready: dict[str, An
             route.fallback()
 
     page.route(_listing_polls, throttled)
-    page.get_by_label("Choose files to upload, or drop them here").set_input_files(
-        [file_payload("busy day.txt", "text/plain", SMALL)]
-    )
-    expect(row(page, "busy day.txt")).to_have_count(1)
-    upload = page.locator("#uploads li")
-    expect(upload).to_contain_text("Done")
-    expect(upload).not_to_contain_text("Failed")
+    upload(page, ("busy day.txt", "text/plain", SMALL))
+    uploads = page.locator("#uploads li")
+    expect(uploads).to_contain_text("Done")
+    expect(uploads).not_to_contain_text("Failed")
     assert len(seen) >= 5
     assert seen[1] - seen[0] >= 2.0  # Retry-After: 2
 
@@ -413,17 +405,11 @@ def test_an_upload_rides_out_a_failing_api_while_it_waits(page: Page, ready: dic
             route.fallback()
             return
         seen.append(len(seen))
-        status = (502, 504)[len(seen) - 1]
-        headers = {"Access-Control-Allow-Origin": ready["webUrl"], "Content-Type": "application/json"}
-        route.fulfill(status=status, headers=headers, body=json.dumps({"message": "Internal server error"}))
+        api_error(route, ready, (502, 504)[len(seen) - 1], "Internal server error")
 
     page.route(_listing_polls, failing)
-    page.get_by_label("Choose files to upload, or drop them here").set_input_files(
-        [file_payload("stormy day.txt", "text/plain", SMALL)]
-    )
-    expect(row(page, "stormy day.txt")).to_have_count(1)
-    upload = page.locator("#uploads li")
-    expect(upload).to_contain_text("Done")
+    upload(page, ("stormy day.txt", "text/plain", SMALL))
+    expect(page.locator("#uploads li")).to_contain_text("Done")
     assert seen == [0, 1]
 
 
@@ -486,11 +472,7 @@ def test_a_failed_list_offers_to_try_again(page: Page, ready: dict[str, Any]) ->
     def fails_once(route: Route) -> None:
         if route.request.method == "GET" and not answers:
             answers.append(500)
-            route.fulfill(
-                status=500,
-                headers={"Access-Control-Allow-Origin": ready["webUrl"], "Content-Type": "application/json"},
-                body=json.dumps({"message": "internal error"}),
-            )
+            api_error(route, ready, 500, "internal error")
         else:
             route.fallback()
 

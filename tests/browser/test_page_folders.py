@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.helpers import axe_violations, file_payload, fresh_person, row, shot, signed_in
+from tests.browser.helpers import axe_violations, fresh_person, row, shot, signed_in, upload
 
 from playwright.sync_api import Page, Route, expect  # isort: skip
 
@@ -22,14 +22,6 @@ pytestmark = pytest.mark.xdist_group("browser")
 
 def _folder(page: Page, name: str) -> Any:
     return page.get_by_role("button", name=f"Open folder {name}", exact=True)
-
-
-def _upload(page: Page, *files: tuple[str, bytes]) -> None:
-    page.get_by_label("Choose files to upload, or drop them here").set_input_files(
-        [file_payload(name, "text/plain", content) for name, content in files]
-    )
-    for name, _ in files:
-        expect(row(page, name)).to_have_count(1)
 
 
 def test_a_person_browses_makes_a_folder_and_uploads_into_it_and_a_whole_folder(
@@ -59,7 +51,7 @@ def test_a_person_browses_makes_a_folder_and_uploads_into_it_and_a_whole_folder(
     expect(page.get_by_role("navigation", name="Folders")).to_contain_text("reports")
     expect(page.get_by_text("This folder is empty.")).to_be_visible()
     # Uploads go into the folder shown.
-    _upload(page, ("q1.txt", b"first quarter\n"))
+    upload(page, ("q1.txt", "text/plain", b"first quarter\n"))
     expect(row(page, "q1.txt")).to_contain_text("reports")
 
     # A whole folder from the folder picker keeps its structure.
@@ -82,7 +74,7 @@ def test_a_person_browses_makes_a_folder_and_uploads_into_it_and_a_whole_folder(
     expect(row(page, "notes.txt")).to_have_count(1)
     page.get_by_role("navigation", name="Folders").get_by_role("button", name="Your files").click()
     expect(_folder(page, "reports")).to_be_visible()
-    _upload(page, ("top.txt", b"at the top\n"))
+    upload(page, ("top.txt", "text/plain", b"at the top\n"))
     first = page.locator("#results tbody tr").first
     expect(first).to_contain_text("reports")
     assert axe_violations(page) == []
@@ -109,7 +101,7 @@ def test_a_selection_downloads_as_one_zip_and_is_deleted_after_one_confirmation(
     signed_in(page, ready, "ivan", password)
     expect(page.get_by_text("No files yet.")).to_be_visible()
     contents = {f"part-{index}.txt": f"part {index}\n".encode() * (index + 1) for index in range(5)}
-    _upload(page, *contents.items())
+    upload(page, *((name, "text/plain", content) for name, content in contents.items()))
 
     # A shift-click selects the range between two clicks.
     page.get_by_label("Select part-0.txt").click()
@@ -135,7 +127,7 @@ def test_a_selection_downloads_as_one_zip_and_is_deleted_after_one_confirmation(
     page.get_by_role("button", name="New folder").click()
     page.get_by_label("Folder name").fill("kept")
     page.keyboard.press("Enter")
-    _upload(page, ("inside.txt", b"inside\n"))
+    upload(page, ("inside.txt", "text/plain", b"inside\n"))
     page.get_by_role("navigation", name="Folders").get_by_role("button", name="Your files").click()
     with page.expect_download() as download_info:
         page.get_by_role("button", name="Download folder kept as a zip").click()
@@ -172,7 +164,7 @@ def test_a_selection_downloads_as_one_zip_and_is_deleted_after_one_confirmation(
 def test_typing_on_cancels_the_search_it_replaces(page: Page, ready: dict[str, Any]) -> None:
     password = fresh_person(ready, "kim")
     signed_in(page, ready, "kim", password)
-    _upload(page, ("tide table.txt", b"high at noon\n"))
+    upload(page, ("tide table.txt", "text/plain", b"high at noon\n"))
     held: list[Route] = []
 
     def hold_the_first_search(route: Route) -> None:

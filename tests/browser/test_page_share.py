@@ -19,7 +19,7 @@ from typing import Any
 import boto3
 import pytest
 
-from tests.browser.helpers import axe_violations, file_payload, fresh_person, row, shot, signed_in
+from tests.browser.helpers import axe_violations, fresh_person, row, shot, signed_in, upload
 
 from playwright.sync_api import Page, expect  # isort: skip
 
@@ -76,20 +76,12 @@ def _pdf() -> bytes:
     return body
 
 
-def _upload(page: Page, *files: tuple[str, str, bytes]) -> None:
-    page.get_by_label("Choose files to upload, or drop them here").set_input_files(
-        [file_payload(name, mime, content) for name, mime, content in files]
-    )
-    for name, _, _ in files:
-        expect(row(page, name)).to_have_count(1)
-
-
 def test_a_person_copies_a_link_that_downloads_the_file(page: Page, ready: dict[str, Any]) -> None:
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=ready["webUrl"])
     password = fresh_person(ready, "iris")
     signed_in(page, ready, "iris", password)
     content = b"shared with a link\n" * 50
-    _upload(page, ("notes.txt", "text/plain", content))
+    upload(page, ("notes.txt", "text/plain", content))
 
     # A type badge per row, kept out of the name read aloud.
     assert row(page, "notes.txt").locator("th").get_attribute("data-kind") == "text"
@@ -129,7 +121,7 @@ def test_a_person_copies_a_link_that_downloads_the_file(page: Page, ready: dict[
 def test_a_refused_clipboard_still_shows_the_link(page: Page, ready: dict[str, Any]) -> None:
     password = fresh_person(ready, "ivan")
     signed_in(page, ready, "ivan", password)
-    _upload(page, ("plan.md", "text/markdown", b"# plan\n"))
+    upload(page, ("plan.md", "text/markdown", b"# plan\n"))
     page.evaluate(
         "() => { navigator.clipboard.writeText = () => Promise.reject(new DOMException('denied')); }"
     )
@@ -144,8 +136,8 @@ def test_a_person_previews_an_image_a_pdf_text_audio_and_video(page: Page, ready
     password = fresh_person(ready, "jude")
     signed_in(page, ready, "jude", password)
     text = "first line\n<script>alert(1)</script>\n"
-    _upload(page, ("readme.txt", "text/plain", text.encode()))
-    _upload(
+    upload(page, ("readme.txt", "text/plain", text.encode()))
+    upload(
         page,
         ("beach.png", "image/png", _png()),
         ("report.pdf", "application/pdf", _pdf()),
@@ -208,7 +200,7 @@ def test_a_person_previews_an_image_a_pdf_text_audio_and_video(page: Page, ready
 def test_an_admins_view_names_people_never_their_ids(page: Page, ready: dict[str, Any]) -> None:
     password = fresh_person(ready, "kira")
     signed_in(page, ready, "kira", password)
-    _upload(page, ("kira's.txt", "text/plain", b"mine\n"))
+    upload(page, ("kira's.txt", "text/plain", b"mine\n"))
     sub = (row(page, "kira's.txt").get_attribute("data-key") or "").split("/")[0]
     page.get_by_role("button", name="Sign out").click()
 
@@ -235,7 +227,7 @@ def test_an_admin_finds_a_person_by_name(page: Page, ready: dict[str, Any]) -> N
         UserAttributes=[{"Name": "name", "Value": "Lena Park"}],
     )
     signed_in(page, ready, "lena", password)
-    _upload(page, ("lena's plan.txt", "text/plain", b"the plan\n"))
+    upload(page, ("lena's plan.txt", "text/plain", b"the plan\n"))
     sub = (row(page, "lena's plan.txt").get_attribute("data-key") or "").split("/")[0]
     page.get_by_role("button", name="Sign out").click()
 
