@@ -7,11 +7,12 @@ import { api, keyPath, RETRY_LATER, sleep } from "./api.js";
 import { formatSize, loadList, ownFiles, showNewFile } from "./list.js";
 import { $, config, el } from "./page.js";
 
-// An upload's file is asked for until listed: after 250 ms, then twice as long each time up to 4 s, for a
-// minute at most (the API's rate limit is shared: docs/page.md).
+// An upload's file is asked for until listed: after 250 ms, then twice as long each time up to 4 s, for
+// three minutes at most, as a batch the indexer failed comes back after the queue's timeout (the API's rate
+// limit is shared: docs/page.md).
 const POLL_FIRST_MS = 250;
 const POLL_MAX_MS = 4000;
-const POLL_DEADLINE_MS = 3 * 60 * 1000; // a batch the indexer failed comes back after the queue's timeout
+const POLL_DEADLINE_MS = 3 * 60 * 1000;
 // Parts: this many at once, URLs asked for this many at a time; a dropped connection is resumed (the parts
 // S3 holds asked for again) after 1, 2, 4, 8 and 16 s before the upload is shown as failed.
 const PARALLEL_PARTS = 3;
