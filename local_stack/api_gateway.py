@@ -69,6 +69,8 @@ MAX_REQUEST_LINE_BYTES = 65536
 # What is read and dropped of a refused request, so that closing the connection does not reset it before
 # the client has read the answer.
 _DRAIN_LIMIT_BYTES = 1 << 20
+# How long a request's declared body may take to arrive before the request is refused (400).
+BODY_TIMEOUT_S = 5.0
 # Lambda's limit on a synchronous invocation's response payload.
 LAMBDA_RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024
 RUNTIME_ESCAPES_NON_ASCII = sys.version_info < (3, 12)
@@ -294,14 +296,31 @@ class _RequestHandler(BaseHTTPRequestHandler):
             {"Allow": allowed, **(headers or {})},
         )
 
+    def _body(self) -> bytes | None:
+        """The request's body, b"" for none; None (and a 400 answered) when its Content-Length is not a
+        count of bytes or the bytes do not all arrive within BODY_TIMEOUT_S, as API Gateway's front refuses
+        such a request before the API sees it."""
+        declared = (self.headers.get("Content-Length") or "0").strip()
+        if declared.isascii() and declared.isdigit():
+            length = int(declared)
+            self.connection.settimeout(BODY_TIMEOUT_S)
+            with contextlib.suppress(TimeoutError):
+                body = self.rfile.read(length) if length else b""
+                if len(body) == length:
+                    return body
+        self.close_connection = True
+        self._reply_json(HTTPStatus.BAD_REQUEST, "Bad Request")
+        return None
+
     def _invoke(self, claims: Mapping[str, str] | None = None) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else None
+        body = self._body()
+        if body is None:
+            return
         event = to_rest_event(
             self.command,
             self.path,
             headers=list(self.headers.items()),
-            body=body,
+            body=body or None,
             source_ip=self.client_address[0],
             claims=claims,
         )

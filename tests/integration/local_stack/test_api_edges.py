@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -168,3 +169,32 @@ def test_a_page_of_a_thousand_long_non_ascii_keys_stays_under_lambdas_limit(stac
     assert sorted(found) == sorted(keys), "every file exactly once across the pages"
     # The keys are served as UTF-8 text, not as \\u escapes.
     assert keys[0].encode() in request(stack, "GET", f"/files/{quote(keys[0], safe='')}")[2]
+
+
+@pytest.mark.parametrize(
+    "content_length", [":", "-1", "1e3", "²"], ids=["colon", "negative", "float", "superscript"]
+)
+def test_a_content_length_that_is_not_a_count_is_a_400(stack, content_length):
+    status, headers, body = raw_request(stack, f"Content-Length: {content_length}\r\n".encode())
+
+    assert status == 400
+    assert json_message(headers, body) == "Bad Request"
+    assert request(stack, "GET", "/files?user=USER001")[0] == 200
+
+
+def test_a_body_that_never_arrives_is_a_400(stack):
+    # Content-Length says 1 byte and none is sent: refused after BODY_TIMEOUT_S, not waited for forever.
+    status, headers, body = raw_request(stack, b"Content-Length: 1\r\n")
+
+    assert status == 400
+    assert json_message(headers, body) == "Bad Request"
+
+
+def raw_request(stack: dict[str, Any], header: bytes) -> tuple[int, dict[str, str], bytes]:
+    """GET /files with `header` (a raw header line, sent as given), answered status, headers and body."""
+    api = urlsplit(stack["apiUrl"])
+    with socket.create_connection((api.hostname or "127.0.0.1", api.port), timeout=60) as raw:
+        raw.sendall(b"GET /files?user=USER001 HTTP/1.1\r\nHost: local\r\n" + header + b"\r\n")
+        response = http.client.HTTPResponse(raw)
+        response.begin()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
