@@ -298,8 +298,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     def _body(self) -> bytes | None:
         """The request's body, b"" for none; None (and a 400 answered) when its Content-Length is not a
-        count of bytes or the bytes do not all arrive within BODY_TIMEOUT_S, as API Gateway's front refuses
-        such a request before the API sees it."""
+        count of bytes or the bytes do not all arrive within BODY_TIMEOUT_S: such a request never reaches
+        the deployed API's function either, and a client is answered rather than left waiting."""
         declared = (self.headers.get("Content-Length") or "0").strip()
         if declared.isascii() and declared.isdigit():
             length = int(declared)
