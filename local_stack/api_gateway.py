@@ -18,6 +18,11 @@ event has it: every value in `multiValueHeaders`, the last in `headers`. The dep
 one respect: API Gateway refuses a method the resource does not define with its own 403
 `{"message": "Missing Authentication Token"}`, before the function or IAM authorization run.
 
+Requests are read at once, on a thread each, but the function runs one invocation at a time, as one
+Lambda execution environment does: the search function relies on it (Powertools keeps the event being
+answered on its router class), and two invocations at once in one process would answer each other's
+requests.
+
 Like Lambda, the stand-in refuses a function response whose payload exceeds 6 MB, and answers a 502 as
 API Gateway does. The payload is the handler's return value as the Python runtime serializes it: JSON,
 with non-ASCII text escaped by the runtimes before Python 3.12.
@@ -202,6 +207,8 @@ class ApiGatewayServer(ThreadingHTTPServer):
 
     def __init__(self, handler: LambdaHandler, *, host: str = "127.0.0.1", port: int = 0) -> None:
         self.lambda_handler = handler
+        # One execution environment: one invocation at a time (the module docstring says why).
+        self.invocation_lock = threading.Lock()
         # The `/me/...` routes exist once the stack has a user pool (`userAccess`); the page's origin is
         # the one their CORS answers name.
         self.authorizer: Authorizer | None = None
@@ -325,7 +332,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
             claims=claims,
         )
         try:
-            response = self.server.lambda_handler(event, None)
+            with self.server.invocation_lock:
+                response = self.server.lambda_handler(event, None)
         except Exception:  # API Gateway answers a failed invocation with a 502
             self._reply_json(HTTPStatus.BAD_GATEWAY, "Internal server error")
             raise

@@ -123,9 +123,16 @@ def serving() -> Iterator[dict[str, Any]]:
 
     It must stop with status 0 when the module is done.
     """
+    with serving_process() as (_, ready):
+        yield ready
+
+
+@contextlib.contextmanager
+def serving_process() -> Iterator[tuple[ServeProcess, dict[str, Any]]]:
+    """`serving`, with the process too (its stderr is what a failing test reports)."""
     serve = ServeProcess({"API_PORT": "0", "AWS_PORT": "0", "POWERTOOLS_LOG_LEVEL": "WARNING"})
     try:
-        yield serve.wait_ready()
+        yield serve, serve.wait_ready()
         assert serve.stop()[0] == 0, serve.stderr()
     finally:
         serve.close()

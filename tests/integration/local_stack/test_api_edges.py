@@ -198,3 +198,20 @@ def raw_request(stack: dict[str, Any], header: bytes) -> tuple[int, dict[str, st
         response = http.client.HTTPResponse(raw)
         response.begin()
         return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+
+
+def test_requests_at_once_are_each_answered_for_themselves(stack):
+    """Lambda runs one invocation at a time in an execution environment, and the search function relies on
+    it (Powertools keeps the current event on its router class): answers to requests sent at once must not
+    mix. Each request misspells a parameter of its own, and its 400 must name that one."""
+
+    def misspelled(index: int) -> tuple[str, str]:
+        name = f"unknown{index}"
+        status, headers, body = request(stack, "GET", f"/files?{urlencode({'user': 'USER001', name: '1'})}")
+        assert status == 400, body
+        return name, json_message(headers, body)
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        answers = list(pool.map(misspelled, range(400)))
+
+    assert [name for name, message in answers if repr(name) not in message] == []
