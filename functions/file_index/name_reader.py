@@ -42,6 +42,7 @@ from typing import Any
 from boto3.dynamodb.conditions import Key
 
 from file_index import name_terms, schema, shards, term_reader
+from file_index.expressions import SharedClient
 from file_index.names import (
     has_extension,
     key_scope,
@@ -193,7 +194,7 @@ class NameReader:
         self._state_client = state_client
         self._bucket = bucket
         self._entries_reader = entries
-        self._client = client
+        self._client = SharedClient(client)  # the shard threads query through it at once
         self._table_name = table_name
         self._name_table = name_table_name
         self._layout = layout if layout is not None else ShardPlacement()
@@ -276,8 +277,7 @@ class NameReader:
             request["IndexName"] = index
         while True:
             response = self._client.query(**request)
-            counter.requests += 1
-            counter.scanned += response.get("ScannedCount", 0)
+            counter.add(int(response.get("ScannedCount", 0)))
             yield response.get("Items", [])
             last = response.get("LastEvaluatedKey")
             if not last:
@@ -306,8 +306,7 @@ class NameReader:
         entries: dict[str, dict[str, Any]] = {}
         fetched = self._map(fetch, chunks)
         for found, requests in fetched:
-            counter.scanned += len(found)
-            counter.requests += requests
+            counter.add(len(found), requests)
             for item in found:
                 entries[str(item[schema.OBJECT_KEY])] = item
         sequence = [requests for _, requests in fetched]

@@ -58,6 +58,7 @@ from typing import Any, ClassVar
 from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 
 from file_index import cost, schema, shards, zorder
+from file_index.expressions import SharedClient
 from file_index.objects import MAX_KEY_BYTES
 from file_index.placement import ShardPlacement
 from file_index.shards import (
@@ -481,7 +482,8 @@ class FileReader:
 
     `layout` says which partition values hold a bucket or a user and whether the Z-order index exists;
     `executor`, when given, runs the Queries of a page's shards in parallel. Queries go through the
-    table's client, which is safe to share between threads (a resource object is not).
+    table's client with their conditions built per request (`expressions.SharedClient`): the client is safe
+    to share between threads, its condition builder is not, and a resource object is not.
     """
 
     # What reads one partition; `_merge` puts the partitions' pages together.
@@ -499,7 +501,7 @@ class FileReader:
         """`bucket_time_index`: the table has `bucketName-uploadDate-index` (`bucketTimeIndex`); `z_walk`:
         how the Z-order plan walks a shard (`ZWalk()` unless told)."""
         self._table = table
-        self._client = table.meta.client
+        self._client = SharedClient(table.meta.client)  # the shard threads query through it at once
         self._layout = layout if layout is not None else ShardPlacement()
         self._executor = executor
         self._bucket_time_index = bucket_time_index

@@ -23,6 +23,7 @@ Cursor: `{"terms": MergeCursor}` (each shard's place by `nameTerm`, the last ite
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
@@ -98,12 +99,19 @@ class TermSearch:
 
 
 class Counter:
-    """Items read (name items and entries) and requests made, by every shard of a page."""
+    """Items read (name items and entries) and requests made, by every shard of a page: the shards' threads
+    `add` at once (`rounds` is counted by the page's own thread)."""
 
     def __init__(self) -> None:
         self.scanned = 0
         self.requests = 0
         self.rounds = 0  # requests made one after the other
+        self._lock = threading.Lock()
+
+    def add(self, scanned: int, requests: int = 1) -> None:
+        with self._lock:
+            self.scanned += scanned
+            self.requests += requests
 
 
 class TermShard:
@@ -172,8 +180,7 @@ class TermShard:
         while True:
             response = self._client.query(**request)
             read: list[dict[str, Any]] = [_plain(raw) for raw in response.get("Items", [])]
-            self._counter.requests += 1
-            self._counter.scanned += int(response.get("ScannedCount", len(read)))
+            self._counter.add(int(response.get("ScannedCount", len(read))))
             self._scanned += len(read)
             kept = [item for item in read if item[schema.NAME_TERM] != skip and self._search.passes(item)]
             self._kept += len(kept)
