@@ -10,6 +10,10 @@ Either way the server carries the stack's changes to moto (`moto_changes()`):
 - Presigned URLs expire: S3 refuses a SigV4 presigned request after its `X-Amz-Date` plus `X-Amz-Expires`
   (403 `AccessDenied`, "Request has expired"); moto serves it whenever it comes, so the server answers that
   refusal itself (`with_presigned_expiry`), and a shared link or a download link expires locally as on AWS.
+- DynamoDB requests one at a time: moto's DynamoDB checks a write's condition and writes without a lock,
+  so two requests at once could both pass (4 of 600 compare-and-set updates from 6 threads were lost), and
+  a Query walking a table while another request adds an item fails with a 500. DynamoDB is atomic per item;
+  the indexer's ordering of a key's events relies on it.
 - Request dispatch without a directory listing: moto's server lists its own package folder (a `stat` per
   service, about 250) twice per request to tell a service name from a host name; the list never changes
   while it runs, so it is read once.
@@ -36,6 +40,7 @@ from unittest import mock
 from urllib.parse import parse_qs
 
 from moto import backends
+from moto.dynamodb.responses import DynamoHandler
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from werkzeug.serving import BaseWSGIServer, make_server
 
@@ -125,10 +130,23 @@ def moto_changes(clock: EventClock) -> Iterator[None]:
     modules = tuple(backends.list_of_moto_modules())
     with (
         fast_queues(),
+        mock.patch.object(DynamoHandler, "call_action", _one_at_a_time(DynamoHandler.call_action)),
         mock.patch(EVENT_CLOCK_TARGET, clock.stamp),
         mock.patch.object(backends, "list_of_moto_modules", return_value=modules),
     ):
         yield
+
+
+def _one_at_a_time(call_action: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """`call_action` under one lock: moto's DynamoDB reads an item, checks a condition and writes without
+    one, and walks a table's items while other requests add to it."""
+    lock = threading.Lock()
+
+    def locked(handler: Any) -> Any:
+        with lock:
+            return call_action(handler)
+
+    return locked
 
 
 def make_moto_server(host: str, port: int, clock: EventClock, *, fd: int | None = None) -> BaseWSGIServer:
