@@ -15,7 +15,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from boto3.dynamodb.conditions import ConditionBase, ConditionExpressionBuilder
+from botocore.client import BaseClient
 
+# The operations that take conditions.
+OPERATIONS = frozenset({"query", "scan", "put_item", "update_item", "delete_item"})
 # A request's condition parameters, and whether each is a key condition.
 CONDITIONS = (("KeyConditionExpression", True), ("FilterExpression", False), ("ConditionExpression", False))
 
@@ -56,6 +59,7 @@ class SharedClient:
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._client, name)
-        if name not in self._client.meta.method_to_api_mapping:
-            return attribute  # not an operation: `meta`, `exceptions`, `get_paginator`...
+        # A stand-in of a client (the bench's tables in memory) reads condition objects itself.
+        if name not in OPERATIONS or not isinstance(self._client, BaseClient):
+            return attribute  # no condition to build: `batch_get_item`, `meta`, `exceptions`...
         return lambda **request: attribute(**built(request))
