@@ -170,9 +170,18 @@ def _observability_from_env() -> None:
         logger.setLevel(level.upper())
 
 
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    try:
+        return _handle(event, context)
+    finally:
+        # A flush with metrics disabled keeps the set (Powertools): cleared here, it neither grows nor
+        # prints its 100th value of a metric anyway.
+        metrics.clear_metrics()
+
+
 @metrics.log_metrics(raise_on_empty_metrics=False)
 @logger.inject_lambda_context
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+def _handle(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     runtime = cold_start()
     deadline = runtime.deadline(context)
     records = event.get("Records") or []
