@@ -14,6 +14,9 @@ Either way the server carries the stack's changes to moto (`moto_changes()`):
   so two requests at once could both pass (4 of 600 compare-and-set updates from 6 threads were lost), and
   a Query walking a table while another request adds an item fails with a 500. DynamoDB is atomic per item;
   the indexer's ordering of a key's events relies on it.
+- A write to S3 and its event one at a time: moto stores an object, then stamps its event with the time
+  and sends it, so of two writes to one key the first stored could carry the later time, and the index
+  (which orders a key's events by time, moto having no sequencers) kept the one S3 no longer held.
 - Request dispatch without a directory listing: moto's server lists its own package folder (a `stat` per
   service, about 250) twice per request to tell a service name from a host name; the list never changes
   while it runs, so it is read once.
@@ -42,6 +45,7 @@ from urllib.parse import parse_qs
 from moto import backends
 from moto.dynamodb.responses import DynamoHandler
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+from moto.s3.models import S3Backend
 from werkzeug.serving import BaseWSGIServer, make_server
 
 from local_stack.moto_sqs import fast_queues
@@ -124,27 +128,37 @@ def with_presigned_expiry(app: WsgiApp) -> WsgiApp:
     return serve
 
 
+# The S3 writes that notify, under one lock: moto stores an object, then stamps and sends its event.
+S3_WRITE_METHODS = ("put_object", "copy_object", "complete_multipart_upload", "delete_object")
+S3_WRITES = threading.RLock()
+
+
 @contextlib.contextmanager
 def moto_changes(clock: EventClock) -> Iterator[None]:
     """The stack's changes to moto, in this process, for the life of the block."""
     modules = tuple(backends.list_of_moto_modules())
-    with (
-        fast_queues(),
-        mock.patch.object(DynamoHandler, "call_action", _one_at_a_time(DynamoHandler.call_action)),
-        mock.patch(EVENT_CLOCK_TARGET, clock.stamp),
-        mock.patch.object(backends, "list_of_moto_modules", return_value=modules),
-    ):
+    with contextlib.ExitStack() as changes:
+        changes.enter_context(fast_queues())
+        changes.enter_context(
+            mock.patch.object(DynamoHandler, "call_action", _one_at_a_time(DynamoHandler.call_action))
+        )
+        for name in S3_WRITE_METHODS:
+            write = _one_at_a_time(getattr(S3Backend, name), S3_WRITES)
+            changes.enter_context(mock.patch.object(S3Backend, name, write))
+        changes.enter_context(mock.patch(EVENT_CLOCK_TARGET, clock.stamp))
+        changes.enter_context(mock.patch.object(backends, "list_of_moto_modules", return_value=modules))
         yield
 
 
-def _one_at_a_time(call_action: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """`call_action` under one lock: moto's DynamoDB reads an item, checks a condition and writes without
-    one, and walks a table's items while other requests add to it."""
-    lock = threading.Lock()
+def _one_at_a_time(
+    call: Callable[..., Any], lock: contextlib.AbstractContextManager[Any] | None = None
+) -> Callable[..., Any]:
+    """`call` under `lock` (one of its own unless given)."""
+    held = lock if lock is not None else threading.RLock()
 
-    def locked(handler: Any) -> Any:
-        with lock:
-            return call_action(handler)
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        with held:
+            return call(*args, **kwargs)
 
     return locked
 
