@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -115,6 +116,23 @@ class ServeProcess:
         self._selector.close()
         self._stdout.close()
         self._stderr.close()
+
+
+@contextlib.contextmanager
+def moto_server_with(patch: contextlib.AbstractContextManager[Any]) -> Iterator[str]:
+    """moto's server as the stack runs it (`moto_changes`), with `patch` applied too: its endpoint."""
+    from local_stack.moto_server import EventClock, make_moto_server, moto_changes
+
+    clock = EventClock()
+    with moto_changes(clock), patch:
+        server = make_moto_server("127.0.0.1", 0, clock)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_port}"
+        finally:
+            server.shutdown()
+            thread.join(30)
 
 
 @contextlib.contextmanager

@@ -9,7 +9,6 @@ meet in it whenever the server lets them.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +19,7 @@ import boto3
 import pytest
 from moto.dynamodb import models
 
-from local_stack.moto_server import EventClock, make_moto_server, moto_changes
+from tests.integration.local_stack.conftest import moto_server_with
 
 THREADS = 4
 UPDATES = 10  # each thread's successful compare-and-set updates
@@ -49,16 +48,10 @@ def endpoint() -> Iterator[str]:
         parser.parse = lambda: SlowCondition(condition())  # type: ignore[method-assign,assignment,return-value]
         return parser
 
-    clock = EventClock()
-    with moto_changes(clock), mock.patch.object(models, "create_condition_expression_parser", slow_parse):
-        server = make_moto_server("127.0.0.1", 0, clock)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{server.server_port}"
-        finally:
-            server.shutdown()
-            thread.join(30)
+    with moto_server_with(
+        mock.patch.object(models, "create_condition_expression_parser", slow_parse)
+    ) as endpoint:
+        yield endpoint
 
 
 def test_compare_and_set_updates_from_many_threads_are_never_lost(endpoint: str) -> None:

@@ -20,7 +20,7 @@ import boto3
 import pytest
 from moto.s3 import notifications
 
-from local_stack.moto_server import EventClock, make_moto_server, moto_changes
+from tests.integration.local_stack.conftest import moto_server_with
 
 PAUSE_S = 0.5
 
@@ -35,16 +35,8 @@ def endpoint() -> Iterator[str]:
             time.sleep(PAUSE_S)
         send(account_id, event_name, bucket, key)
 
-    clock = EventClock()
-    with moto_changes(clock), mock.patch.object(notifications, "send_event", late_for_the_first):
-        server = make_moto_server("127.0.0.1", 0, clock)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{server.server_port}"
-        finally:
-            server.shutdown()
-            thread.join(30)
+    with moto_server_with(mock.patch.object(notifications, "send_event", late_for_the_first)) as endpoint:
+        yield endpoint
 
 
 def test_the_write_s3_holds_has_the_later_event(endpoint: str) -> None:
