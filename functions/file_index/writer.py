@@ -424,10 +424,20 @@ class _Write:
             ExpressionAttributeNames={**names, **update_names},
             ExpressionAttributeValues=serialize({**values, **update_values}),
         )
-        if old is _APPLIED:
+        if old is _APPLIED or self._is_own_restore(old, current.version_id):
             self.seen["restored_applied"] = True
             return Outcome.WRITTEN
         return Outcome.DELETED  # a later event got there first; the delete itself was applied
+
+    def _is_own_restore(self, old: Mapping[str, Any] | None, version_id: str | None) -> bool:
+        """Whether the item a failed restore found is that restore's own write: the SDK sent the write
+        again after its first answer was lost (a read timeout, a 500), and the first had applied."""
+        return (
+            old is not None
+            and old.get(schema.ORDER_KEY) == self.order
+            and not old.get(schema.DELETED)
+            and old.get(schema.VERSION_ID) == version_id
+        )
 
     # The name index.
 
@@ -445,6 +455,9 @@ class _Write:
                 # No version is current (or a later event wrote one, with its own items): the hidden
                 # entry's items go, where older than the delete.
                 names.delete_entry(hidden, self.order)
+            elif self._is_own_entry(self.seen.get("old")):
+                # This delete delivered again, after it restored a version and failed before its items.
+                names.put_entry(self.seen["old"], self.order)
             return
         old = self.seen.get("old")
         if outcome is Outcome.WRITTEN and not self.event.is_removal:
@@ -454,6 +467,10 @@ class _Write:
                 names.put_entry(self.seen["written"], self.order)
             else:
                 names.move_entry(old, self.seen["written"], self.order)
+                if self._is_own_entry(old):
+                    # This event applied again (one without a sequencer delivered again after its items
+                    # failed, or the write sent again by the SDK): moving found nothing to put.
+                    names.put_entry(self.seen["written"], self.order)
         elif outcome is Outcome.DELETED:
             if is_live_entry(old):
                 names.delete_entry(old, self.order)
@@ -461,6 +478,10 @@ class _Write:
             # A duplicate or older create: the live entry's items again, under its own position, in
             # case the first delivery wrote the entry and failed before its items.
             names.put_entry(old, str(old.get(schema.ORDER_KEY) or ""))
+
+    def _is_own_entry(self, entry: Mapping[str, Any] | None) -> bool:
+        """A live entry this event wrote (at its own position): its items may not have been written."""
+        return is_live_entry(entry) and entry is not None and entry.get(schema.ORDER_KEY) == self.order
 
     # Shared pieces.
 
