@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import random
 import threading
 import time
 import unicodedata
@@ -86,6 +87,11 @@ COMPLETED_AT = "completedAt"  # ISO time the flag was set: old word items go onc
 OLD_WORDS_REMOVED = "oldWordsRemoved"  # BOOL: the move removed the old word items
 # How long a reader or writer keeps a flag it read.
 STATE_TTL_SECONDS = 60.0
+# A batch call's unprocessed items or keys are asked for again this many times in all, after a pause that
+# grows from BACKOFF_BASE_S (at most BACKOFF_CAP_S): about 3 s at the most.
+UNPROCESSED_ROUNDS = 8
+BACKOFF_BASE_S = 0.025
+BACKOFF_CAP_S = 1.0
 # How long after the flag is set writers keep the old word items and the move waits before removing them:
 # a reader's cache, and a margin for the clocks of the machines that set and read `completedAt`.
 OLD_WORDS_SECONDS = STATE_TTL_SECONDS + 30.0
@@ -355,17 +361,21 @@ class TermItemsState:
             cached = self._read.get(bucket)
         if cached is not None and (cached[1] is not None or now - cached[0] < self._ttl):
             return cached[1]
-        completed_at = self._fetch(bucket)
-        with self._lock:
-            self._read[bucket] = (now, completed_at)
+        completed_at, whole = self._fetch(bucket)
+        if whole:  # a read DynamoDB left unfinished (throttled) is not kept: the next one asks again
+            with self._lock:
+                self._read[bucket] = (now, completed_at)
         return completed_at
 
-    def _fetch(self, bucket: str) -> float | None:
+    def _fetch(self, bucket: str) -> tuple[float | None, bool]:
+        """The completion time found (None: not complete), and whether both items were read."""
         # The bucket's state item and the table's; the table's once when asked for itself.
         keys = [_serialize(state_key(name)) for name in dict.fromkeys((bucket, ALL_BUCKETS))]
         request: dict[str, Any] = {self.table_name: {"Keys": keys, "ConsistentRead": True}}
         found: list[dict[str, Any]] = []
-        for _ in range(8):
+        for attempt in range(UNPROCESSED_ROUNDS):
+            if attempt:
+                _back_off(attempt)
             response = self.client.batch_get_item(RequestItems=request)
             found.extend(response.get("Responses", {}).get(self.table_name, []))
             request = response.get("UnprocessedKeys") or {}
@@ -376,7 +386,7 @@ class TermItemsState:
             for item in found
             if item.get(TERMS_COMPLETE, {}).get("BOOL")
         ]
-        return min(times) if times else None
+        return (min(times) if times else None), not request
 
 
 def mark_table_complete(client: Any, table_name: str, now: datetime) -> bool:
@@ -537,12 +547,27 @@ class NameIndex:
     def _batch_write(self, requests: list[dict[str, Any]]) -> None:
         self._count(len(requests))
         pending: dict[str, Any] = {self.table_name: requests}
-        for _ in range(8):
+        for attempt in range(UNPROCESSED_ROUNDS):
+            if attempt:
+                _back_off(attempt)
             response = self.client.batch_write_item(RequestItems=pending)
             pending = response.get("UnprocessedItems") or {}
             if not pending:
                 return
-        raise RuntimeError(f"{self.table_name}: DynamoDB kept {len(pending)} name items unprocessed")
+        left = len(pending.get(self.table_name, []))
+        raise UnprocessedItemsError(
+            f"{self.table_name}: DynamoDB left {left} name items unprocessed (throttled)"
+        )
+
+
+class UnprocessedItemsError(RuntimeError):
+    """A batch write whose items DynamoDB kept leaving unprocessed (throttling): the event is retried."""
+
+
+def _back_off(attempt: int) -> None:
+    """The pause before asking again for what a batch call left unprocessed: exponential, with full
+    jitter, as AWS advises for UnprocessedItems and UnprocessedKeys."""
+    time.sleep(random.uniform(0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**attempt)))
 
 
 def _chunks(requests: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:

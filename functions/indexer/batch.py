@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from botocore.exceptions import BotoCoreError, ClientError
 
 from file_index.key_pattern import KeyPattern
+from file_index.names import UnprocessedItemsError
 from file_index.writer import Outcome, WriteContentionError
 from indexer.events import MalformedMessageError, ObjectEvent, parse_message
 
@@ -199,7 +200,14 @@ def is_expected(error: BaseException | None) -> bool:
     dead-lettered)."""
     return isinstance(
         error,
-        (MalformedMessageError, ClientError, BotoCoreError, WriteContentionError, DeadlineReachedError),
+        (
+            MalformedMessageError,
+            ClientError,
+            BotoCoreError,
+            WriteContentionError,
+            DeadlineReachedError,
+            UnprocessedItemsError,
+        ),
     )
 
 
