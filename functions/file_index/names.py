@@ -62,7 +62,7 @@ import threading
 import time
 import unicodedata
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeGuard
@@ -373,9 +373,7 @@ class TermItemsState:
         keys = [_serialize(state_key(name)) for name in dict.fromkeys((bucket, ALL_BUCKETS))]
         request: dict[str, Any] = {self.table_name: {"Keys": keys, "ConsistentRead": True}}
         found: list[dict[str, Any]] = []
-        for attempt in range(UNPROCESSED_ROUNDS):
-            if attempt:
-                _back_off(attempt)
+        for _ in _rounds():
             response = self.client.batch_get_item(RequestItems=request)
             found.extend(response.get("Responses", {}).get(self.table_name, []))
             request = response.get("UnprocessedKeys") or {}
@@ -547,9 +545,7 @@ class NameIndex:
     def _batch_write(self, requests: list[dict[str, Any]]) -> None:
         self._count(len(requests))
         pending: dict[str, Any] = {self.table_name: requests}
-        for attempt in range(UNPROCESSED_ROUNDS):
-            if attempt:
-                _back_off(attempt)
+        for _ in _rounds():
             response = self.client.batch_write_item(RequestItems=pending)
             pending = response.get("UnprocessedItems") or {}
             if not pending:
@@ -564,10 +560,14 @@ class UnprocessedItemsError(RuntimeError):
     """A batch write whose items DynamoDB kept leaving unprocessed (throttling): the event is retried."""
 
 
-def _back_off(attempt: int) -> None:
-    """The pause before asking again for what a batch call left unprocessed: exponential, with full
-    jitter, as AWS advises for UnprocessedItems and UnprocessedKeys."""
-    time.sleep(random.uniform(0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**attempt)))
+def _rounds() -> Iterator[int]:
+    """The rounds of a batch call and of what it left unprocessed, UNPROCESSED_ROUNDS in all; before each
+    round after the first, a pause: exponential, with full jitter, as AWS advises for UnprocessedItems and
+    UnprocessedKeys."""
+    for attempt in range(UNPROCESSED_ROUNDS):
+        if attempt:
+            time.sleep(random.uniform(0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**attempt)))
+        yield attempt
 
 
 def _chunks(requests: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
