@@ -88,7 +88,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeGuard
 
 import boto3
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -432,12 +432,7 @@ class _Write:
     def _is_own_restore(self, old: Mapping[str, Any] | None, version_id: str | None) -> bool:
         """Whether the item a failed restore found is that restore's own write: the SDK sent the write
         again after its first answer was lost (a read timeout, a 500), and the first had applied."""
-        return (
-            old is not None
-            and old.get(schema.ORDER_KEY) == self.order
-            and not old.get(schema.DELETED)
-            and old.get(schema.VERSION_ID) == version_id
-        )
+        return self._is_own_entry(old) and old.get(schema.VERSION_ID) == version_id
 
     # The name index.
 
@@ -479,9 +474,9 @@ class _Write:
             # case the first delivery wrote the entry and failed before its items.
             names.put_entry(old, str(old.get(schema.ORDER_KEY) or ""))
 
-    def _is_own_entry(self, entry: Mapping[str, Any] | None) -> bool:
+    def _is_own_entry(self, entry: Mapping[str, Any] | None) -> TypeGuard[Mapping[str, Any]]:
         """A live entry this event wrote (at its own position): its items may not have been written."""
-        return is_live_entry(entry) and entry is not None and entry.get(schema.ORDER_KEY) == self.order
+        return is_live_entry(entry) and entry.get(schema.ORDER_KEY) == self.order
 
     # Shared pieces.
 
