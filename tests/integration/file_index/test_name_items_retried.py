@@ -97,13 +97,10 @@ def test_a_version_restored_then_delivered_again_writes_its_name_items(tables: T
     tables.apply("put", key, BEFORE, version_id=second)
     tables.s3.delete_object(Bucket=BUCKET, Key=key, VersionId=second)
     purge = tables.position + 1
-    original = Tables.names
-    try:
-        Tables.names = property(lambda self: FailingNames(self.dynamodb, self.name_table))  # type: ignore[method-assign,assignment]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Tables, "names", property(lambda self: FailingNames(self.dynamodb, self.name_table)))
         with pytest.raises(NameWriteFails):
             tables.apply("purge", key, BEFORE, position=purge, version_id=second)
-    finally:
-        Tables.names = original  # type: ignore[method-assign]
 
     tables.apply("purge", key, BEFORE, position=purge, version_id=second)
 
@@ -122,9 +119,8 @@ class ResentRestore:
         return getattr(self._client, name)
 
     def update_item(self, **request: Any) -> Any:
-        if "attribute_not_exists(#version)" in request.get(
-            "ConditionExpression", ""
-        ) and "#deleted = :true" in (request.get("ConditionExpression", "")):
+        condition = request.get("ConditionExpression", "")
+        if "#deleted = :true" in condition and "attribute_not_exists(#version)" in condition:
             self._client.update_item(**request)
         return self._client.update_item(**request)
 

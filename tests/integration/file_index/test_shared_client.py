@@ -70,7 +70,7 @@ def test_lists_read_in_parallel_hand_the_client_built_conditions_only(world: Wor
         )
         table = world.engine.resource.Table(world.engine.table)
         entries = FileReader(table, world.layout, executor=executor)
-        ConditionObjects(table.meta.client)
+        recorded_entries = ConditionObjects(table.meta.client)
         bucket_page = entries.list_files(
             BucketQuery(bucket=world.bucket, min_size=1000, max_size=4000), limit=100
         )
@@ -81,6 +81,7 @@ def test_lists_read_in_parallel_hand_the_client_built_conditions_only(world: Wor
         key for key, entry in world.entries.items() if 1000 <= entry[schema.SIZE] <= 4000
     )
     assert recorded.seen == []
+    assert recorded_entries.seen == []
 
 
 def test_built_numbers_a_requests_conditions_once_and_keeps_its_own_names() -> None:
