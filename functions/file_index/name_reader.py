@@ -41,7 +41,7 @@ from typing import Any
 
 from boto3.dynamodb.conditions import Key
 
-from file_index import name_terms, schema, shards, term_reader
+from file_index import name_terms, schema, shards, term_reader, unprocessed
 from file_index.expressions import SharedClient
 from file_index.names import (
     has_extension,
@@ -291,17 +291,9 @@ class NameReader:
         chunks = [keys[start : start + MAX_BATCH_GET] for start in range(0, len(keys), MAX_BATCH_GET)]
 
         def fetch(chunk: Sequence[str]) -> tuple[list[dict[str, Any]], int]:
-            found: list[dict[str, Any]] = []
-            request: dict[str, Any] = {
-                self._table_name: {"Keys": [{schema.OBJECT_KEY: key} for key in chunk]}
-            }
-            requests = 0
-            while request:
-                response = self._client.batch_get_item(RequestItems=request)
-                requests += 1
-                found.extend(response.get("Responses", {}).get(self._table_name, []))
-                request = response.get("UnprocessedKeys") or {}
-            return found, requests
+            request = {self._table_name: {"Keys": [{schema.OBJECT_KEY: key} for key in chunk]}}
+            got = unprocessed.batch_get(self._client, request).raise_if_left()
+            return got.of(self._table_name), got.calls
 
         entries: dict[str, dict[str, Any]] = {}
         fetched = self._map(fetch, chunks)

@@ -32,7 +32,7 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
 
-from file_index import schema
+from file_index import schema, unprocessed
 from file_index.names import (
     KEY_SCOPE,
     OLD_WORDS_SECONDS,
@@ -106,15 +106,9 @@ def _batch_get(
             {name: {"S": str(value)} for name, value in key.items()}
             for key in keys[start : start + _BATCH_GET_KEYS]
         ]
-        request: dict[str, Any] = {table_name: {"Keys": chunk, "ConsistentRead": consistent}}
-        for _ in range(8):
-            response = dynamodb.batch_get_item(RequestItems=request)
-            found.extend(_plain(raw) for raw in response.get("Responses", {}).get(table_name, []))
-            request = response.get("UnprocessedKeys") or {}
-            if not request:
-                break
-        else:
-            raise RuntimeError(f"{table_name}: DynamoDB kept keys unprocessed")
+        request = {table_name: {"Keys": chunk, "ConsistentRead": consistent}}
+        got = unprocessed.batch_get(dynamodb, request).raise_if_left()
+        found.extend(_plain(raw) for raw in got.of(table_name))
     return found
 
 

@@ -57,19 +57,18 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import random
 import threading
 import time
 import unicodedata
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeGuard
 
 from boto3.dynamodb.types import TypeSerializer
 
-from file_index import schema, shards
+from file_index import schema, shards, unprocessed
 
 # The first characters of an indexed word (a longer query word is looked up by these and checked whole).
 MAX_INDEXED_WORD = 64
@@ -87,11 +86,6 @@ COMPLETED_AT = "completedAt"  # ISO time the flag was set: old word items go onc
 OLD_WORDS_REMOVED = "oldWordsRemoved"  # BOOL: the move removed the old word items
 # How long a reader or writer keeps a flag it read.
 STATE_TTL_SECONDS = 60.0
-# A batch call's unprocessed items or keys are asked for again this many times in all, after a pause that
-# grows from BACKOFF_BASE_S (at most BACKOFF_CAP_S): about 3 s at the most.
-UNPROCESSED_ROUNDS = 8
-BACKOFF_BASE_S = 0.025
-BACKOFF_CAP_S = 1.0
 # How long after the flag is set writers keep the old word items and the move waits before removing them:
 # a reader's cache, and a margin for the clocks of the machines that set and read `completedAt`.
 OLD_WORDS_SECONDS = STATE_TTL_SECONDS + 30.0
@@ -371,20 +365,13 @@ class TermItemsState:
         """The completion time found (None: not complete), and whether both items were read."""
         # The bucket's state item and the table's; the table's once when asked for itself.
         keys = [_serialize(state_key(name)) for name in dict.fromkeys((bucket, ALL_BUCKETS))]
-        request: dict[str, Any] = {self.table_name: {"Keys": keys, "ConsistentRead": True}}
-        found: list[dict[str, Any]] = []
-        for _ in _rounds():
-            response = self.client.batch_get_item(RequestItems=request)
-            found.extend(response.get("Responses", {}).get(self.table_name, []))
-            request = response.get("UnprocessedKeys") or {}
-            if not request:
-                break
+        got = unprocessed.batch_get(self.client, {self.table_name: {"Keys": keys, "ConsistentRead": True}})
         times = [
             datetime.fromisoformat(item.get(COMPLETED_AT, {}).get("S") or "1970-01-01T00:00:00Z").timestamp()
-            for item in found
+            for item in got.of(self.table_name)
             if item.get(TERMS_COMPLETE, {}).get("BOOL")
         ]
-        return (min(times) if times else None), not request
+        return (min(times) if times else None), got.whole
 
 
 def mark_table_complete(client: Any, table_name: str, now: datetime) -> bool:
@@ -544,30 +531,7 @@ class NameIndex:
 
     def _batch_write(self, requests: list[dict[str, Any]]) -> None:
         self._count(len(requests))
-        pending: dict[str, Any] = {self.table_name: requests}
-        for _ in _rounds():
-            response = self.client.batch_write_item(RequestItems=pending)
-            pending = response.get("UnprocessedItems") or {}
-            if not pending:
-                return
-        left = len(pending.get(self.table_name, []))
-        raise UnprocessedItemsError(
-            f"{self.table_name}: DynamoDB left {left} name items unprocessed (throttled)"
-        )
-
-
-class UnprocessedItemsError(RuntimeError):
-    """A batch write whose items DynamoDB kept leaving unprocessed (throttling): the event is retried."""
-
-
-def _rounds() -> Iterator[int]:
-    """The rounds of a batch call and of what it left unprocessed, UNPROCESSED_ROUNDS in all; before each
-    round after the first, a pause: exponential, with full jitter, as AWS advises for UnprocessedItems and
-    UnprocessedKeys."""
-    for attempt in range(UNPROCESSED_ROUNDS):
-        if attempt:
-            time.sleep(random.uniform(0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**attempt)))
-        yield attempt
+        unprocessed.batch_write(self.client, {self.table_name: requests})
 
 
 def _chunks(requests: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:

@@ -63,7 +63,7 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
-from file_index import schema, shards
+from file_index import schema, shards, unprocessed
 from file_index.key_pattern import KeyPattern
 from file_index.names import NameIndex
 from file_index.objects import ObjectEvent
@@ -329,13 +329,9 @@ def get_items(dynamodb: DynamoDBClient, table_name: str, keys: Sequence[str]) ->
                 "ConsistentRead": True,
             }
         }
-        while request:
-            response = dynamodb.batch_get_item(RequestItems=request)
-            for raw in response.get("Responses", {}).get(table_name, []):
-                item = plain_item(raw)
-                found[item[schema.OBJECT_KEY]] = item
-            # The SDK retries throttled requests; keys DynamoDB left unprocessed are asked again.
-            request = response.get("UnprocessedKeys") or {}
+        for raw in unprocessed.batch_get(dynamodb, request).raise_if_left().of(table_name):
+            item = plain_item(raw)
+            found[item[schema.OBJECT_KEY]] = item
     return found
 
 

@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from botocore.exceptions import BotoCoreError, ClientError
 
 from file_index.key_pattern import KeyPattern
-from file_index.names import UnprocessedItemsError
+from file_index.unprocessed import UnprocessedError
 from file_index.writer import Outcome, WriteContentionError
 from indexer.events import MalformedMessageError, ObjectEvent, parse_message
 
@@ -206,7 +206,7 @@ def is_expected(error: BaseException | None) -> bool:
             BotoCoreError,
             WriteContentionError,
             DeadlineReachedError,
-            UnprocessedItemsError,
+            UnprocessedError,
         ),
     )
 

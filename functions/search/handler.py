@@ -9,8 +9,8 @@ and its multipart routes under `/me/uploads/`); and `search.routes.docs`
 (`GET /openapi.json`, `GET /docs`).
 
 Errors are answered here and only here (`status_of_error`): a SearchError as its 4xx, DynamoDB or S3
-throttling and SDK timeouts that outlast the SDK's retries as a 503 with `Retry-After`, anything else as a
-500.
+throttling and SDK timeouts that outlast the SDK's retries (and batch reads DynamoDB kept leaving
+unprocessed) as a 503 with `Retry-After`, anything else as a 500.
 
 Configuration and clients are built on the first request (`search.composition`), not at import, so the
 module imports without any environment (tests set it per test; benchmarks time the bare import).
@@ -41,6 +41,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.shared.json_encoder import Encoder
 from botocore.exceptions import ClientError, ConnectionClosedError, ConnectTimeoutError, ReadTimeoutError
 
+from file_index.unprocessed import UnprocessedError
 from search.errors import (
     BadRequest,
     Conflict,
@@ -93,6 +94,8 @@ _STATUS_OF_ERROR: dict[type[Exception], HTTPStatus] = {
     ReadTimeoutError: HTTPStatus.SERVICE_UNAVAILABLE,
     ConnectTimeoutError: HTTPStatus.SERVICE_UNAVAILABLE,
     ConnectionClosedError: HTTPStatus.SERVICE_UNAVAILABLE,
+    # DynamoDB kept leaving a batch read's keys unprocessed (throttled), round after round.
+    UnprocessedError: HTTPStatus.SERVICE_UNAVAILABLE,
 }
 # The error codes of AWS's answers that mean "too many requests now", after the SDK's own retries:
 # DynamoDB's (ProvisionedThroughputExceeded, ThrottlingException, RequestLimitExceeded) and S3's (SlowDown).
@@ -156,6 +159,8 @@ def _error(error: Exception) -> Response:
     if status == HTTPStatus.SERVICE_UNAVAILABLE:
         if isinstance(error, ClientError):
             logger.warning("throttled", extra={"code": error.response.get("Error", {}).get("Code")})
+        elif isinstance(error, UnprocessedError):
+            logger.warning("throttled", extra={"detail": str(error)})
         else:
             logger.warning("timed out", extra={"error": type(error).__name__, "detail": str(error)})
         return _message(status, RETRY_LATER_MESSAGE, {"Retry-After": str(RETRY_AFTER_SECONDS)})

@@ -1,0 +1,142 @@
+"""A name search whose entries DynamoDB keeps leaving unprocessed (throttled BatchGetItem): the keys are asked
+for again after growing pauses, and when they are still left after every round the API answers 503 with
+Retry-After, never a 500 and never a loop that lasts as long as the throttle.
+
+DynamoDB answers such a call with 200 and the keys it did not read (`UnprocessedKeys`), which no emulator
+does on demand: a botocore `before-send` hook on the handler's clients answers BatchGetItem that way.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from io import BytesIO
+from typing import Any
+
+import boto3
+import pytest
+from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+
+from file_index import unprocessed
+from file_index.objects import ObjectEvent
+from search import composition
+from tests.integration.search.conftest import BUCKET, SearchApi, write_entries
+
+KEY = "bot/quarterly budget.xlsx"
+
+
+class _RawBody(BytesIO):
+    def stream(self, **_: Any) -> Iterator[bytes]:
+        yield self.read()
+
+
+class LeavesKeysUnprocessed:
+    """Answers the first `times` BatchGetItem calls for entries (None: all) with every key left unprocessed.
+
+    Only the entries' reads: the name table's state item is read with BatchGetItem too, and a state read
+    left unfinished only means the term items are not taken as complete (`test_name_index_throttling`).
+    """
+
+    def __init__(self, times: int | None) -> None:
+        self.times = times
+        self.calls = 0
+
+    def __call__(self, request: AWSPreparedRequest, event_name: str, **_: Any) -> AWSResponse | None:
+        asked = json.loads(request.body or b"{}").get("RequestItems", {})
+        entries = all(name.startswith("FileMetaData") for name in asked)
+        if not event_name.endswith(".BatchGetItem") or not entries:
+            return None
+        self.calls += 1
+        if self.times is not None and self.calls > self.times:
+            return None
+        body = json.dumps({"Responses": {name: [] for name in asked}, "UnprocessedKeys": asked}).encode()
+        return AWSResponse(request.url, 200, {"Content-Type": "application/x-amz-json-1.0"}, _RawBody(body))
+
+
+@pytest.fixture
+def named(indexed_api: SearchApi) -> SearchApi:
+    write_entries(
+        indexed_api,
+        [
+            ObjectEvent(
+                event_name="ObjectCreated:Put",
+                bucket=BUCKET,
+                key=KEY,
+                event_time=datetime(2024, 5, 1, tzinfo=UTC),
+                sequencer="0A",
+                size=42,
+                e_tag=None,
+                version_id=None,
+                upload_user="bot",
+                file_id="quarterly budget.xlsx",
+            )
+        ],
+    )
+    return indexed_api
+
+
+@pytest.fixture
+def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    slept: list[float] = []
+    monkeypatch.setattr(unprocessed.time, "sleep", slept.append)
+    return slept
+
+
+@pytest.fixture
+def hook() -> Iterator[list[LeavesKeysUnprocessed]]:
+    """Install a `LeavesKeysUnprocessed` (appended to the list the test gets) before the handler's clients."""
+    installed: list[LeavesKeysUnprocessed] = []
+    if boto3.DEFAULT_SESSION is None:
+        boto3.setup_default_session()
+    session = boto3.DEFAULT_SESSION
+    assert session is not None
+
+    def answer(request: AWSPreparedRequest, event_name: str, **kwargs: Any) -> AWSResponse | None:
+        return installed[0](request, event_name, **kwargs) if installed else None
+
+    composition.file_search.cache_clear()
+    session.events.register_first("before-send.dynamodb", answer)
+    try:
+        yield installed
+    finally:
+        session.events.unregister("before-send.dynamodb", answer)
+        composition.file_search.cache_clear()
+
+
+@pytest.mark.parametrize("path", [f"/files?bucket={BUCKET}&q=budget", "/files?user=bot&q=quarterly"])
+def test_keys_left_unprocessed_every_round_are_a_503_with_retry_after(
+    named: SearchApi,
+    hook: list[LeavesKeysUnprocessed],
+    pauses: list[float],
+    caplog: pytest.LogCaptureFixture,
+    path: str,
+) -> None:
+    hook.append(LeavesKeysUnprocessed(times=None))
+    with caplog.at_level(logging.INFO):
+        response = named.get(path)
+
+    assert response.status == 503, response.body
+    assert int(response.headers["Retry-After"]) >= 1
+    assert "retry" in response.json["message"]
+    assert hook[0].calls == unprocessed.UNPROCESSED_ROUNDS  # bounded: it gives up, and says so
+    assert len(pauses) == unprocessed.UNPROCESSED_ROUNDS - 1
+    assert all(0 <= pause <= unprocessed.BACKOFF_CAP_S for pause in pauses)
+    assert [record.levelno for record in caplog.records if record.getMessage() == "throttled"] == [
+        logging.WARNING
+    ]
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
+
+
+def test_keys_left_unprocessed_a_few_times_are_read_after_pauses(
+    named: SearchApi, hook: list[LeavesKeysUnprocessed], pauses: list[float]
+) -> None:
+    hook.append(LeavesKeysUnprocessed(times=3))
+
+    response = named.get(f"/files?bucket={BUCKET}&q=budget")
+
+    assert response.status == 200, response.body
+    assert [item["objectKey"] for item in response.json["items"]] == [KEY]
+    assert hook[0].calls == 4
+    assert len(pauses) == 3
