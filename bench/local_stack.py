@@ -8,7 +8,11 @@ instead (moto and one indexer poller in the bench's own process).
 `uploaders` threads upload `files` objects through moto's S3 (several users, file names of a few words,
 five extensions, sizes from bytes to megabytes); the figure is the files indexed per second from the first
 upload to the queue being empty with nothing in flight (so it is at most the upload rate, which is also
-printed). Then every list shape the API answers is read over HTTP, as
+printed). Over the same span, each process's CPU time per indexed upload (Linux: `/proc/PID/stat`):
+DynamoDB Local, the indexer's workers, moto, and this process (the uploaders' SDK calls, the stack's
+stand-ins). Indexing is bound by that CPU: the machine's cores divided by the CPU of everything but the
+indexer is the rate the stack could reach with an indexer that cost nothing, printed beside the target.
+Then every list shape the API answers is read over HTTP, as
 a client would: each shape's first `pages` pages (following `nextCursor`), `runs` times; the figures are
 the page times' p50 and p95 against the 300 ms a page should stay under. Every ratio is 1× or more where
 the figure meets its target.
@@ -22,6 +26,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import random
 import sys
 import threading
@@ -29,6 +34,7 @@ import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from urllib.parse import urlencode
 
 from bench.freshness import percentile
@@ -92,6 +98,56 @@ def read_pages(api_url: str, query: dict[str, str], *, pages: int) -> list[float
     return times
 
 
+# The stack's roles (`LocalFileSearch.processes`) as the figures name them; this process is THIS_PROCESS.
+CPU_ROLES = {"dynamodb-local": "DynamoDB Local", "indexer": "indexer workers", "moto": "moto"}
+THIS_PROCESS = "uploaders (this process)"
+INDEXER = CPU_ROLES["indexer"]
+
+
+def cpu_seconds(processes: dict[str, list[int]]) -> dict[str, float]:
+    """CPU time (user + system, seconds) so far of each role's processes, and of this process; {} where
+    /proc is missing (not Linux)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    try:
+        found = {role: sum(_process_ticks(pid) for pid in pids) / tick for role, pids in processes.items()}
+    except OSError:
+        return {}
+    return found | {THIS_PROCESS: time.process_time()}
+
+
+def _process_ticks(pid: int) -> int:
+    # Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def cpu_rows(cpu_ms: dict[str, float], note: str) -> list[Row]:
+    """CPU per indexed upload by process, in all, and the rate with an indexer that cost nothing."""
+    if not cpu_ms:
+        return []
+    cores = len(os.sched_getaffinity(0))
+    rows = [
+        Row(f"19. local stack CPU per upload: {role}", "ms", ms, None, "", None, note)
+        for role, ms in sorted(cpu_ms.items(), key=lambda item: -item[1])
+    ]
+    total = sum(cpu_ms.values())
+    rows.append(Row("19. local stack CPU per upload: all", "ms", total, None, "", None, note))
+    others = total - cpu_ms.get(INDEXER, 0.0)
+    ceiling = cores * 1000 / others if others > 0 else float("inf")
+    rows.append(
+        Row(
+            "19. local stack: uploads/s with an indexer costing nothing",
+            "uploads/s",
+            ceiling,
+            INDEXING_TARGET_PER_S,
+            "target",
+            ceiling / INDEXING_TARGET_PER_S,
+            f"{cores} cores ÷ the CPU per upload of every process but the indexer's workers",
+        )
+    )
+    return rows
+
+
 def run(
     *, files: int, uploaders: int = 8, pages: int = 5, runs: int = 5, in_process: bool = False
 ) -> Measured:
@@ -119,12 +175,16 @@ def run(
                 if done % 5000 == 0:
                     progress(f"local_stack: {done}/{files} uploaded")
 
+        processes = {CPU_ROLES.get(role, role): pids for role, pids in stack.processes.items()}
+        cpu_before = cpu_seconds(processes)
         started = time.perf_counter()
         with ThreadPoolExecutor(uploaders) as pool:
             list(pool.map(upload, range(files)))
         uploaded = time.perf_counter() - started
         stack.wait_until_indexed(timeout=max(600.0, files / 10))
         indexed = time.perf_counter() - started
+        cpu_after = cpu_seconds(processes)
+        cpu_ms = {role: (cpu_after[role] - cpu_before[role]) * 1000 / files for role in cpu_before}
         progress(f"local_stack: uploaded in {uploaded:.0f} s, indexed in {indexed:.0f} s")
 
         today = dt.datetime.now(dt.UTC).date().isoformat()
@@ -148,6 +208,7 @@ def run(
             note + "; first upload to queue empty; ratio ours ÷ target",
         ),
     ]
+    rows += cpu_rows(cpu_ms, note)
     for name, times in page_times.items():
         for label, fraction in (("50", 0.5), ("95", 0.95)):
             rows.append(

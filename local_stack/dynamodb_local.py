@@ -139,6 +139,11 @@ class DynamoDBLocalProcess:
                     raise
         raise AssertionError("unreachable")
 
+    @property
+    def pid(self) -> int | None:
+        """Java's process id while it runs."""
+        return self._process.pid if self._process is not None else None
+
     def stop(self) -> None:
         process, self._process = self._process, None
         if process is None:

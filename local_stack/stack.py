@@ -210,6 +210,7 @@ class LocalFileSearch:
         self._resources = contextlib.ExitStack()
         self._aws_port_bound: int | None = None
         self._moto_child: subprocess.Popen[bytes] | None = None
+        self._dynamodb_local: DynamoDBLocalProcess | None = None
         self._api: ApiGatewayServer | None = None
         self._poller: SqsEventSourcePoller | ConcurrentEventSource | None = None
         self.queue_url = ""
@@ -293,6 +294,7 @@ class LocalFileSearch:
         self._dynamodb_endpoint = self._given_dynamodb_endpoint
         self._aws_port_bound = None
         self._moto_child = None
+        self._dynamodb_local = None
         self._api = None
         self._web = None
         self._poller = None
@@ -300,9 +302,19 @@ class LocalFileSearch:
     @property
     def child_pids(self) -> list[int]:
         """The processes the stack started and stops: moto's server, the indexer's workers (not Java's)."""
-        moto = [self._moto_child.pid] if self._moto_child is not None else []
-        workers = self._poller.pids if isinstance(self._poller, ConcurrentEventSource) else []
-        return moto + workers
+        return [pid for role, pids in self.processes.items() if role != DYNAMODB_LOCAL for pid in pids]
+
+    @property
+    def processes(self) -> dict[str, list[int]]:
+        """The stack's processes other than this one, by role: `moto`, `indexer` (its workers) and
+        `dynamodb-local`, those it started (in-process moto or poller: no entry)."""
+        java = self._dynamodb_local.pid if self._dynamodb_local is not None else None
+        roles = {
+            "moto": [self._moto_child.pid] if self._moto_child is not None else [],
+            "indexer": self._poller.pids if isinstance(self._poller, ConcurrentEventSource) else [],
+            DYNAMODB_LOCAL: [java] if java is not None else [],
+        }
+        return {role: pids for role, pids in roles.items() if pids}
 
     def _start_moto_thread(self, listener: socket.socket) -> None:
         clock = EventClock()
@@ -389,7 +401,7 @@ class LocalFileSearch:
                 logger.warning("%s", self.table_engine_note)
                 return
         try:
-            engine = self._resources.enter_context(DynamoDBLocalProcess())
+            engine = self._dynamodb_local = self._resources.enter_context(DynamoDBLocalProcess())
         except DynamoDBLocalUnavailableError as error:
             raise StackStartError(f"DynamoDB Local: {error}") from None
         self._dynamodb_endpoint = engine.endpoint_url

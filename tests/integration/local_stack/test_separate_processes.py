@@ -22,8 +22,9 @@ import boto3
 import pytest
 from moto.s3.models import s3_backends
 
+from bench.local_stack import THIS_PROCESS, cpu_seconds
 from local_stack.moto_server import EVENT_CLOCK_PATH
-from local_stack.stack import SEPARATE_PROCESSES, InvalidConfigurationError, LocalFileSearch
+from local_stack.stack import DYNAMODB_LOCAL, SEPARATE_PROCESSES, InvalidConfigurationError, LocalFileSearch
 from tests.integration.local_stack.conftest import MAX_RECEIVE_COUNT, dead_letter_soon_stack
 from tests.integration.local_stack.test_event_source import visible_and_in_flight
 
@@ -203,3 +204,24 @@ def test_moto_and_the_workers_stop_by_themselves_when_serve_is_killed(start_serv
     serve.process.wait(10)
 
     assert wait_gone(pids) == []
+
+
+@pytest.mark.dynamodb_local
+def test_the_stack_names_its_processes_and_the_bench_reads_their_cpu():
+    with dead_letter_soon_stack(ready_timeout=60, table_engine=DYNAMODB_LOCAL, **SEPARATE_PROCESSES) as stack:
+        processes = stack.processes
+        assert sorted(processes) == ["dynamodb-local", "indexer", "moto"]
+        assert len(processes["indexer"]) == SEPARATE_PROCESSES["indexer_processes"]
+        assert all(running(pid) for pids in processes.values() for pid in pids)
+        assert stack.child_pids == processes["moto"] + processes["indexer"]  # Java is not a child it reaps
+
+        before = cpu_seconds(processes)
+        s3 = stack.client("s3")
+        for n in range(20):
+            s3.put_object(Bucket=stack.bucket, Key=f"USER001_cpu {n}.txt", Body=b"x")
+        stack.wait_until_indexed(timeout=60)
+        after = cpu_seconds(processes)
+
+    assert set(after) == set(processes) | {THIS_PROCESS}
+    assert all(after[role] >= before[role] for role in before)
+    assert after["dynamodb-local"] > before["dynamodb-local"], "20 uploads indexed cost Java some CPU"
