@@ -122,17 +122,18 @@ def _process_ticks(pid: int) -> int:
 
 
 def cpu_rows(cpu_ms: dict[str, float], note: str) -> list[Row]:
-    """CPU per indexed upload by process, in all, and the rate with an indexer that cost nothing."""
-    if not cpu_ms:
+    """CPU per indexed upload by process, in all, and the rate with an indexer that cost nothing; none
+    unless the indexer ran in processes of its own (in one process with the rest, its CPU is not apart)."""
+    if INDEXER not in cpu_ms:
         return []
-    cores = len(os.sched_getaffinity(0))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     rows = [
         Row(f"19. local stack CPU per upload: {role}", "ms", ms, None, "", None, note)
         for role, ms in sorted(cpu_ms.items(), key=lambda item: -item[1])
     ]
     total = sum(cpu_ms.values())
     rows.append(Row("19. local stack CPU per upload: all", "ms", total, None, "", None, note))
-    others = total - cpu_ms.get(INDEXER, 0.0)
+    others = total - cpu_ms[INDEXER]
     ceiling = cores * 1000 / others if others > 0 else float("inf")
     rows.append(
         Row(
@@ -184,7 +185,8 @@ def run(
         stack.wait_until_indexed(timeout=max(600.0, files / 10))
         indexed = time.perf_counter() - started
         cpu_after = cpu_seconds(processes)
-        cpu_ms = {role: (cpu_after[role] - cpu_before[role]) * 1000 / files for role in cpu_before}
+        both = cpu_before.keys() & cpu_after.keys()  # a role whose process went is left out
+        cpu_ms = {role: (cpu_after[role] - cpu_before[role]) * 1000 / files for role in both}
         progress(f"local_stack: uploaded in {uploaded:.0f} s, indexed in {indexed:.0f} s")
 
         today = dt.datetime.now(dt.UTC).date().isoformat()

@@ -30,6 +30,7 @@ from file_index.names import OLD_WORDS_SECONDS, NameIndex
 from file_index.repair import Difference
 from file_index.schema import NAME_TABLE_NAME, TABLE_NAME
 from file_index.state import IndexStateStore, State, effective_state
+from file_index.unprocessed import UnprocessedError
 from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
 from file_search_admin import __version__
 from file_search_admin.aws import Aws, check_bucket, check_queue, check_table
@@ -282,7 +283,7 @@ def main(
     except (TableLayoutMismatchError, MigrateNotNeededError) as error:
         print(f"{PROG}: error: {one_line(error)}", file=err)
         return EXIT_USAGE
-    except (AdminError, ClientError, BotoCoreError) as error:
+    except (AdminError, ClientError, BotoCoreError, UnprocessedError) as error:
         print(f"{PROG}: error: {one_line(error)}", file=err)
         return EXIT_FAILED
     if args.json:

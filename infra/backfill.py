@@ -43,6 +43,7 @@ from aws_cdk import custom_resources as cr
 from constructs import Construct, IConstruct
 
 from file_index.placement import ShardPlacement
+from file_index.unprocessed import UnprocessedItemsError, UnprocessedKeysError
 from infra.nag import BASIC_EXECUTION_ROLE, acknowledge, arn_reference
 from infra.powertools_function import LOG_RETENTION, FunctionBasics, PowertoolsFunction
 from infra.storage import grant_object_lookup, private_bucket_settings
@@ -67,6 +68,9 @@ LAMBDA_TRANSIENT_ERRORS = (
     "Lambda.SdkClientException",
     "Lambda.ClientExecutionTimeoutException",
 )
+# A batch call DynamoDB kept leaving unprocessed (throttled) for all its rounds (`file_index.unprocessed`):
+# retried with the same backoff, so a throttled table slows a run down instead of failing it.
+THROTTLED_BATCH_ERRORS = (UnprocessedKeysError.__name__, UnprocessedItemsError.__name__)
 # Map Run reports are for diagnosing a failed run; a month is enough to look.
 REPORT_RETENTION = Duration.days(30)
 REPORT_PREFIX = "map-runs"
@@ -412,7 +416,7 @@ class Backfill(Construct):
     @staticmethod
     def _retry_transient(task: tasks.LambdaInvoke) -> None:
         task.add_retry(
-            errors=list(LAMBDA_TRANSIENT_ERRORS),
+            errors=[*LAMBDA_TRANSIENT_ERRORS, *THROTTLED_BATCH_ERRORS],
             interval=Duration.seconds(2),
             max_attempts=6,
             backoff_rate=2,

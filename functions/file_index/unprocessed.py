@@ -2,10 +2,12 @@
 
 DynamoDB answers a throttled batch call with the part it did not do (`UnprocessedKeys`, `UnprocessedItems`)
 rather than an error, so the SDK's retries never see it. AWS's advice is to ask again after an exponential
-back-off: `rounds()` paces the rounds of one call, UNPROCESSED_ROUNDS in all (about 3 s of pauses at the
-most). What is still left after them is the caller's to decide: a reader that may stay unsure says so
-(`BatchGot.whole`); everyone else raises an `UnprocessedError`, which the indexer retries (its message goes
-back to the queue) and the search answers as a 503 with `Retry-After`, as a throttle the SDK gave up on.
+back-off: `rounds()` paces the rounds of one call, UNPROCESSED_ROUNDS in all (3.55 s of pauses at the most,
+1.8 s on average). What is still left after them is the caller's to decide: a reader that may stay unsure
+says so (`BatchGot.whole`); everyone else raises an `UnprocessedError`. The indexer retries it (its message
+goes back to the queue), a backfill or reconcile run's task is retried by its workflow with back-off, the
+search answers a 503 with `Retry-After` and the admin commands an error in one line, as for a throttle the
+SDK gave up on.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # A batch call's unprocessed items or keys are asked for again this many times in all, after a pause that
-# grows from BACKOFF_BASE_S (at most BACKOFF_CAP_S): about 3 s at the most.
+# grows from BACKOFF_BASE_S (at most BACKOFF_CAP_S): 3.55 s in all at the most.
 UNPROCESSED_ROUNDS = 8
 BACKOFF_BASE_S = 0.025
 BACKOFF_CAP_S = 1.0

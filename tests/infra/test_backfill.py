@@ -29,7 +29,13 @@ from tests.infra.test_stack import (
 pytestmark = pytest.mark.xdist_group("infra")
 
 STEP_FUNCTIONS_ITEM_LIMIT = 256 * 1024
-TRANSIENT_LAMBDA_ERRORS = {"Lambda.TooManyRequestsException", "Lambda.ServiceException"}
+# Lambda's own transient errors, and the functions' batch calls DynamoDB kept throttling.
+TRANSIENT_LAMBDA_ERRORS = {
+    "Lambda.TooManyRequestsException",
+    "Lambda.ServiceException",
+    "UnprocessedKeysError",
+    "UnprocessedItemsError",
+}
 
 
 def placeholder(value: Any) -> str:

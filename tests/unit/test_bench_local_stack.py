@@ -27,8 +27,10 @@ def test_the_ceiling_is_the_cores_over_the_cpu_of_everything_but_the_indexer(
     assert ceiling.ratio == pytest.approx(ceiling.ours / 200)
 
 
-def test_no_cpu_figures_no_rows() -> None:
+def test_no_rows_unless_the_indexer_ran_apart() -> None:
     assert cpu_rows({}, "note") == []
+    # In one process with the rest (--in-process): the indexer's CPU is in this process's.
+    assert cpu_rows({"DynamoDB Local": 6.5, THIS_PROCESS: 12.0}, "note") == []
 
 
 def test_cpu_seconds_reads_each_role_and_this_process() -> None:

@@ -4,12 +4,15 @@ run (or the run after an interrupted one) finishes the job and then changes noth
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
+import boto3
 import pytest
 
-from file_index import schema
+from file_index import schema, unprocessed
 from file_index.name_sync import sync_names
 from file_index.names import (
     OLD_WORDS_SECONDS,
@@ -235,3 +238,32 @@ def test_a_table_marked_complete_when_created_moves_without_waiting(account: Acc
     assert clock.slept == 0
     assert summary["termItemsComplete"] is True
     assert state_item(account.dynamodb)["oldWordsRemoved"] is True
+
+
+@pytest.mark.parametrize(
+    ("operation", "left"), [("BatchGetItem", "UnprocessedKeys"), ("BatchWriteItem", "UnprocessedItems")]
+)
+def test_batch_calls_dynamodb_keeps_throttling_are_one_line_and_exit_1(
+    old_table: Account, monkeypatch: pytest.MonkeyPatch, operation: str, left: str
+) -> None:
+    monkeypatch.setattr(unprocessed.time, "sleep", lambda _seconds: None)
+    original = boto3.session.Session.client
+
+    def throttling_client(self: Any, service: str, *args: Any, **kwargs: Any) -> Any:
+        made = original(self, service, *args, **kwargs)
+
+        def leave_unprocessed(params: dict[str, Any], **_: Any) -> tuple[Any, dict[str, Any]]:
+            # DynamoDB's answer to a throttled batch: 200, and all it was asked left for another call.
+            asked = json.loads(params["body"])["RequestItems"]
+            return SimpleNamespace(status_code=200, headers={}), {"Responses": {}, left: asked}
+
+        made.meta.events.register(f"before-call.dynamodb.{operation}", leave_unprocessed)
+        return made
+
+    monkeypatch.setattr(boto3.session.Session, "client", throttling_client)
+    result = old_table.admin("index-names", "--bucket", BUCKET, "--no-wait")
+
+    assert result.status == 1
+    assert result.stderr.startswith("file_search_admin: error: DynamoDB left ")
+    assert "unprocessed (throttled)" in result.stderr
+    assert "Traceback" not in result.stderr

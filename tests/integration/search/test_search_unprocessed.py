@@ -36,7 +36,7 @@ class LeavesKeysUnprocessed:
     """Answers the first `times` BatchGetItem calls for entries (None: all) with every key left unprocessed.
 
     Only the entries' reads: the name table's state item is read with BatchGetItem too, and a state read
-    left unfinished only means the term items are not taken as complete (`test_name_index_throttling`).
+    left unfinished only means the term items are not taken as complete (`tests/unit/test_unprocessed.py`).
     """
 
     def __init__(self, times: int | None) -> None:
