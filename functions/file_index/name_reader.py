@@ -169,6 +169,10 @@ class NamePage:
 
 
 _Counter = term_reader.Counter
+# Rounds of one entry read's BatchGetItem under throttling (`file_index.unprocessed`): fewer than a writer's,
+# at most 0.35 s of pauses, because a page may read entries several times within the search's 10 s; a read
+# still left is a 503 with Retry-After, and the caller asks again.
+ENTRY_READ_ROUNDS = 4
 
 
 class NameReader:
@@ -292,7 +296,7 @@ class NameReader:
 
         def fetch(chunk: Sequence[str]) -> tuple[list[dict[str, Any]], int]:
             request = {self._table_name: {"Keys": [{schema.OBJECT_KEY: key} for key in chunk]}}
-            got = unprocessed.batch_get(self._client, request).raise_if_left()
+            got = unprocessed.batch_get(self._client, request, count=ENTRY_READ_ROUNDS).raise_if_left()
             return got.of(self._table_name), got.calls
 
         entries: dict[str, dict[str, Any]] = {}

@@ -37,10 +37,10 @@ class UnprocessedKeysError(UnprocessedError):
     """A batch read whose keys DynamoDB kept leaving unprocessed: the request is retried later."""
 
 
-def rounds() -> Iterator[int]:
-    """The rounds of a batch call and of what it left unprocessed, UNPROCESSED_ROUNDS in all; before each
-    round after the first, a pause: exponential, with full jitter, as AWS advises."""
-    for attempt in range(UNPROCESSED_ROUNDS):
+def rounds(count: int = UNPROCESSED_ROUNDS) -> Iterator[int]:
+    """The rounds of a batch call and of what it left unprocessed, `count` in all; before each round after
+    the first, a pause: exponential, with full jitter, as AWS advises."""
+    for attempt in range(count):
         if attempt:
             time.sleep(random.uniform(0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**attempt)))
         yield attempt
@@ -69,11 +69,12 @@ class BatchGot:
         return self
 
 
-def batch_get(client: Any, request_items: Mapping[str, Any]) -> BatchGot:
-    """One BatchGetItem (at most 100 keys) and its rounds; what it leaves is `BatchGot.left`, never raised."""
+def batch_get(client: Any, request_items: Mapping[str, Any], *, count: int = UNPROCESSED_ROUNDS) -> BatchGot:
+    """One BatchGetItem (at most 100 keys) and its rounds, `count` in all; what it leaves is `BatchGot.left`,
+    never raised."""
     got = BatchGot()
     request: Mapping[str, Any] = request_items
-    for _ in rounds():
+    for _ in rounds(count):
         response = client.batch_get_item(RequestItems=request)
         got.calls += 1
         for name, items in response.get("Responses", {}).items():
