@@ -17,6 +17,7 @@ test sees a state another one cached.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 import uuid
@@ -24,6 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
+from io import BytesIO
 from typing import Any
 
 import boto3
@@ -190,6 +192,30 @@ def moto_stack() -> Iterator[MotoStack]:
         }
         composition.file_search.cache_clear()
         yield MotoStack(env=env, table=dynamodb.Table(schema.TABLE_NAME), s3=s3, sqs=sqs)
+        composition.file_search.cache_clear()
+
+
+class RawBody(BytesIO):
+    """A body botocore reads as an HTTP response's (an `AWSResponse` a `before-send` hook answers with)."""
+
+    def stream(self, **_: Any) -> Iterator[bytes]:
+        yield self.read()
+
+
+@contextlib.contextmanager
+def sdk_hook(event: str, hook: Any) -> Iterator[None]:
+    """`hook` first on botocore's `event` (e.g. `before-send.dynamodb`) for the handler's clients, which are
+    made afresh inside the block, and gone afterwards."""
+    if boto3.DEFAULT_SESSION is None:
+        boto3.setup_default_session()
+    session = boto3.DEFAULT_SESSION
+    assert session is not None
+    composition.file_search.cache_clear()  # the handler's clients are made after the hook is in place
+    session.events.register_first(event, hook)
+    try:
+        yield
+    finally:
+        session.events.unregister(event, hook)
         composition.file_search.cache_clear()
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from io import BytesIO
 from types import SimpleNamespace
 from typing import Any
 from urllib.parse import quote
@@ -23,7 +22,7 @@ from file_index.state import IndexStateStore, Operation, state_key
 from search import composition
 from search.models import IndexStatus
 from search.status import STATE_MAX_AGE_SECONDS
-from tests.integration.search.conftest import BUCKET, QUEUE_NAME, REGION, SearchApi, StateClock
+from tests.integration.search.conftest import BUCKET, QUEUE_NAME, REGION, RawBody, SearchApi, StateClock
 
 NO_RUN: dict[str, Any] = {
     "operation": None,
@@ -207,11 +206,6 @@ def test_the_oldest_message_age_is_the_newest_cloudwatch_datapoint_of_the_queue(
     assert status(api)["queue"]["oldestMessageAgeSeconds"] == 42
 
 
-class _RawBody(BytesIO):
-    def stream(self, **_: Any) -> Iterator[bytes]:
-        yield self.read()
-
-
 class FailingCalls:
     """Fails the chosen operations of the handler's clients at the HTTP layer, on every attempt."""
 
@@ -229,7 +223,7 @@ class FailingCalls:
             self.attempts += 1
             body = json.dumps({"__type": "com.amazonaws.sqs#ThrottlingException", "message": "slow down"})
             headers = {"Content-Type": "application/x-amz-json-1.0"}
-            return AWSResponse(request.url, 400, headers, _RawBody(body.encode()))
+            return AWSResponse(request.url, 400, headers, RawBody(body.encode()))
         return None
 
 

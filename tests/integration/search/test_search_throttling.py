@@ -14,24 +14,16 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Iterator
-from io import BytesIO
 from types import SimpleNamespace
 from typing import Any
 
-import boto3
 import pytest
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 from botocore.exceptions import BotoCoreError, ConnectionClosedError, ConnectTimeoutError, ReadTimeoutError
 
-from search import composition
-from tests.integration.search.conftest import BUCKET, SearchApi
+from tests.integration.search.conftest import BUCKET, RawBody, SearchApi, sdk_hook
 
 KEY = "USER001_FILE001.txt"
-
-
-class _RawBody(BytesIO):
-    def stream(self, **_: Any) -> Iterator[bytes]:
-        yield self.read()
 
 
 class DynamoDBThrottle:
@@ -58,7 +50,7 @@ class DynamoDBThrottle:
             }
         ).encode()
         headers = {"Content-Type": "application/x-amz-json-1.0", "x-amzn-ErrorType": self.code}
-        return AWSResponse(request.url, 400, headers, _RawBody(body))
+        return AWSResponse(request.url, 400, headers, RawBody(body))
 
 
 @pytest.fixture
@@ -67,18 +59,8 @@ def throttle(api: SearchApi, monkeypatch: pytest.MonkeyPatch) -> Iterator[Dynamo
     injector = DynamoDBThrottle()
     # botocore sleeps between retries in its endpoint module; record the delays instead.
     monkeypatch.setattr("botocore.endpoint.time", SimpleNamespace(sleep=injector.sleeps.append))
-    if boto3.DEFAULT_SESSION is None:
-        boto3.setup_default_session()
-    session = boto3.DEFAULT_SESSION
-    assert session is not None
-    events = session.events
-    composition.file_search.cache_clear()  # the handler's clients are created after the hook is in place
-    events.register_first("before-send.dynamodb", injector)
-    try:
+    with sdk_hook("before-send.dynamodb", injector):
         yield injector
-    finally:
-        events.unregister("before-send.dynamodb", injector)
-        composition.file_search.cache_clear()
 
 
 @pytest.mark.parametrize(
@@ -158,18 +140,8 @@ class SlowAnswers:
 @contextlib.contextmanager
 def slow(service: str, answers: SlowAnswers, monkeypatch: pytest.MonkeyPatch) -> Iterator[SlowAnswers]:
     monkeypatch.setattr("botocore.endpoint.time", SimpleNamespace(sleep=lambda _: None))
-    if boto3.DEFAULT_SESSION is None:
-        boto3.setup_default_session()
-    session = boto3.DEFAULT_SESSION
-    assert session is not None
-    events = session.events
-    composition.file_search.cache_clear()
-    events.register_first(f"before-send.{service}", answers)
-    try:
+    with sdk_hook(f"before-send.{service}", answers):
         yield answers
-    finally:
-        events.unregister(f"before-send.{service}", answers)
-        composition.file_search.cache_clear()
 
 
 @pytest.mark.parametrize("error", [ReadTimeoutError, ConnectTimeoutError, ConnectionClosedError])

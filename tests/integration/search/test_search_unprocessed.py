@@ -12,25 +12,17 @@ import json
 import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from io import BytesIO
 from typing import Any
 
-import boto3
 import pytest
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 
 from file_index import unprocessed
 from file_index.name_reader import ENTRY_READ_ROUNDS
 from file_index.objects import ObjectEvent
-from search import composition
-from tests.integration.search.conftest import BUCKET, SearchApi, write_entries
+from tests.integration.search.conftest import BUCKET, RawBody, SearchApi, sdk_hook, write_entries
 
 KEY = "bot/quarterly budget.xlsx"
-
-
-class _RawBody(BytesIO):
-    def stream(self, **_: Any) -> Iterator[bytes]:
-        yield self.read()
 
 
 class LeavesKeysUnprocessed:
@@ -53,7 +45,7 @@ class LeavesKeysUnprocessed:
         if self.times is not None and self.calls > self.times:
             return None
         body = json.dumps({"Responses": {name: [] for name in asked}, "UnprocessedKeys": asked}).encode()
-        return AWSResponse(request.url, 200, {"Content-Type": "application/x-amz-json-1.0"}, _RawBody(body))
+        return AWSResponse(request.url, 200, {"Content-Type": "application/x-amz-json-1.0"}, RawBody(body))
 
 
 @pytest.fixture
@@ -86,42 +78,28 @@ def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 
 @pytest.fixture
-def hook() -> Iterator[list[LeavesKeysUnprocessed]]:
-    """Install a `LeavesKeysUnprocessed` (appended to the list the test gets) before the handler's clients."""
-    installed: list[LeavesKeysUnprocessed] = []
-    if boto3.DEFAULT_SESSION is None:
-        boto3.setup_default_session()
-    session = boto3.DEFAULT_SESSION
-    assert session is not None
-
-    def answer(request: AWSPreparedRequest, event_name: str, **kwargs: Any) -> AWSResponse | None:
-        return installed[0](request, event_name, **kwargs) if installed else None
-
-    composition.file_search.cache_clear()
-    session.events.register_first("before-send.dynamodb", answer)
-    try:
-        yield installed
-    finally:
-        session.events.unregister("before-send.dynamodb", answer)
-        composition.file_search.cache_clear()
+def throttle() -> Iterator[LeavesKeysUnprocessed]:
+    """Every entry read left unprocessed until the test says otherwise (`times`)."""
+    injector = LeavesKeysUnprocessed(times=None)
+    with sdk_hook("before-send.dynamodb", injector):
+        yield injector
 
 
 @pytest.mark.parametrize("path", [f"/files?bucket={BUCKET}&q=budget", "/files?user=bot&q=quarterly"])
 def test_keys_left_unprocessed_every_round_are_a_503_with_retry_after(
     named: SearchApi,
-    hook: list[LeavesKeysUnprocessed],
+    throttle: LeavesKeysUnprocessed,
     pauses: list[float],
     caplog: pytest.LogCaptureFixture,
     path: str,
 ) -> None:
-    hook.append(LeavesKeysUnprocessed(times=None))
     with caplog.at_level(logging.INFO):
         response = named.get(path)
 
     assert response.status == 503, response.body
     assert int(response.headers["Retry-After"]) >= 1
     assert "retry" in response.json["message"]
-    assert hook[0].calls == ENTRY_READ_ROUNDS  # bounded: it gives up, and says so
+    assert throttle.calls == ENTRY_READ_ROUNDS  # bounded: it gives up, and says so
     assert len(pauses) == ENTRY_READ_ROUNDS - 1
     assert sum(pauses) <= 0.35 + 1e-9  # a page may read entries several times within the search's 10 s
     assert all(0 <= pause <= unprocessed.BACKOFF_CAP_S for pause in pauses)
@@ -132,13 +110,13 @@ def test_keys_left_unprocessed_every_round_are_a_503_with_retry_after(
 
 
 def test_keys_left_unprocessed_a_few_times_are_read_after_pauses(
-    named: SearchApi, hook: list[LeavesKeysUnprocessed], pauses: list[float]
+    named: SearchApi, throttle: LeavesKeysUnprocessed, pauses: list[float]
 ) -> None:
-    hook.append(LeavesKeysUnprocessed(times=ENTRY_READ_ROUNDS - 1))
+    throttle.times = ENTRY_READ_ROUNDS - 1
 
     response = named.get(f"/files?bucket={BUCKET}&q=budget")
 
     assert response.status == 200, response.body
     assert [item["objectKey"] for item in response.json["items"]] == [KEY]
-    assert hook[0].calls == ENTRY_READ_ROUNDS
+    assert throttle.calls == ENTRY_READ_ROUNDS
     assert len(pauses) == ENTRY_READ_ROUNDS - 1
