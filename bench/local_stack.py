@@ -126,7 +126,7 @@ def cpu_rows(cpu_ms: dict[str, float], note: str) -> list[Row]:
     unless the indexer ran in processes of its own (in one process with the rest, its CPU is not apart)."""
     if INDEXER not in cpu_ms:
         return []
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cores = len(os.sched_getaffinity(0))  # Linux, as the figures are (/proc)
     rows = [
         Row(f"19. local stack CPU per upload: {role}", "ms", ms, None, "", None, note)
         for role, ms in sorted(cpu_ms.items(), key=lambda item: -item[1])
@@ -185,8 +185,9 @@ def run(
         stack.wait_until_indexed(timeout=max(600.0, files / 10))
         indexed = time.perf_counter() - started
         cpu_after = cpu_seconds(processes)
-        both = cpu_before.keys() & cpu_after.keys()  # a role whose process went is left out
-        cpu_ms = {role: (cpu_after[role] - cpu_before[role]) * 1000 / files for role in both}
+        # {} when /proc could not be read (not Linux, or a process gone): no CPU rows then.
+        spent = {role: cpu_after[role] - cpu_before[role] for role in cpu_before if cpu_after}
+        cpu_ms = {role: seconds * 1000 / files for role, seconds in spent.items()}
         progress(f"local_stack: uploaded in {uploaded:.0f} s, indexed in {indexed:.0f} s")
 
         today = dt.datetime.now(dt.UTC).date().isoformat()

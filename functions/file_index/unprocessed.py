@@ -86,14 +86,14 @@ def batch_get(client: Any, request_items: Mapping[str, Any], *, count: int = UNP
     return got
 
 
-def batch_write(client: Any, request_items: Mapping[str, Any]) -> int:
-    """One BatchWriteItem (at most 25 requests) and its rounds; the calls made. Raises UnprocessedItemsError
-    when items are still left after every round."""
+def batch_write(client: Any, request_items: Mapping[str, Any]) -> None:
+    """One BatchWriteItem (at most 25 requests) and its rounds. Raises UnprocessedItemsError when items are
+    still left after every round."""
     pending: Mapping[str, Any] = request_items
-    for attempt in rounds():
+    for _ in rounds():
         response = client.batch_write_item(RequestItems=pending)
         pending = response.get("UnprocessedItems") or {}
         if not pending:
-            return attempt + 1
+            return
     counts = ", ".join(f"{len(requests)} items of {name}" for name, requests in pending.items())
     raise UnprocessedItemsError(f"DynamoDB left {counts} unprocessed (throttled)")
