@@ -42,16 +42,17 @@ class ObjectStore:
         self,
         key: str,
         *,
-        version_id: str | None,
         disposition: str,
         content_type: str,
         expires_in: int,
     ) -> str:
-        """A presigned GET of `key` (of `version_id` if given) that S3 answers with `disposition` as
-        Content-Disposition and `content_type` as Content-Type."""
+        """A presigned GET of `key` that S3 answers with `disposition` as Content-Disposition and
+        `content_type` as Content-Type.
+
+        Of the key's current version, never of a version by its id: in a versioned bucket a delete adds a
+        marker, and the URL (a share link among them) then answers 404 at once, as in any other bucket.
+        Signed for a version, it would serve that version until it expired."""
         params = {"Bucket": self.bucket, "Key": key}
-        if version_id is not None:
-            params["VersionId"] = version_id
         params["ResponseContentDisposition"] = disposition
         params["ResponseContentType"] = content_type
         url: str = self._s3.generate_presigned_url("get_object", Params=params, ExpiresIn=expires_in)

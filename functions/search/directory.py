@@ -6,17 +6,25 @@ finds the person with a `sub = "..."` filter), `cognito:username` (AdminGetUser)
 is). The name shown is the attribute `ownerNameAttribute` chooses: `name`, `email` or `username`; a person
 without that attribute is shown by their user name, a person no longer in the pool as "unknown person".
 
-Names are cached per execution environment, at most NAME_CACHE_SIZE of them (least recently used out);
-a list page asks the pool once per person not cached (ListUsers allows 30 requests a second per account:
-an admin's page of 100 people's files costs up to 100 requests the first time, none after).
+Names are cached per execution environment, at most NAME_CACHE_SIZE of them (least recently used out).
+A list page asks the pool for at most LOOKUPS_PER_PAGE people not cached, LOOKUP_THREADS at a time, and
+waits at most LOOKUP_SECONDS for them (ListUsers allows 30 requests a second per account, and a page may
+hold 1,000 people): a person not named in time, or whom the pool did not answer (throttled, failing), is
+shown by their user value, and a later page names them (a lookup that ends after its page is kept).
 """
 
 from __future__ import annotations
 
 import re
+import threading
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
+
+from aws_lambda_powertools import Logger
+from botocore.exceptions import BotoCoreError, ClientError
 
 NAME_ATTRIBUTES = ("name", "email", "username")
 DEFAULT_NAME_ATTRIBUTE = "name"
@@ -26,6 +34,15 @@ UNKNOWN_PERSON = "unknown person"
 MAX_PEOPLE = 20
 # What a ListUsers filter value may hold here: no quote or backslash, which would end or escape it.
 _FILTER_VALUE = re.compile(r'[^"\\]{1,256}')
+# People not cached that one list page asks the pool for, how many at once, and how long it waits.
+LOOKUPS_PER_PAGE = 25
+LOOKUP_THREADS = 8
+LOOKUP_SECONDS = 2.0
+# A user name AdminGetUser takes: 1 to 128 letters, marks, symbols, numbers or punctuation.
+MAX_USERNAME_LENGTH = 128
+_USERNAME_CATEGORIES = frozenset("LMSNP")
+
+logger = Logger(child=True)
 
 CognitoClient = Any
 
@@ -39,24 +56,90 @@ class PeopleDirectory:
         self._user_claim = user_claim
         self._name_attribute = name_attribute
         self._names: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+        # Lookups asked and not yet answered, by user: a page never asks twice for one person.
+        self._pending: dict[str, Future[str]] = {}
+        self._executor: ThreadPoolExecutor | None = None
 
     def names(self, users: Iterable[str]) -> dict[str, str]:
-        """The name of each of `users` (uploadUser values), from the cache or the pool."""
-        return {user: self.name(user) for user in dict.fromkeys(users)}
+        """The name of each of `users` (uploadUser values), from the cache or the pool, within the bounds
+        of one page (LOOKUPS_PER_PAGE, LOOKUP_SECONDS): a person not named is shown by their user value."""
+        wanted = list(dict.fromkeys(users))
+        named: dict[str, str] = {}
+        with self._lock:
+            for user in wanted:
+                if user in self._names:
+                    self._names.move_to_end(user)
+                    named[user] = self._names[user]
+        futures: dict[str, Future[str]] = {}
+        for user in wanted:
+            if user in named:
+                continue
+            future = self._ask(user) if len(futures) < LOOKUPS_PER_PAGE else None
+            if future is None:
+                break
+            futures[user] = future
+        if futures:
+            wait(futures.values(), timeout=LOOKUP_SECONDS)
+        unnamed = 0
+        for user in wanted:
+            if user in named:
+                continue
+            future = futures.get(user)
+            if future is not None and future.done() and future.exception() is None:
+                named[user] = future.result()
+            else:
+                named[user] = user
+                unnamed += 1
+        if unnamed:
+            logger.info("owners not named on this page", extra={"unnamed": unnamed, "owners": len(wanted)})
+        return named
 
     def name(self, user: str) -> str:
-        if user in self._names:
-            self._names.move_to_end(user)
-            return self._names[user]
+        """The name of one person, asked of the pool if not cached (no bound: one lookup)."""
+        with self._lock:
+            if user in self._names:
+                self._names.move_to_end(user)
+                return self._names[user]
         name = self._look_up(user)
         self._remember(user, name)
         return name
 
+    def _ask(self, user: str) -> Future[str] | None:
+        """A lookup of `user` started (or already running); None once LOOKUPS_PER_PAGE are running."""
+        with self._lock:
+            if user in self._pending:
+                return self._pending[user]
+            if len(self._pending) >= LOOKUPS_PER_PAGE:
+                return None
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="people")
+            future = self._executor.submit(self._look_up_and_remember, user)
+            self._pending[user] = future
+            return future
+
+    def _look_up_and_remember(self, user: str) -> str:
+        try:
+            name = self._look_up(user)
+        except (ClientError, BotoCoreError) as error:
+            # Throttled or failing: this page shows the user value, and a later one asks again.
+            code = error.response.get("Error", {}).get("Code") if isinstance(error, ClientError) else None
+            logger.warning(
+                "owner not named: the user pool did not answer", extra={"code": code or str(error)}
+            )
+            raise
+        finally:
+            with self._lock:
+                self._pending.pop(user, None)
+        self._remember(user, name)
+        return name
+
     def _remember(self, user: str, name: str) -> None:
-        self._names[user] = name
-        self._names.move_to_end(user)
-        while len(self._names) > NAME_CACHE_SIZE:
-            self._names.popitem(last=False)
+        with self._lock:
+            self._names[user] = name
+            self._names.move_to_end(user)
+            while len(self._names) > NAME_CACHE_SIZE:
+                self._names.popitem(last=False)
 
     def search(self, words: str) -> list[dict[str, str]]:
         """People whose name attribute starts with `words` (Cognito's prefix filter, case-sensitive as
@@ -78,6 +161,8 @@ class PeopleDirectory:
 
     def _look_up(self, user: str) -> str:
         if self._user_claim == "cognito:username":
+            if not is_username(user):
+                return UNKNOWN_PERSON  # AdminGetUser refuses it: nobody of the pool has it
             try:
                 answer = self._cognito.admin_get_user(UserPoolId=self._pool_id, Username=user)
             except self._cognito.exceptions.UserNotFoundException:
@@ -104,3 +189,10 @@ class PeopleDirectory:
             return str(user.get("Username"))
         attributes = {item["Name"]: item.get("Value", "") for item in user.get("Attributes", [])}
         return attributes.get(self._user_claim)
+
+
+def is_username(value: str) -> bool:
+    """Whether `value` is a user name Cognito could have given (AdminGetUser refuses any other)."""
+    return 0 < len(value) <= MAX_USERNAME_LENGTH and all(
+        unicodedata.category(character)[0] in _USERNAME_CATEGORIES for character in value
+    )

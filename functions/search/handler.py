@@ -98,9 +98,16 @@ _STATUS_OF_ERROR: dict[type[Exception], HTTPStatus] = {
     UnprocessedError: HTTPStatus.SERVICE_UNAVAILABLE,
 }
 # The error codes of AWS's answers that mean "too many requests now", after the SDK's own retries:
-# DynamoDB's (ProvisionedThroughputExceeded, ThrottlingException, RequestLimitExceeded) and S3's (SlowDown).
+# DynamoDB's (ProvisionedThroughputExceeded, ThrottlingException, RequestLimitExceeded), S3's (SlowDown) and
+# the user pool's (TooManyRequestsException).
 _THROTTLING_CODES = frozenset(
-    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded", "SlowDown"}
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "SlowDown",
+        "TooManyRequestsException",
+    }
 )
 # Seconds a 503 tells the caller to wait (`Retry-After`) before it tries again.
 RETRY_AFTER_SECONDS = 1

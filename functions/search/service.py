@@ -6,6 +6,7 @@ tell the index state and backlog.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -37,6 +38,8 @@ DOWNLOAD_CONTENT_TYPE = "application/octet-stream"
 # Dot segments, which URL clients resolve away (RFC 3986, section 5.2.4), and their percent-encoded form,
 # which S3 decodes back to the key's own dots. Browsers also resolve %2E%2E (the WHATWG URL standard).
 _DOT_SEGMENTS = {".": "%2E", "..": "%2E%2E"}
+# The name of each of some uploadUser values (PeopleDirectory.names).
+OwnerNames = Callable[[Iterable[str]], dict[str, str]]
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,17 @@ class FileList:
     ordered_by: str  # the attribute the items are ordered by (for a list, the plan it is read with)
     index_state: State  # BUILDING: the index is being built, so the list may miss files
     common_prefixes: list[str] | None = None  # with a delimiter: the sub-folders of this page
+
+
+def with_owner_names(items: list[dict[str, Any]], owner_names: OwnerNames | None) -> list[dict[str, Any]]:
+    """`items`, each with an uploadUser given its `ownerName` by `owner_names` (None: as they are)."""
+    if owner_names is None:
+        return items
+    named = owner_names(str(item["uploadUser"]) for item in items if item.get("uploadUser"))
+    return [
+        {**item, "ownerName": named[str(item["uploadUser"])]} if item.get("uploadUser") else item
+        for item in items
+    ]
 
 
 def keep_dot_segments(url: str) -> str:
@@ -125,10 +139,20 @@ class FileSearch:
             raise FileNotFound(f"no indexed file with key {object_key!r}")
         return item
 
-    def list_files(self, query: FileQuery | NameQuery, *, limit: int, cursor: str | None) -> FileList:
-        """One page of `query`; a cursor continues the plan it was made with (BadRequest if it cannot)."""
+    def list_files(
+        self,
+        query: FileQuery | NameQuery,
+        *,
+        limit: int,
+        cursor: str | None,
+        owner_names: OwnerNames | None = None,
+    ) -> FileList:
+        """One page of `query`; a cursor continues the plan it was made with (BadRequest if it cannot).
+
+        `owner_names` gives each item with an uploadUser its `ownerName`, before the page is cut to fit
+        the response: the names count in its budget."""
         if isinstance(query, NameQuery):
-            return self._list_by_name(query, limit=limit, cursor=cursor)
+            return self._list_by_name(query, limit=limit, cursor=cursor, owner_names=owner_names)
         start = None
         try:
             if cursor is not None:
@@ -152,7 +176,7 @@ class FileSearch:
             raise BadRequest(f"cursor is not valid for this query ({error})") from None
         except UnavailableOrder as error:
             raise BadRequest(str(error)) from None
-        items, next_position = page.items, page.next_cursor
+        items, next_position = with_owner_names(page.items, owner_names), page.next_cursor
         fitting = items_within(items, self._page_budget)
         if fitting < len(items):
             # Cut to fit Lambda's response limit: the next page starts after the last item returned.
@@ -170,7 +194,9 @@ class FileSearch:
             index_state=index_state,
         )
 
-    def _list_by_name(self, query: NameQuery, *, limit: int, cursor: str | None) -> FileList:
+    def _list_by_name(
+        self, query: NameQuery, *, limit: int, cursor: str | None, owner_names: OwnerNames | None
+    ) -> FileList:
         used = {
             CONTENT_TYPE: ("contentType", query.content_type is not None),
             METADATA: ("meta.NAME", bool(query.meta)),
@@ -198,15 +224,17 @@ class FileSearch:
             raise BadRequest(f"cursor is not valid for this query ({error})") from None
         # A folder page's sub-folders stay whole: its items fit in what they leave of the budget.
         folders = page.common_prefixes or []
-        fitting = items_within(page.items, self._page_budget - array_payload_bytes(folders))
-        if fitting < len(page.items):
+        items = with_owner_names(page.items, owner_names)
+        fitting = items_within(items, self._page_budget - array_payload_bytes(folders))
+        if fitting < len(items):
             page = page.cut(fitting)  # the next page goes on after the last item kept
+            items = items[:fitting]
         next_position = page.next_position
         next_cursor = None
         if next_position is not None:
             next_cursor = encode_cursor(self._cursor_secret, query, next_position)
         return FileList(
-            items=page.items,
+            items=items,
             next_cursor=next_cursor,
             scanned_count=page.scanned_count,
             request_count=page.request_count,
@@ -244,7 +272,8 @@ class FileSearch:
         """A download link of `person`'s file (an admin's: any file of the bucket) that works for
         `expires_in` seconds (checked against the cap by the route): `{"url", "expiresAt"}`.
 
-        It is the download URL, signed for longer: an attachment of the indexed version, as
+        It is the download URL, signed for longer: an attachment of the key's current version (a delete
+        ends the link, in a versioned bucket too), as
         `application/octet-stream`. `expiresAt` is when S3 stops taking it (ISO 8601, UTC, whole seconds);
         the signer's credentials expiring earlier ends it earlier (docs/configuration.md).
         """
@@ -266,7 +295,6 @@ class FileSearch:
         shown = preview_of(object_key, size)
         url = self._objects.download_url(
             object_key,
-            version_id=item.get("versionId"),
             disposition=inline_disposition(object_key),
             content_type=shown.content_type,
             expires_in=PREVIEW_URL_EXPIRY_SECONDS,
@@ -281,7 +309,8 @@ class FileSearch:
     def download_url(
         self, object_key: str, *, item: dict[str, Any] | None = None, expires_in: int | None = None
     ) -> str:
-        """A presigned GET of the indexed version of the file, valid for the configured expiry.
+        """A presigned GET of the file (the key's current version: a delete ends it), valid for the
+        configured expiry.
 
         The URL makes S3 answer the file as an attachment saved under its own name, and as
         `application/octet-stream` whatever type it was stored with: a browser saves it, never renders
@@ -298,7 +327,6 @@ class FileSearch:
             raise FileNotFound(f"no downloadable file with key {object_key!r}")
         url = self._objects.download_url(
             object_key,
-            version_id=item.get("versionId"),
             disposition=attachment_disposition(object_key),
             content_type=DOWNLOAD_CONTENT_TYPE,
             expires_in=self._expiry if expires_in is None else expires_in,

@@ -39,7 +39,7 @@ class StubSearch:
     def get_file(self, object_key: str) -> dict[str, Any]:
         return self.item
 
-    def list_files(self, query: Any, *, limit: int, cursor: str | None) -> FileList:
+    def list_files(self, query: Any, *, limit: int, cursor: str | None, owner_names: Any = None) -> FileList:
         assert self.page is not None
         return self.page
 

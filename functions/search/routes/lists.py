@@ -199,7 +199,9 @@ def list_page(
     fields = query.model_dump(exclude={"limit", "cursor"}) | chosen
     params = ListParameters(**fields, meta=named_filters(given, "meta."), tags=named_filters(given, "tag."))
     record_shape(query_shape(params))
-    result = file_search().list_files(build_query(params), limit=query.limit, cursor=query.cursor)
+    result = file_search().list_files(
+        build_query(params), limit=query.limit, cursor=query.cursor, owner_names=owner_names
+    )
     record_list(
         ListFigures(
             items_read=result.scanned_count, items_returned=len(result.items), queries=result.request_count
@@ -215,15 +217,8 @@ def list_page(
             "indexState": result.index_state.value,
         },
     )
-    items = result.items
-    if owner_names is not None:
-        named = owner_names(str(item["uploadUser"]) for item in items if item.get("uploadUser"))
-        items = [
-            {**item, "ownerName": named[str(item["uploadUser"])]} if item.get("uploadUser") else item
-            for item in items
-        ]
     body: dict[str, Any] = {
-        "items": items,
+        "items": result.items,
         "nextCursor": result.next_cursor,
         "orderedBy": str(result.ordered_by),
         "indexState": result.index_state.value,
