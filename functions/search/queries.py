@@ -31,6 +31,9 @@ _CONTENT_TYPE = re.compile(
     r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/(\*|[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126})"
 )
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T[0-9:.,+\-Z ]+", re.IGNORECASE)
+# What an S3 bucket name may hold: letters, digits, dots, hyphens, and the underscores of buckets made
+# in us-east-1 before 2018, at most 255 characters (those older rules; today's are 3 to 63 characters).
+_BUCKET_NAME = re.compile(r"[A-Za-z0-9._-]{1,255}")
 
 
 @dataclass(frozen=True)
@@ -274,4 +277,9 @@ def _scope_query(params: ListParameters) -> FileQuery:
     if SHARD_SEPARATOR in bucket:
         # Shard values are `bucket#k`: a name with `#` is no S3 bucket, and would read another's shard.
         raise BadRequest(f"bucket is not an S3 bucket name: {bucket!r} contains {SHARD_SEPARATOR!r}")
+    if not _BUCKET_NAME.fullmatch(bucket):
+        # Bytes that are not UTF-8 (`%FF`) arrive as U+FFFD: no bucket has such a name, or a space.
+        raise BadRequest(
+            f"bucket is not an S3 bucket name: {bucket!r} (letters, digits, '.', '-' and '_' only)"
+        )
     return _bucket_query(params, bucket, ascending=params.order == "asc")

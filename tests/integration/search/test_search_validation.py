@@ -68,6 +68,10 @@ BAD_LISTS = [
     ("/files?user=U&minSize=-1", "query parameter minSize: Input should be greater than or equal to 0"),
     (f"{B}&from=2017-08-20&maxSize=ten", "query parameter maxSize: Input should be a valid integer"),
     ("/files?user=U&cursor=abc", "cursor is not valid for this query"),
+    # Bytes that are not UTF-8 arrive as U+FFFD, which no bucket name holds (as /files/%FF is a 400).
+    ("/files?bucket=%FF", "bucket is not an S3 bucket name: '\ufffd'"),
+    ("/files?bucket=%FF&q=report", "bucket is not an S3 bucket name"),
+    ("/files?bucket=my%20bucket", "bucket is not an S3 bucket name: 'my bucket'"),
     ("/files?user=U&cursor=" + "a" * 9000, "query parameter cursor: String should have at most 8192"),
 ]
 
