@@ -112,11 +112,17 @@ class FileListPage(Answer):
 
 
 class IndexStatisticsSummary(BaseModel):
-    """The statistics of a bucket's entries a backfill or reconcile leaves (shown summed up)."""
+    """The statistics of a bucket's entries the planner weighs plans with (shown summed up)."""
 
-    entries: int = Field(description="Objects the run listed")
+    entries: int = Field(description="Objects counted")
     meanEntryBytes: int = Field(description="Their index entries' mean size in bytes (estimated)")
     months: int = Field(description="How many distinct months they were uploaded in")
+    source: Literal["run", "uploads"] = Field(
+        description=(
+            "Where they come from: `run`, the listing of the last backfill or reconcile; `uploads`, the "
+            "indexer's sample of uploads (no run counted any)"
+        )
+    )
 
 
 class BucketIndexState(BaseModel):
@@ -145,8 +151,9 @@ class BucketIndexState(BaseModel):
     statistics: IndexStatisticsSummary | None = Field(
         default=None,
         description=(
-            "What the run's listing counted for the planner (entries, their mean size in bytes, the months "
-            "they were uploaded in); null before a run counted any. The planner uses it once the run is READY"
+            "What the planner weighs plans with (entries, their mean size in bytes, the months they were "
+            "uploaded in, and their `source`): a run's listing, used once the run is READY, else the "
+            "indexer's sample of uploads; null before either counted any"
         ),
     )
 

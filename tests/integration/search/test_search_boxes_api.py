@@ -340,4 +340,5 @@ def test_with_the_statistics_of_a_complete_run_a_box_reads_the_cheapest_plan(
     assert sorted(item["objectKey"] for item in body["items"]) == sorted(
         f"{('alice', 'bot', 'bot#3')[n % 3]}/f{n:02d}" for n in range(40) if 10 + n % 15 == 12 and n % 8
     )
-    assert z_api.get("/status").json["buckets"][0]["statistics"]["entries"] == 40
+    shown = z_api.get("/status").json["buckets"][0]["statistics"]
+    assert (shown["entries"], shown["source"]) == (40, "run")
