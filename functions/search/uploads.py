@@ -38,6 +38,12 @@ from search.people import (
 # Files above this go in parts: a dropped connection then costs one part, not the file, and the upload
 # resumes. S3 takes parts of 5 MiB to 5 GiB (the last may be smaller), at most 10,000 of them.
 MULTIPART_THRESHOLD_BYTES = 16 * 1024**2
+# A POST form is used at once (the page sends the file as soon as it has the form), and S3 takes a form
+# again and again while it is valid, each time an upload the index pays for: it lives FORM_SECONDS, plus
+# the time the file takes at FORM_SLOWEST_BYTES_PER_SECOND (1 Mbit/s): 60 s for a small file, 194 s for
+# 16 MiB; never longer than the deployment's upload URL expiry (UPLOAD_URL_EXPIRY_SECONDS, 900 s).
+FORM_SECONDS = 60
+FORM_SLOWEST_BYTES_PER_SECOND = 125_000
 MIN_PART_BYTES = 8 * 1024**2
 MAX_PARTS = 10_000
 # The part URLs one request may ask for (each a presigned URL in the answer).
@@ -57,6 +63,13 @@ def part_size_for(size: int) -> int:
 def part_length(number: int, *, size: int, part_size: int) -> int:
     """Bytes of part `number` (from 1): `part_size`, the last one what is left."""
     return min(part_size, size - (number - 1) * part_size)
+
+
+def form_seconds(size: int, access: UserAccess) -> int:
+    """How long the POST form of a file of `size` bytes stays valid: what its upload needs, no more."""
+    return min(
+        FORM_SECONDS + math.ceil(size / FORM_SLOWEST_BYTES_PER_SECOND), access.upload_url_expiry_seconds
+    )
 
 
 def keep_both_name(name: str, n: int) -> str:
@@ -125,7 +138,7 @@ class Uploads:
             key = self._free_key(person, key, name, folder, ask=on_conflict == "ask")
         if size <= MULTIPART_THRESHOLD_BYTES:
             form = self._objects.upload_form(
-                key, content_type=content_type, size=size, expires_in=access.upload_url_expiry_seconds
+                key, content_type=content_type, size=size, expires_in=form_seconds(size, access)
             )
             return {"key": key, **form}
         upload_id = self._objects.start_multipart(key, content_type=content_type)

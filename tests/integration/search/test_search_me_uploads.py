@@ -3,6 +3,9 @@ prefix and the declared size, resumable, cancellable), and what an upload to a t
 
 from __future__ import annotations
 
+import base64
+import json
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -64,6 +67,17 @@ def test_a_file_up_to_the_threshold_is_one_form(me_api: SearchApi) -> None:
     assert status == 200, body
     assert set(body) == {"key", "url", "fields"}
     assert body["key"] == "USER001/small.txt"
+
+
+@pytest.mark.parametrize(("size", "seconds"), [(1, 61), (1_000_000, 68), (MULTIPART_THRESHOLD_BYTES, 195)])
+def test_a_form_lives_as_long_as_its_upload_needs(me_api: SearchApi, size: int, seconds: int) -> None:
+    """S3 takes a form again and again while it is valid: a minute, and the file's time at 1 Mbit/s."""
+    before = datetime.now(UTC)
+    status, body = start(me_api, "small.txt", size)
+    assert status == 200, body
+    policy = json.loads(base64.b64decode(body["fields"]["policy"]))
+    expiration = datetime.fromisoformat(policy["expiration"])
+    assert seconds - 2 <= (expiration - before).total_seconds() <= seconds + 2
 
 
 def test_a_large_file_uploads_in_parts_resumes_and_completes(me_api: SearchApi) -> None:
