@@ -42,15 +42,16 @@ $(STAMP)/node: package.json package-lock.json
 	@npm ci --no-audit --no-fund --loglevel=error >&2
 	@touch $@
 
-# The browser tests drive Debian's Chromium (never a browser Playwright downloads): installed when missing
+# The browser tests drive Debian's Chromium (never a browser Playwright downloads) and open the page's zips
+# with Debian's unzip: installed when missing
 # and this is a Debian machine where we are root; otherwise the tests say in one line why they skip.
 CHROMIUM ?= /usr/bin/chromium
 $(STAMP)/browser:
 	@mkdir -p $(STAMP)
-	@if [ ! -x "$(CHROMIUM)" ]; then \
+	@if [ ! -x "$(CHROMIUM)" ] || ! command -v unzip >/dev/null; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-			echo "installing Debian's chromium for the browser tests ..." >&2; \
-			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >&2 \
+			echo "installing Debian's chromium (and unzip, which opens the page's zips) for the browser tests ..." >&2; \
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium unzip; } >&2 \
 				|| echo "could not install chromium: the browser tests will skip (fail under CI=true)" >&2; \
 		else \
 			echo "no chromium at $(CHROMIUM) (apt-get install chromium): the browser tests will skip" >&2; \

@@ -1,11 +1,16 @@
 // A ZIP archive written as a stream, store-only (no compression), with no library: each entry's bytes are
 // read from its own stream as the archive is read, so memory holds one chunk and the central directory
 // (under a hundred bytes per entry), whatever the files' sizes. CRC-32 and data descriptors (the CRC is
-// known only once an entry is written), ZIP64 past 4 GiB or 65,535 entries, UTF-8 names.
+// known only once an entry is written), ZIP64 past 4 GiB or 65,535 entries, UTF-8 names, made on Unix.
 
 const MAX32 = 0xffffffff;
 const MAX16 = 0xffff;
 const FLAGS = 0x0808; // bit 3: sizes and CRC in a data descriptor; bit 11: UTF-8 names
+// Made by Unix (high byte 3), to ZIP 4.5: Info-ZIP's unzip (Debian's) reads an MS-DOS archive's names as a
+// DOS code page, whatever bit 11 says, and garbles any name past ASCII ("会議資料.pptx").
+const MADE_BY = (3 << 8) | 45;
+// A regular file (S_IFREG), rw-r--r--, in the high half: what unzip gives a file it makes from the entry.
+const FILE_ATTRIBUTES = 0o100644 * 0x10000;
 const encoder = new TextEncoder();
 
 const CRC_TABLE = new Uint32Array(256).map((_, n) => {
@@ -21,10 +26,57 @@ export function crc32(crc, bytes) {
   return ~c >>> 0;
 }
 
-// A name that unpacks inside the folder it is unpacked in: no "." or ".." segment, no leading "/".
+// A name that unpacks inside the folder it is unpacked in, on Windows as on Unix. An S3 key is any string,
+// and whoever may upload to the bucket chooses it: Windows' unzippers split at "\" as at "/" and read "C:"
+// as a drive (`..\..\x.bat`, `C:\x.txt`, `C:x.txt` would land outside the folder). So both split, a drive
+// is dropped from a segment's start, and a segment of dots and spaces alone goes (".", "..", and the ".. "
+// Windows may trim to ".."), as do empty ones ("/x", "a//b").
 export function safeName(name) {
-  const parts = String(name).split("/").filter((part) => part && part !== "." && part !== "..");
+  const parts = String(name)
+    .split(/[\\/]/)
+    .map((part) => part.replace(/^[A-Za-z]:/, ""))
+    .filter((part) => !/^[.\s]*$/.test(part));
   return parts.join("/") || "file";
+}
+
+// How two names are the same file where the archive is unpacked: Windows' and macOS's file systems ignore
+// case, macOS's Unicode's two ways of writing "é", and Windows a segment's trailing dots and spaces.
+const sameFile = (path) => path.normalize("NFC").toLowerCase().replace(/[. ]+(?=\/|$)/g, "");
+
+// `path` with " (n)" before its extension: "x.txt" -> "x (2).txt", "a/b" -> "a/b (2)", ".env" -> ".env (2)".
+function numbered(path, n) {
+  const slash = path.lastIndexOf("/") + 1;
+  const dot = path.lastIndexOf(".");
+  const at = dot > slash ? dot : path.length;
+  return `${path.slice(0, at)} (${n})${path.slice(at)}`;
+}
+
+// Each entry's safe name, made unique within the archive: two keys can make one name ("a//b" and "a/b",
+// "A.txt" and "a.txt"), and a file can be named as another entry's folder ("a" and "a/b"); unpacked, one
+// would overwrite the other or fail. The first of a name keeps it; the others are numbered past every name
+// the archive holds (so a key "x (2).txt" keeps its own). Folders are never renamed: they hold other files.
+export function uniqueNames(names) {
+  const paths = names.map(safeName);
+  const folders = new Set();
+  for (const path of paths) {
+    const parts = path.split("/");
+    for (let end = 1; end < parts.length; end += 1) folders.add(sameFile(parts.slice(0, end).join("/")));
+  }
+  const taken = new Set([...paths.map(sameFile), ...folders]);
+  const kept = new Set();
+  return paths.map((path) => {
+    const key = sameFile(path);
+    if (!kept.has(key) && !folders.has(key)) {
+      kept.add(key);
+      return path;
+    }
+    let n = 2;
+    while (taken.has(sameFile(numbered(path, n)))) n += 1;
+    const unique = numbered(path, n);
+    taken.add(sameFile(unique));
+    kept.add(sameFile(unique));
+    return unique;
+  });
 }
 
 function dosDateTime(date) {
@@ -56,8 +108,9 @@ function record(fields) {
 // known before a byte is read (a download can then show its progress).
 export function zipLayout(entries, { zip64 = "auto" } = {}) {
   let offset = 0;
-  const planned = entries.map((entry) => {
-    const path = safeName(entry.name);
+  const paths = uniqueNames(entries.map((entry) => entry.name));
+  const planned = entries.map((entry, index) => {
+    const path = paths[index];
     const name = encoder.encode(path);
     const big = zip64 === "always" || entry.size >= MAX32 || offset >= MAX32;
     const local = 30 + name.length + (big ? 20 : 0);
@@ -94,9 +147,9 @@ function centralHeader(entry, crc) {
   const { time, date } = dosDateTime(entry.date);
   const big = entry.big;
   return record([
-    [4, 0x02014b50], [2, 45], [2, big ? 45 : 20], [2, FLAGS], [2, 0], [2, time], [2, date],
+    [4, 0x02014b50], [2, MADE_BY], [2, big ? 45 : 20], [2, FLAGS], [2, 0], [2, time], [2, date],
     [4, crc], [4, big ? MAX32 : entry.size], [4, big ? MAX32 : entry.size],
-    [2, entry.name.length], [2, big ? 28 : 0], [2, 0], [2, 0], [2, 0], [4, 0],
+    [2, entry.name.length], [2, big ? 28 : 0], [2, 0], [2, 0], [2, 0], [4, FILE_ATTRIBUTES],
     [4, big ? MAX32 : entry.offset], ["raw", entry.name],
     ...(big ? [[2, 1], [2, 24], [8, entry.size], [8, entry.size], [8, entry.offset]] : []),
   ]);
