@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import sys
+import unicodedata
 import urllib.parse
 from collections.abc import Iterator, Sequence
 from http import HTTPStatus
@@ -104,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     search = commands.add_parser("search", help="list a user's or a bucket's files")
     who = search.add_mutually_exclusive_group(required=True)
-    who.add_argument("--user", help="a user's files, in upload order")
+    who.add_argument("--user", help="a user's files, in upload order unless --sort size")
     who.add_argument("--bucket", help="a bucket's files, largest first (a time box: see orderedBy)")
     search.add_argument("--date", help="one UTC day, YYYY-MM-DD (not with --from/--to)")
     search.add_argument("--from", dest="from_", metavar="FROM", help="earliest upload, a day or a timestamp")
@@ -114,13 +115,15 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument(
         "--sort",
         choices=("uploadDate", "size"),
-        help="the order of a bucket's list: uploadDate (newest first) or size (largest first); a user's "
-        "list is always by uploadDate (default: the API's plan, see orderedBy)",
+        help="the order of a user's or a bucket's list: size (largest first) or uploadDate (a bucket's "
+        "newest first, a user's oldest first); without it a user's list is by uploadDate, a bucket's by "
+        "the API's plan (see orderedBy)",
     )
     search.add_argument(
         "--order",
         choices=("asc", "desc"),
-        help="sort direction (default: asc for --user, by upload time; desc for --bucket, by size or --sort)",
+        help="sort direction (default: asc for --user by upload time; desc for --user --sort size and for "
+        "--bucket)",
     )
     search.add_argument("--q", help="words of the file's name, each the start of a word (newest first)")
     search.add_argument("--prefix", help="only keys under this prefix (a folder), in key order")
@@ -177,17 +180,39 @@ def printable(value: Any) -> str:
     return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
+def _char_width(char: str) -> int:
+    """Columns a terminal gives `char`: 2 for East Asian wide and fullwidth characters (CJK, kana,
+    Hangul syllables, most emoji), 0 for combining marks and Hangul's medial and final jamo (they join the
+    character before), 1 otherwise; an ambiguous-width character counts 1, as outside CJK locales."""
+    if unicodedata.east_asian_width(char) in ("W", "F"):
+        return 2
+    if unicodedata.category(char) in ("Mn", "Me") or "\u1160" <= char <= "\u11ff":
+        return 0
+    return 1
+
+
+def display_width(text: str) -> int:
+    """Columns `text` takes in a terminal (`printable` text: no control characters)."""
+    if text.isascii():
+        return len(text)
+    return sum(_char_width(char) for char in text)
+
+
 def format_table(items: Sequence[dict[str, Any]]) -> str:
-    """A plain text table of list items, sizes right-aligned."""
+    """A plain text table of list items, sizes right-aligned; padded by display width, so a CJK name
+    (two columns a character) lines up with ASCII ones."""
     rows = [[printable(item.get(name, "")) for name, _ in COLUMNS] for item in items]
     headers = [title for _, title in COLUMNS]
-    widths = [max([len(headers[i]), *(len(row[i]) for row in rows)]) for i in range(len(COLUMNS))]
+    widths = [
+        max([display_width(headers[i]), *(display_width(row[i]) for row in rows)])
+        for i in range(len(COLUMNS))
+    ]
 
     def line(cells: Sequence[str]) -> str:
-        parts = [
-            cell.rjust(width) if name == "size" else cell.ljust(width)
-            for cell, width, (name, _) in zip(cells, widths, COLUMNS, strict=True)
-        ]
+        parts = []
+        for cell, width, (name, _) in zip(cells, widths, COLUMNS, strict=True):
+            pad = " " * (width - display_width(cell))
+            parts.append(pad + cell if name == "size" else cell + pad)
         return "  ".join(parts).rstrip()
 
     return "\n".join([line(headers), *(line(row) for row in rows)])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,14 @@ from pathlib import Path
 import pytest
 
 import file_search_client
-from file_search_client.cli import build_parser, format_item, format_status, format_table, main
+from file_search_client.cli import (
+    build_parser,
+    display_width,
+    format_item,
+    format_status,
+    format_table,
+    main,
+)
 from file_search_client.http import SearchApiClient, key_path, needs_signing, region_of
 
 DEPLOYED = "https://abc123.execute-api.eu-central-1.amazonaws.com/prod"
@@ -72,6 +80,57 @@ def test_table_aligns_columns_and_right_aligns_sizes() -> None:
     assert table[0] == "KEY            SIZE  USER  UPLOADED"
     assert table[1] == "a                 5  U     2017-08-20T09:15:02.113Z"
     assert table[2] == "long/key.txt  12345  U     2017"
+
+
+def test_table_pads_by_display_width_so_cjk_names_line_up() -> None:
+    # 会議資料 takes 8 columns of a terminal (2 a character), not 4; the decomposed é (e and U+0301) takes 1.
+    table = format_table(
+        [
+            {"objectKey": "会議資料.pptx", "size": 5, "uploadUser": "山田", "uploadDate": "2024-05-01"},
+            {"objectKey": "notes.txt", "size": 12345, "uploadUser": "U", "uploadDate": "2024-05-02"},
+            {"objectKey": "cafe\u0301.txt", "size": 7, "uploadUser": "U", "uploadDate": "2024-05-03"},
+            {"objectKey": "ＡＢ.txt", "size": 70, "uploadUser": "U", "uploadDate": "2024-05-04"},
+        ]
+    ).splitlines()
+    assert table == [
+        "KEY             SIZE  USER  UPLOADED",
+        "会議資料.pptx      5  山田  2024-05-01",
+        "notes.txt      12345  U     2024-05-02",
+        "cafe\u0301.txt           7  U     2024-05-03",
+        "ＡＢ.txt          70  U     2024-05-04",
+    ]
+    # On every line, in terminal columns: KEY, USER and UPLOADED start at the same place, SIZE ends at one.
+    edges = set()
+    for line in table:
+        cells = list(re.finditer(r"\S+", line))
+        assert len(cells) == 4, line
+        edges.add(
+            (
+                display_width(line[: cells[0].start()]),
+                display_width(line[: cells[1].end()]),
+                display_width(line[: cells[2].start()]),
+                display_width(line[: cells[3].start()]),
+            )
+        )
+    assert len(edges) == 1, edges
+
+
+@pytest.mark.parametrize(
+    ("text", "columns"),
+    [
+        ("notes.txt", 9),
+        ("会議資料.pptx", 13),  # CJK ideographs: wide
+        ("ファイル", 8),  # katakana: wide
+        ("한국어", 6),  # Hangul syllables: wide
+        ("\u1112\u1161\u11ab", 2),  # the same syllable 한 as jamo: the vowel and final join the first
+        ("ＡＢ", 4),  # fullwidth Latin
+        ("cafe\u0301", 4),  # a combining mark takes no column
+        ("ｶﾅ", 2),  # halfwidth katakana: narrow
+        ("über", 4),
+    ],
+)
+def test_display_width_counts_terminal_columns(text: str, columns: int) -> None:
+    assert display_width(text) == columns
 
 
 def test_an_empty_list_is_just_the_header() -> None:
@@ -291,3 +350,30 @@ def test_help_tells_every_exit_status_and_the_sort_orders() -> None:
     assert "141 the reader of stdout closed it early" in parser.format_help()
     (search,) = [sub for sub in _parsers(parser) if sub.prog.endswith(" search")]
     assert "--sort {uploadDate,size}" in search.format_help()
+
+
+def _search_help(dest: str) -> str:
+    (search,) = [sub for sub in _parsers(build_parser()) if sub.prog.endswith(" search")]
+    (action,) = [action for action in search._actions if action.dest == dest]
+    return " ".join((action.help or "").split())
+
+
+def test_help_on_sort_says_what_the_api_does_for_a_user() -> None:
+    from search.queries import ListParameters, build_query
+
+    # The API: a user's list by size is largest first; by upload time (or unsorted) oldest first.
+    by_size = build_query(ListParameters(user="U", sort="size"))
+    assert (by_size.order_by, by_size.ascending) == ("size", False)
+    for sort in (None, "uploadDate"):
+        by_time = build_query(ListParameters(user="U", sort=sort))
+        assert by_time.ascending is True
+        assert by_time.order_by in (None, "uploadDate")
+    newest = build_query(ListParameters(bucket="b", sort="uploadDate"))
+    assert (newest.order_by, newest.ascending) == ("uploadDate", False)
+    # The help says the same, and no longer that a user's list is always by upload time.
+    sort_help, user_help, order_help = _search_help("sort"), _search_help("user"), _search_help("order")
+    assert "always" not in sort_help
+    assert "a user's or a bucket's list: size (largest first)" in sort_help
+    assert "a bucket's newest first, a user's oldest first" in sort_help
+    assert "unless --sort size" in user_help
+    assert "desc for --user --sort size" in order_help
