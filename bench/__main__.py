@@ -1,6 +1,6 @@
 """`python -m bench`: every benchmark side by side in one run, printed as one table.
 
-    python -m bench            # the full run (minutes on two cores); charts into bench/charts/
+    python -m bench            # the full run (about 20 minutes on two cores); charts into bench/charts/
     python -m bench --quick    # tiny sizes, about a minute: proves the code still runs
 
 Progress goes to stderr; stdout gets the aligned table, then the same rows as markdown for the README.
@@ -20,7 +20,7 @@ from typing import Any
 
 from bench import box_reads
 from bench.report import Row, markdown_table, progress, text_table
-from bench.runner import MEASURES, MeasureFailed, run_isolated
+from bench.runner import MEASURES, MeasureFailed, failure_reason, run_isolated
 
 DEFAULT_CHARTS = Path(__file__).resolve().parent / "charts"
 
@@ -262,6 +262,15 @@ def _sizes(raw: str) -> tuple[int, ...]:
     return tuple(int(size) for size in raw.split(","))
 
 
+# Seconds a measure may run before it is stopped and reported failed.
+MEASURE_TIMEOUT = 1800
+
+
+def failed_row(name: str, reason: str) -> Row:
+    """The table's row for a measure that gave no rows: its name, FAILED and why."""
+    return Row(f"{name}: FAILED", "", None, None, "", None, reason)
+
+
 def main(argv: list[str]) -> int:
     options = parse_args(argv)
     rows: list[Row] = []
@@ -272,12 +281,16 @@ def main(argv: list[str]) -> int:
         progress(f"--- {name}")
         began = time.perf_counter()
         try:
-            measured = run_isolated(name, options.settings.kwargs(name), timeout=1800)
+            measured = run_isolated(name, options.settings.kwargs(name), timeout=MEASURE_TIMEOUT)
+        except Exception as error:
+            # One measure's failure is its row in the table; the run goes on with the next measure.
+            reason = str(error) if isinstance(error, MeasureFailed) else failure_reason(error)
+            failed.append(name)
+            rows.append(failed_row(name, reason))
+            progress(f"--- {name} FAILED: {reason}")
+        else:
             rows.extend(measured.rows)
             samples.update(measured.samples)
-        except MeasureFailed as error:
-            failed.append(name)
-            rows.append(Row(f"{name}: FAILED", "", None, None, "", None, str(error)))
         progress(f"--- {name} took {time.perf_counter() - began:.1f} s")
     progress(f"all measures took {time.perf_counter() - started:.1f} s")
     print(text_table(rows))

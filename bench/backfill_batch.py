@@ -16,7 +16,11 @@ named in `bench/README.md` ("On paper"):
   lands on one partition of `bucketName-size-index`, with N shards (the deployed `bucketIndexShards`) the
   busiest shard meets the limit first, at the rate measure 11's heat model gives;
 - prices: us-east-1 list prices (`PRICES`), on-demand DynamoDB, Lambda on arm64, Step Functions Express
-  children, S3 LIST requests.
+  children, S3 LIST requests;
+- the name index (when the default deployment keeps one, `nameIndex`): every backfilled entry also gets
+  its name items, its key item and one term item per term of its name, each written in the name table and
+  its user GSI (`name_units_per_entry`, over measure 16's people's names); its write units are priced
+  with the entries'. Only the price: the measured batch writes no name item (its hours leave them out).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from typing import Any
 from bench import aws, deployment, events, instrument
 from bench.partition_heat import Kind, sustainable
 from bench.report import Row, progress
+from file_index.names import entry_items
 from file_index.placement import ShardPlacement
 
 # infra/config.py and infra/backfill.py: the defaults a deploy gets.
@@ -49,6 +54,8 @@ WRITE_UNITS_WITH_USER = 3
 WRITE_UNITS_WITHOUT_USER = 2
 EXPRESS_MEMORY_GB = 64 / 1024  # Express bills duration in 64 MB steps; a child holds only its batch
 OBJECT_COUNTS = (10_000_000, 1_000_000_000)
+# Files of measure 16's people's names (`bench.name_data`) the name index's write units are averaged over.
+NAME_SAMPLE_FILES = 2_000
 
 
 @dataclass(frozen=True)
@@ -93,19 +100,41 @@ class Backfill:
     objects: int
     hours: float
     hours_without_index_bound: float
-    dynamodb_usd: float
+    dynamodb_usd: float  # the entries: the table and its indexes
     lambda_usd: float
     step_functions_usd: float
     s3_usd: float
+    name_index_usd: float = 0.0  # the entries' name items: the name table and its user GSI
 
     @property
     def total_usd(self) -> float:
-        return self.dynamodb_usd + self.lambda_usd + self.step_functions_usd + self.s3_usd
+        return (
+            self.dynamodb_usd + self.name_index_usd + self.lambda_usd + self.step_functions_usd + self.s3_usd
+        )
 
 
 def lambda_batch_seconds(wall_seconds: float, cpu_seconds: float) -> float:
     """A batch's duration in a 512 MB Lambda: its wall time, or its CPU time at a share of a vCPU."""
     return max(wall_seconds, cpu_seconds * FULL_VCPU_MB / (LAMBDA_MEMORY_GB * 1024))
+
+
+def name_units_per_entry(layout: ShardPlacement, files: int = NAME_SAMPLE_FILES) -> tuple[float, float]:
+    """Mean write units and items the name index takes per backfilled entry, over `files` of measure 16's
+    names: the items a backfill puts (`NameIndex.put_entry(entry, None)`: the key item and the term items;
+    a new deployment's name table is complete from the start, so no old word item), each written in the
+    name table and again in its user GSI (`name_writes.units`)."""
+    from bench.name_checks import file_entry
+    from bench.name_data import make_files
+    from bench.name_writes import units
+
+    sample, _ = make_files(files, seed=16)  # measure 16's write rows' seed
+    written = [
+        entry_items(file_entry(file, layout, n), "", with_words=False) for n, file in enumerate(sample)
+    ]
+    return (
+        sum(units(item) for items in written for item in items) / len(written),
+        sum(len(items) for items in written) / len(written),
+    )
 
 
 def model(
@@ -114,8 +143,10 @@ def model(
     prices: Prices = PRICES,
     *,
     index_bound: float = PARTITION_WRITE_UNITS_PER_SECOND,
+    name_units: float = 0.0,
 ) -> Backfill:
-    """`index_bound`: the objects/s the bucket's index sustains (one partition: 1,000; sharded: more)."""
+    """`index_bound`: the objects/s the bucket's index sustains (one partition: 1,000; sharded: more).
+    `name_units`: the name index's write units per entry (`name_units_per_entry`; 0: no name index)."""
     batches = math.ceil(objects / BATCH_SIZE)
     writers_rate = MAX_CONCURRENCY * BATCH_SIZE / batch_seconds
     rate = min(writers_rate, index_bound)
@@ -125,6 +156,7 @@ def model(
         hours=objects / rate / 3600,
         hours_without_index_bound=objects / writers_rate / 3600,
         dynamodb_usd=objects * WRITE_UNITS_WITH_USER / 1e6 * prices.dynamodb_per_million_write_units,
+        name_index_usd=objects * name_units / 1e6 * prices.dynamodb_per_million_write_units,
         lambda_usd=gb_seconds * prices.lambda_per_gb_second
         + batches / 1e6 * prices.lambda_per_million_requests,
         # Each child is one Express execution of about the batch's duration; the Standard parent's few
@@ -196,8 +228,12 @@ def run(*, latency_ms: float, repeats: int) -> list[Row]:
             f"{index_bound:,.0f} new entries/s on bucketName-size-index's {shards} shards (measure 11's "
             f"heat model: the busiest shard at {PARTITION_WRITE_UNITS_PER_SECOND:,} writes/s)"
         )
+    name_units, name_items = 0.0, 0.0
+    if deployment.stack_config().name_index:
+        progress(f"backfill batch: the name index's write units per entry ({NAME_SAMPLE_FILES:,} names)")
+        name_units, name_items = name_units_per_entry(layout)
     for objects in OBJECT_COUNTS:
-        backfill = model(objects, batch_s, index_bound=index_bound)
+        backfill = model(objects, batch_s, index_bound=index_bound, name_units=name_units)
         one_partition = model(objects, batch_s)
         binding = "the index" if backfill.hours > backfill.hours_without_index_bound else "the writers"
         label = f"{objects:,}"
@@ -216,6 +252,12 @@ def run(*, latency_ms: float, repeats: int) -> list[Row]:
                 "of a vCPU)",
             )
         )
+        names = (
+            f"name index {backfill.name_index_usd:,.2f} ({name_units:.1f} WRU/entry: the key item and "
+            f"{name_items - 1:.1f} term items of measure 16's names, each also in the user GSI)"
+            if name_units
+            else "no name index"
+        )
         rows.append(
             Row(
                 f"10. state machine backfill of {label} objects (model)",
@@ -224,8 +266,9 @@ def run(*, latency_ms: float, repeats: int) -> list[Row]:
                 None,
                 "",
                 None,
-                f"DynamoDB {backfill.dynamodb_usd:,.2f} ({WRITE_UNITS_WITH_USER} WRU/entry), Lambda "
-                f"{backfill.lambda_usd:,.2f}, Step Functions Express {backfill.step_functions_usd:,.2f}, "
+                f"DynamoDB: entries {backfill.dynamodb_usd:,.2f} ({WRITE_UNITS_WITH_USER} WRU/entry), "
+                f"{names}; Lambda {backfill.lambda_usd:,.2f}, Step Functions Express "
+                f"{backfill.step_functions_usd:,.2f}, "
                 f"S3 LIST {backfill.s3_usd:,.2f}; us-east-1 list prices as of {PRICES.as_of} "
                 f"(model run {today})",
             )
