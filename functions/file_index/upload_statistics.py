@@ -14,20 +14,27 @@ table's ~4,000,000 (0.75% at 3 units).
 
 Each item's key is longer than S3 allows (`state.is_state_key` holds), so no event writes it and every
 scan of the table skips it; it carries no index key attribute, so no search returns it. Backfill and
-reconcile neither read nor reset the items: a bucket keeps them through any run. Deletes are not counted
-(their size is not in the event) and an overwrite of a sampled key counts again: the counts estimate what
-was uploaded, which the planner uses for shares of sizes and times, not as an exact count.
+reconcile neither read nor reset the items: a bucket keeps them through any run.
+
+The counts follow the live entries, not only the uploads (`StatisticsTally`): a delete takes the entry it
+removed off again (the tombstone's write returns the old entry, so this costs no read), and an overwrite
+takes the old entry off as it adds the new one, in the same item (the key chooses it). A bucket with churn
+(temporary files, logs under an expiry) then reads as what it holds: counted only on upload, a bucket that
+keeps a week of files looked like years of them, and the planner sent "this week" boxes to the size index.
+Counters are summed over the items before they are read, so one item's counter may go below zero (an entry
+a backfill wrote and a delete took off) while the bucket's sum stays an estimate of what it holds.
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from file_index import cost, schema
+from file_index import cost, schema, zorder
 from file_index.objects import MAX_KEY_BYTES, ObjectEvent
 
 SAMPLE_ONE_IN = 100
@@ -87,11 +94,56 @@ def upload_counts(events: Iterable[ObjectEvent]) -> dict[int, Counter[str]]:
     return by_shard
 
 
-def add_uploads(dynamodb: Any, table_name: str, bucket: str, events: Iterable[ObjectEvent]) -> int:
-    """Add the sampled uploads among `events` (indexed creates of `bucket`) to its statistics items; the
-    number of UpdateItems made."""
+def entry_sample(entry: Mapping[str, Any], bucket: str) -> tuple[int, dict[str, int]] | None:
+    """`upload_sample` of an entry as written or read (its key, size and upload date); None when it is not
+    in the sample or lacks what the counters need (an entry damaged by hand)."""
+    try:
+        size = int(entry[schema.SIZE])
+        upload_ms = zorder.epoch_millis(str(entry[schema.UPLOAD_DATE]))
+    except (KeyError, TypeError, ValueError, zorder.ZOrderError):
+        return None
+    return upload_sample(str(entry[schema.OBJECT_KEY]), bucket, size, upload_ms)
+
+
+class StatisticsTally:
+    """What the writes of a batch add to and take from a bucket's statistics items, by item: each live
+    entry a write made counts once, each live entry it removed (a delete's, an overwrite's old one) counts
+    off. Thread-safe: the batch's writers tally at once; `drain` takes what the batch tallied. One bucket's:
+    the indexer's (`bucket` only weighs the entries' estimated bytes)."""
+
+    def __init__(self) -> None:
+        self._counts: dict[int, Counter[str]] = {}
+        self._lock = threading.Lock()
+
+    def added(self, entry: Mapping[str, Any], bucket: str) -> None:
+        self._tally(entry, bucket, 1)
+
+    def removed(self, entry: Mapping[str, Any], bucket: str) -> None:
+        self._tally(entry, bucket, -1)
+
+    def _tally(self, entry: Mapping[str, Any], bucket: str, sign: int) -> None:
+        sample = entry_sample(entry, bucket)
+        if sample is None:
+            return
+        shard, counts = sample
+        with self._lock:
+            counter = self._counts.setdefault(shard, Counter())
+            for name, value in counts.items():
+                counter[name] += sign * value
+
+    def drain(self) -> dict[int, Counter[str]]:
+        """What was tallied since the last drain (counters that cancelled out left out), and a fresh start."""
+        with self._lock:
+            counts, self._counts = self._counts, {}
+        kept = {shard: Counter({n: v for n, v in counter.items() if v}) for shard, counter in counts.items()}
+        return {shard: counter for shard, counter in kept.items() if counter}
+
+
+def add_counts(dynamodb: Any, table_name: str, bucket: str, by_shard: Mapping[int, Counter[str]]) -> int:
+    """Add `by_shard` (counters by statistics item, any sign) to `bucket`'s statistics items; the number
+    of UpdateItems made (one per item)."""
     writes = 0
-    for shard, counts in sorted(upload_counts(events).items()):
+    for shard, counts in sorted(by_shard.items()):
         names = {"#of": STATISTICS_OF}
         values: dict[str, Any] = {":of": {"S": bucket}}
         adds = []
@@ -111,10 +163,11 @@ def add_uploads(dynamodb: Any, table_name: str, bucket: str, events: Iterable[Ob
 
 
 def counts_of(items: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """The sum of the counters of statistics items as read (deserialized); a damaged counter is left out."""
+    """The sum of the counters of statistics items as read (deserialized), those above zero; a damaged
+    counter (not a whole number) is left out. One item's counter may be negative (module docstring)."""
     total: Counter[str] = Counter()
     for item in items:
         for name, value in item.items():
-            if isinstance(value, Decimal) and value == value.to_integral() and value > 0:
+            if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral():
                 total[name] += int(value)
-    return dict(total)
+    return {name: value for name, value in total.items() if value > 0}

@@ -99,6 +99,7 @@ from file_index.config import SdkSettings
 from file_index.names import NameIndex, is_live_entry
 from file_index.objects import ObjectEvent
 from file_index.placement import ShardPlacement
+from file_index.upload_statistics import StatisticsTally
 
 # boto3 ships no type information for its generated clients.
 DynamoDBClient = Any
@@ -171,6 +172,7 @@ def apply_event(
     now: datetime | None = None,
     layout: ShardPlacement = DEFAULT_LAYOUT,
     names: NameIndex | None = None,
+    statistics: StatisticsTally | None = None,
 ) -> Outcome:
     """Write `event` into the index if it is newer than what the index holds for its key.
 
@@ -190,6 +192,8 @@ def apply_event(
     outcome = write.remove_version(s3) if event.removes_one_version else write.put()
     if names is not None:
         write.update_names(names, outcome)
+    if statistics is not None:
+        write.update_statistics(statistics, outcome)
     return outcome
 
 
@@ -473,6 +477,24 @@ class _Write:
             # A duplicate or older create: the live entry's items again, under its own position, in
             # case the first delivery wrote the entry and failed before its items.
             names.put_entry(old, str(old.get(schema.ORDER_KEY) or ""))
+
+    def update_statistics(self, tally: StatisticsTally, outcome: Outcome) -> None:
+        """Tally the live entry this event made and the live entry it removed (an overwrite's old one, a
+        delete's): the bucket's statistics follow what it holds, churn included."""
+        if self.event.removes_one_version:
+            hidden = self.seen.get("hidden")
+            if is_live_entry(hidden):
+                tally.removed(hidden, self.event.bucket)
+            if self.seen.get("restored_applied"):
+                tally.added(self.seen["restored"], self.event.bucket)
+            return
+        old = self.seen.get("old")
+        if self._is_own_entry(old):
+            return  # this event applied again: its first write was tallied
+        if outcome is Outcome.WRITTEN and not self.event.is_removal:
+            tally.added(self.seen["written"], self.event.bucket)
+        if outcome in (Outcome.WRITTEN, Outcome.DELETED) and is_live_entry(old):
+            tally.removed(old, self.event.bucket)
 
     def _is_own_entry(self, entry: Mapping[str, Any] | None) -> TypeGuard[Mapping[str, Any]]:
         """A live entry this event wrote (at its own position): its items may not have been written."""

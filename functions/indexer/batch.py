@@ -163,16 +163,6 @@ def index_batch(
     return reports
 
 
-def written_uploads(reports: Iterable[MessageReport]) -> list[ObjectEvent]:
-    """The creates the batch indexed (written, not stale, not a tag change): what upload statistics count."""
-    return [
-        result.event
-        for report in reports
-        for result in report.results
-        if result.outcome is Outcome.WRITTEN and not result.event.is_removal and not result.event.is_tagging
-    ]
-
-
 def _apply_chain(
     chain: Sequence[tuple[str, ObjectEvent]], apply: ApplyEvent, deadline: Deadline | None
 ) -> list[EventResult]:

@@ -50,7 +50,10 @@ class IndexerConfig:
     key_pattern: KeyPattern
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS
     write_concurrency: int = DEFAULT_WRITE_CONCURRENCY
-    sdk: SdkSettings = field(default_factory=lambda: SdkSettings(max_connections=DEFAULT_WRITE_CONCURRENCY))
+    # A connection for each entry write and each name write in flight (`handler.name_index`).
+    sdk: SdkSettings = field(
+        default_factory=lambda: SdkSettings(max_connections=2 * DEFAULT_WRITE_CONCURRENCY)
+    )
     layout: ShardPlacement = field(default_factory=ShardPlacement)
     name_table_name: str | None = None
     enrich: Enrich = NONE
@@ -66,7 +69,7 @@ class IndexerConfig:
             tombstone_ttl_days=positive_int(env, "TOMBSTONE_TTL_DAYS", DEFAULT_TOMBSTONE_TTL_DAYS),
             write_concurrency=write_concurrency,
             # One connection per concurrent writer.
-            sdk=SdkSettings.from_env(env, max_connections=write_concurrency),
+            sdk=SdkSettings.from_env(env, max_connections=2 * write_concurrency),
             layout=ShardPlacement.from_env(env),
             name_table_name=env.get("NAME_TABLE_NAME", "").strip() or None,
             enrich=enrich.from_env(env),

@@ -20,8 +20,9 @@ batch) and IndexLagMs (event time to write), ConfigurationMismatches (batches re
 indexer's settings differ from the deployed configuration recorded in the table, `file_index.deployment`:
 its messages go back to the queue).
 
-After a batch, its sampled uploads are added to the bucket's statistics (`file_index.upload_statistics`,
-about one upload in a hundred), so the search's planner has statistics for a bucket only uploads wrote.
+After a batch, what its writes did to the sampled keys' entries (about one key in a hundred: entries made,
+and those deletes and overwrites removed) is added to the bucket's statistics
+(`file_index.upload_statistics`), so the search's planner knows what a bucket only uploads wrote holds.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import math
 import os
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
@@ -52,10 +53,10 @@ from file_index.deployment import (
 from file_index.enrich import TAGS, enriched, update_tags
 from file_index.names import NameIndex
 from file_index.objects import ObjectEvent
-from file_index.upload_statistics import add_uploads
+from file_index.upload_statistics import StatisticsTally, add_counts
 from file_index.writer import DynamoDBClient, Outcome, S3Client, apply_event, dynamodb_client
 from file_index.writer import s3_client as writer_s3_client
-from indexer.batch import Deadline, Message, MessageReport, index_batch, is_expected, written_uploads
+from indexer.batch import Deadline, Message, MessageReport, index_batch, is_expected
 from indexer.config import IndexerConfig
 
 DEFAULT_METRICS_NAMESPACE = "S3FileSearch"
@@ -81,6 +82,8 @@ class Runtime:
     names: NameIndex | None = None  # the name index, when the deployment keeps one
     # The indexer's settings against the deployment's record in the table (None: not checked).
     configuration: ConfigurationCheck | None = None
+    # What the writes of the batch running tally for the bucket's statistics, drained after each batch.
+    statistics: StatisticsTally = field(default_factory=StatisticsTally)
 
     @property
     def deadline_margin_ms(self) -> int:
@@ -116,6 +119,7 @@ class Runtime:
             tombstone_ttl_days=self.config.tombstone_ttl_days,
             layout=self.config.layout,
             names=self.names,
+            statistics=self.statistics,
         )
 
 
@@ -144,9 +148,19 @@ def cold_start() -> Runtime:
         dynamodb=dynamodb,
         s3=s3_client(config.sdk),
         executor=ThreadPoolExecutor(max_workers=config.write_concurrency, thread_name_prefix="index-write"),
-        names=None if config.name_table_name is None else NameIndex(dynamodb, config.name_table_name),
+        names=None if config.name_table_name is None else name_index(dynamodb, config),
         configuration=configuration,
     )
+
+
+def name_index(dynamodb: DynamoDBClient, config: IndexerConfig) -> NameIndex:
+    """The name index's writer, with a pool of its own: a name's items are written (25 to a BatchWriteItem)
+    and deleted (one conditional DeleteItem each: a long name's 200 and more) in parallel, not one call
+    after another. It holds `write_concurrency` threads, shared by the batch's writes, so a batch has at
+    most twice that many calls in flight (the SDK's connection pool holds them: `IndexerConfig.sdk`)."""
+    assert config.name_table_name is not None
+    pool = ThreadPoolExecutor(max_workers=config.write_concurrency, thread_name_prefix="index-names")
+    return NameIndex(dynamodb, config.name_table_name, executor=pool)
 
 
 def s3_client(sdk: SdkSettings) -> Any:
@@ -207,7 +221,7 @@ def _handle(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     )
     _report(reports)
     _report_foreign(reports, runtime.config.bucket_name)
-    _count_uploads(runtime, reports)
+    _count_uploads(runtime)
     by_message = {report.message_id: report for report in reports}
 
     def settle(record: SQSRecord) -> None:
@@ -286,13 +300,13 @@ def _report(reports: list[MessageReport]) -> None:
     )
 
 
-def _count_uploads(runtime: Runtime, reports: list[MessageReport]) -> None:
-    """Add the batch's sampled uploads to the bucket's statistics (`file_index.upload_statistics`). The
-    entries are written already: a failure here costs the planner a few samples, never a message."""
+def _count_uploads(runtime: Runtime) -> None:
+    """Add what the batch's writes tallied (sampled entries made, and removed by deletes and overwrites) to
+    the bucket's statistics (`file_index.upload_statistics`). The entries are written already: a failure
+    here costs the planner a few samples, never a message."""
     try:
-        add_uploads(
-            runtime.dynamodb, runtime.config.table_name, runtime.config.bucket_name, written_uploads(reports)
-        )
+        tallied = runtime.statistics.drain()
+        add_counts(runtime.dynamodb, runtime.config.table_name, runtime.config.bucket_name, tallied)
     except (ClientError, BotoCoreError) as error:
         logger.warning("upload statistics not added", extra={"reason": str(error)})
 

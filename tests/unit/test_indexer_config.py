@@ -23,8 +23,9 @@ def test_defaults() -> None:
     assert config == IndexerConfig("FileMetaData", "fileupload.a", KeyPattern.parse("default"))
     assert config.tombstone_ttl_days == DEFAULT_TOMBSTONE_TTL_DAYS == 30
     assert config.write_concurrency == 32
+    # A connection for each entry write and each name write in flight.
     assert config.sdk == SdkSettings(
-        max_attempts=3, max_connections=32, connect_timeout=2.0, read_timeout=5.0
+        max_attempts=3, max_connections=64, connect_timeout=2.0, read_timeout=5.0
     )
 
 
@@ -43,7 +44,9 @@ def test_all_variables() -> None:
     )
     assert config.bucket_name == "B"
     assert (config.tombstone_ttl_days, config.write_concurrency) == (20, 8)
-    assert config.sdk == SdkSettings(max_attempts=4, max_connections=8, connect_timeout=0.5, read_timeout=3.0)
+    assert config.sdk == SdkSettings(
+        max_attempts=4, max_connections=16, connect_timeout=0.5, read_timeout=3.0
+    )
     assert config.key_pattern.split("bob-x.txt").upload_user == "bob"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from datetime import UTC, datetime
+from decimal import Decimal
 from types import SimpleNamespace
 
 from bench.entries import create_event
@@ -97,3 +98,31 @@ def test_a_smallest_size_of_zero_is_no_bound() -> None:
     assert UserQuery("u", min_size=0).min_size is None
     # Any other bound stays a bound.
     assert BucketQuery("b", min_size=1, start="2026-11-25T20:00:00.000Z").has_size_bounds
+
+
+def test_a_tally_takes_off_what_it_added_for_the_same_entry() -> None:
+    key = next(key for key in KEYS if upload_statistics.sampled(key) is not None)
+    entry = {"objectKey": key, "size": 5000, "uploadDate": "2017-03-09T00:00:00.000Z"}
+    newer = entry | {"size": 10**9, "uploadDate": "2017-12-01T00:00:00.000Z"}
+    tally = upload_statistics.StatisticsTally()
+    tally.added(entry, "fileupload.a")
+    tally.added({**entry, "objectKey": next(k for k in KEYS if upload_statistics.sampled(k) is None)}, "b")
+    ((shard, counted),) = tally.drain().items()
+    assert shard == upload_statistics.sampled(key)
+    assert counted["month2017-03"] == upload_statistics.SAMPLE_ONE_IN
+    assert tally.drain() == {}  # drained
+    # An overwrite: the old entry off, the new one on, in the same item; then its delete.
+    tally.removed(entry, "fileupload.a")
+    tally.added(newer, "fileupload.a")
+    moved = tally.drain()[shard]
+    assert moved["month2017-03"] == -upload_statistics.SAMPLE_ONE_IN
+    assert moved["month2017-12"] == upload_statistics.SAMPLE_ONE_IN
+    assert "entries" not in moved  # one off, one on
+    tally.removed(newer, "fileupload.a")
+    summed = upload_statistics.counts_of(
+        [
+            {name: Decimal(value) for name, value in counts.items()}
+            for counts in (counted, moved, tally.drain()[shard])
+        ]
+    )
+    assert summed == {}  # nothing left: the bucket holds none of them

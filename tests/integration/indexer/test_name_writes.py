@@ -1,0 +1,68 @@
+"""The indexer writes and deletes a name's items in parallel: a long name has 200 and more term items, and
+each delete is one conditional DeleteItem (BatchWriteItem takes no condition), so one after another they
+held a batch for hundreds of calls where the puts take a few BatchWriteItems."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import boto3
+import pytest
+
+from file_index import schema
+from file_index.names import NameIndex
+from tests.integration.indexer.conftest import Indexer
+from tests.integration.indexer.notifications import SqsQueue, notification, s3_record
+
+# A long name of many words: 100 term items.
+LONG_NAME = "USER001_" + " ".join(f"word{n:02d}x" for n in range(24)) + ".txt"
+
+
+def name_items() -> int:
+    pages = (
+        boto3.client("dynamodb")
+        .get_paginator("scan")
+        .paginate(TableName=schema.NAME_TABLE_NAME, Select="COUNT")
+    )
+    return sum(page["Count"] for page in pages)
+
+
+@pytest.fixture
+def named_indexer(moto_indexer: Indexer, monkeypatch: pytest.MonkeyPatch) -> Indexer:
+    boto3.client("dynamodb").create_table(**schema.create_name_table_request())
+    monkeypatch.setenv("NAME_TABLE_NAME", schema.NAME_TABLE_NAME)
+    return moto_indexer
+
+
+def test_a_names_items_are_deleted_in_parallel(
+    named_indexer: Indexer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queue = SqsQueue()
+    queue.send(notification(s3_record("ObjectCreated:Put", LONG_NAME, sequencer="01", size=5)))
+    assert queue.deliver(named_indexer, named_indexer.context) == []
+    assert name_items() > 50
+
+    in_flight = 0
+    most = 0
+    lock = threading.Lock()
+    original = NameIndex._delete_if_older
+
+    def slowed(self: NameIndex, item: Any, order: str) -> None:
+        nonlocal in_flight, most
+        with lock:
+            in_flight += 1
+            most = max(most, in_flight)
+        time.sleep(0.005)  # a call's round trip, so that calls made one after another never overlap
+        try:
+            original(self, item, order)
+        finally:
+            with lock:
+                in_flight -= 1
+
+    monkeypatch.setattr(NameIndex, "_delete_if_older", slowed)
+    queue.send(notification(s3_record("ObjectRemoved:Delete", LONG_NAME, sequencer="02")))
+    assert queue.deliver(named_indexer, named_indexer.context) == []
+    assert name_items() == 0
+    assert most > 1
