@@ -142,22 +142,28 @@ class PeopleDirectory:
                 self._names.popitem(last=False)
 
     def search(self, words: str) -> list[dict[str, str]]:
-        """People whose name attribute starts with `words` (Cognito's prefix filter, case-sensitive as
-        Cognito's is), as `{"user": uploadUser, "name"}`, at most MAX_PEOPLE."""
+        """People whose name as the lists show it starts with `words` (Cognito's prefix filter,
+        case-sensitive as Cognito's is), as `{"user": uploadUser, "name"}`, at most MAX_PEOPLE.
+
+        The name shown is the name attribute, or the user name of a person without it (`_name_of`): so
+        a person is found by either, as the Owner column shows them (two ListUsers at most)."""
         if not _FILTER_VALUE.fullmatch(words):
             return []
-        attribute = "username" if self._name_attribute == "username" else self._name_attribute
-        answer = self._cognito.list_users(
-            UserPoolId=self._pool_id, Filter=f'{attribute} ^= "{words}"', Limit=MAX_PEOPLE
-        )
-        found = []
-        for user in answer.get("Users", []):
-            value = self._claim_of(user)
-            if value is not None:
-                name = self._name_of(user)
+        found: dict[str, str] = {}
+        for attribute in dict.fromkeys((self._name_attribute, "username")):
+            if len(found) == MAX_PEOPLE:
+                break
+            answer = self._cognito.list_users(
+                UserPoolId=self._pool_id, Filter=f'{attribute} ^= "{words}"', Limit=MAX_PEOPLE
+            )
+            for user in answer.get("Users", []):
+                value, name = self._claim_of(user), self._name_of(user)
+                # By user name: only those the lists show by it (no name attribute of their own).
+                if value is None or not name.startswith(words) or len(found) == MAX_PEOPLE:
+                    continue
                 self._remember(value, name)
-                found.append({"user": value, "name": name})
-        return found
+                found.setdefault(value, name)
+        return [{"user": value, "name": name} for value, name in found.items()]
 
     def _look_up(self, user: str) -> str:
         if self._user_claim == "cognito:username":

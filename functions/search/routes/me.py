@@ -136,7 +136,9 @@ def list_my_files(query: Annotated[ListQuery, Query()]) -> Response[models.FileL
     description=(
         'Answers `{"people": [{"user", "name"}]}`, at most 20: `user` is the uploadUser to pass as '
         "`GET /me/files?user=`, `name` the attribute the deployment shows (`ownerNameAttribute`: "
-        "name, email or user name). The match is the user pool's own prefix filter (case-sensitive). "
+        "name, email or user name), or the user name of a person without it, as the lists show them "
+        "(`ownerName`): a person is found by either. The match is the user pool's own prefix filter "
+        "(case-sensitive). "
         "For members of the admin group only (403 for anybody else)."
     ),
     responses={200: {"description": "The people found"}, **_SIGNED_IN_ERRORS},

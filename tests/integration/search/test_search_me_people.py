@@ -99,6 +99,12 @@ def test_admins_find_people_by_name(me_api: SearchApi, pool: dict[str, str]) -> 
         {"user": pool["alice"], "name": "Alice Archer"},
     ]
     assert call(me_api, "GET", '/me/people?q=Al"ice', ADMIN)[1] == {"people": []}
+    # A person without the name attribute is found by what the Owner column shows: their user name.
+    assert call(me_api, "GET", "/me/people?q=bo", ADMIN)[1] == {
+        "people": [{"user": pool["bob"], "name": "bob"}]
+    }
+    # ... and only them: a person shown by their name is not found by their user name.
+    assert call(me_api, "GET", "/me/people?q=ali", ADMIN)[1] == {"people": []}
     status, body, _ = call(me_api, "GET", "/me/people?q=Al", ALICE)
     assert status == 403
     assert call(me_api, "GET", "/me/people", ADMIN)[0] == 400
