@@ -24,6 +24,7 @@ from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
 from infra import federation, sizing
 from infra.federation import FederationError, IdentityProvider
 from infra.sizing import IndexerSizing
+from sign_up_guard.guard import InvalidDomainError, parse_domains
 
 if TYPE_CHECKING:
     # Imported where it is used: the local stack reads this module, and importing the CDK starts jsii.
@@ -71,6 +72,12 @@ _CUSTOM_CLAIM = re.compile(r"^custom:[A-Za-z0-9_.-]{1,20}$")
 # Standard attributes that stand for a verified address until the person changes them.
 _VERIFIED_ADDRESSES = ("email", "phone_number")
 _GROUP_NAME = re.compile(r"^\S{1,128}$")
+# The user names Cognito gives people who sign in through an identity provider: `<provider>_<id at the
+# provider>`, e.g. an Okta user id, an Entra object id, an email-format or opaque SAML NameID. A key pattern
+# must read each of them back from the keys the API gives their uploads (`search.people.upload_key`).
+FEDERATED_IDS = ("00u1abcd2EFGH3ijk4x7", "8f14e45f-ceea-467f-a7b5-4a0e2c8b3c9d", "jane_doe@example.com")
+# A layout that does: the user is everything before the first '/'.
+FEDERATED_USERNAME_LAYOUT = r"(?P<user>[^/]+)/(?P<file>.+)"
 # S3 takes at most 5 GiB in one PUT or POST.
 # S3's own limit on an object (a multipart upload's); the page uploads large files in parts.
 MAX_UPLOAD_BYTES = 5 * 1024**4
@@ -194,6 +201,10 @@ class StackConfig:
     # through its managed login at the prefix domain `sign_in_domain_prefix`. None: passwords only.
     identity_providers: tuple[IdentityProvider, ...] = ()
     sign_in_domain_prefix: str | None = None
+    # With identity providers: who gets an account at their first sign-in through one, by the domain of
+    # the email address the provider gives (the pool's pre sign-up trigger, functions/sign_up_guard).
+    # Empty: everyone the providers let sign in to the application.
+    allowed_email_domains: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _check_indexer_sizing(self.indexer_sizing)
@@ -269,6 +280,7 @@ class StackConfig:
             owner_name_attribute=_optional(get, "ownerNameAttribute", _owner_name_attribute, "name"),
             identity_providers=_optional(get, "identityProviders", _identity_providers, ()),
             sign_in_domain_prefix=_optional(get, "signInDomainPrefix", _domain_prefix, None),
+            allowed_email_domains=_optional(get, "allowedEmailDomains", _allowed_email_domains, ()),
             indexer_sizing=IndexerSizing(
                 memory_mb=_optional(
                     get,
@@ -515,9 +527,39 @@ def _domain_prefix(key: str, value: Any) -> str:
         raise ConfigError(str(error)) from None
 
 
+def _allowed_email_domains(key: str, value: Any) -> tuple[str, ...]:
+    """A list of domains; from the command line, a JSON list or the domains separated by commas."""
+    allowed = 'a list of email domains, e.g. ["example.com", "example.org"] (exact: a sub-domain is another)'
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except ValueError:
+                raise ConfigError(
+                    f"context {key}={value!r} is invalid (not JSON); allowed: {allowed}"
+                ) from None
+        else:
+            value = [part for part in text.split(",") if part.strip()]
+    if not isinstance(value, list):
+        raise ConfigError(f"context {key}={value!r} is invalid; allowed: {allowed}")
+    if not value:
+        return ()
+    try:
+        return parse_domains(value)
+    except InvalidDomainError as error:
+        raise ConfigError(f"context {key}: {error}; allowed: {allowed}") from None
+
+
 def _check_federation(config: StackConfig) -> None:
     """The identity providers need the stack's own pool, a domain, and no hold on the files' claim."""
     if not config.identity_providers:
+        if config.allowed_email_domains:
+            raise ConfigError(
+                "context allowedEmailDomains is set without identityProviders: it decides who gets an "
+                "account by signing in through an identity provider, and people who sign in with a "
+                "password are added by an operator; allowed: unset, or identityProviders as well"
+            )
         if config.sign_in_domain_prefix is not None:
             raise ConfigError(
                 f"context signInDomainPrefix={config.sign_in_domain_prefix!r} is set without "
@@ -538,13 +580,48 @@ def _check_federation(config: StackConfig) -> None:
             "context identityProviders needs signInDomainPrefix: the managed login's address "
             "https://<prefix>.auth.<region>.amazoncognito.com, unique in the region"
         )
+    _check_federated_user_names(config)
     for index, provider in enumerate(config.identity_providers):
+        if config.allowed_email_domains and "email" not in provider.attribute_mapping:
+            raise ConfigError(
+                f"context identityProviders[{index}].attributeMapping needs 'email' with "
+                "allowedEmailDomains: the pool's pre sign-up trigger reads the address the provider gives, "
+                f"so without it every sign-in through {provider.name} would be refused; allowed: a mapping "
+                'such as {"email": "email"} (SAML: {"email": '
+                '"http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress"})'
+            )
         if config.user_claim in provider.attribute_mapping:
             raise ConfigError(
                 f"context identityProviders[{index}].attributeMapping maps onto {config.user_claim}, the "
                 "userClaim that names a person's files: whoever can change that attribute at the identity "
                 f"provider would take another person's files; allowed: a mapping without {config.user_claim}"
             )
+
+
+def _check_federated_user_names(config: StackConfig) -> None:
+    """`userClaim: cognito:username` names a federated person's files `<provider>_<id>/...`: refused when the
+    key pattern would read another user from those keys (the default one stops at the first `_`), since
+    the API then refuses every upload of theirs (400). A pattern that reads the names back is accepted."""
+    if config.user_claim != "cognito:username":
+        return
+    layout = KeyPattern.parse(config.key_pattern)
+    for provider in config.identity_providers:
+        for federated_id in FEDERATED_IDS:
+            user = f"{provider.name}_{federated_id}"
+            for key in (f"{user}/report.pdf", f"{user}/reports/2026/report.pdf"):
+                read = layout.split(key).upload_user
+                if read == user:
+                    continue
+                raise ConfigError(
+                    "context userClaim='cognito:username' with identityProviders cannot work with "
+                    f"keyLayout={config.key_pattern!r}: Cognito names a person who signs in through a "
+                    f"provider <provider>_<id at the provider> (e.g. {user!r}), and the key pattern credits "
+                    f"their upload {key!r} to {repr(read) if read else 'no user'}, not to them, so the API "
+                    "would refuse every upload of a person who signs in through a provider (400); allowed: "
+                    "userClaim=sub (the default: Cognito's id of the person, which it never reuses, and "
+                    "which the default key pattern reads back), or a keyLayout whose user is everything "
+                    f"before the first '/', such as {FEDERATED_USERNAME_LAYOUT!r}"
+                )
 
 
 def _owner_name_attribute(key: str, value: Any) -> str:

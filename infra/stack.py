@@ -82,6 +82,8 @@ class FileSearchStack(Stack):
                 user_claim=config.user_claim,
                 identity_providers=config.identity_providers,
                 sign_in_domain_prefix=config.sign_in_domain_prefix,
+                allowed_email_domains=config.allowed_email_domains,
+                basics=basics,
             )
             self.web_site = WebSite(
                 self,

@@ -2,7 +2,10 @@
 
 With `identityProviders` the pool also has its organisations' identity providers (OIDC, SAML 2.0), a
 managed login domain, and the page's app client takes the authorization code grant (PKCE; the client has
-no secret) back to the page's own address.
+no secret) back to the page's own address, which is also its only sign-out URL (the page ends the managed
+login's session at the domain's `/logout`, which sends the browser back there). With `allowedEmailDomains`
+the pool's pre sign-up trigger (`functions/sign_up_guard`) refuses an account to a person whose address,
+as their provider gives it, is in no allowed domain.
 """
 
 from __future__ import annotations
@@ -23,6 +26,11 @@ from infra.people import (
     USER_WRITABLE_ATTRIBUTES,
     page_password_policy,
 )
+from infra.powertools_function import FunctionBasics, PowertoolsFunction
+from sign_up_guard.guard import DOMAINS_VARIABLE, to_env
+
+# Cognito waits at most 5 seconds for a trigger; the guard reads nothing but its event.
+SIGN_UP_GUARD_TIMEOUT = Duration.seconds(5)
 
 
 class People(Construct):
@@ -39,12 +47,15 @@ class People(Construct):
         user_claim: str,
         identity_providers: tuple[IdentityProvider, ...] = (),
         sign_in_domain_prefix: str | None = None,
+        allowed_email_domains: tuple[str, ...] = (),
+        basics: FunctionBasics | None = None,
     ) -> None:
         """`user_pool_id`: an existing pool to use (None: the stack creates one, with the admin group).
 
         `identity_providers` (with `sign_in_domain_prefix`): the pool's external providers and its
         managed login domain; the app client is added by `add_page_client`, once the page's address is
-        known.
+        known. `allowed_email_domains` (with `basics`, for its function): the pre sign-up trigger that
+        refuses an account to a person signing in through a provider from any other email domain.
 
         `user_claim` names a person's files; a `custom:` claim becomes an attribute of the stack's pool
         that only administrators set. The app client may write `USER_WRITABLE_ATTRIBUTES` only, so no
@@ -112,6 +123,11 @@ class People(Construct):
         self._domain: cognito.UserPoolDomain | None = None
         if identity_providers and sign_in_domain_prefix is not None:
             self._add_federation(identity_providers, sign_in_domain_prefix)
+        self.sign_up_guard: PowertoolsFunction | None = None
+        if allowed_email_domains:
+            assert isinstance(self.user_pool, cognito.UserPool), "allowedEmailDomains needs the stack's pool"
+            assert basics is not None
+            self.sign_up_guard = self._add_sign_up_guard(self.user_pool, allowed_email_domains, basics)
 
     def _add_federation(self, identity_providers: tuple[IdentityProvider, ...], domain_prefix: str) -> None:
         self._domain = self.user_pool.add_domain(
@@ -161,6 +177,25 @@ class People(Construct):
                     )
                 )
 
+    def _add_sign_up_guard(
+        self, pool: cognito.UserPool, domains: tuple[str, ...], basics: FunctionBasics
+    ) -> PowertoolsFunction:
+        """The pre sign-up trigger (functions/sign_up_guard): Cognito invokes it before it makes the account
+        of a person signing in through a provider for the first time, and makes none if it fails."""
+        guard = PowertoolsFunction(
+            self,
+            "SignUpGuard",
+            handler="sign_up_guard.handler.lambda_handler",
+            description="Refuses an account to a person signing in through a provider from another domain",
+            service_name="sign-up-guard",
+            environment={DOMAINS_VARIABLE: to_env(domains)},
+            timeout=SIGN_UP_GUARD_TIMEOUT,
+            memory_size=256,
+            basics=basics,
+        )
+        pool.add_trigger(cognito.UserPoolOperation.PRE_SIGN_UP, guard.function)
+        return guard
+
     def add_page_client(self, *, page_url: str) -> cognito.UserPoolClient:
         """The page's app client; with identity providers, the code grant back to `page_url` (the page)."""
         federation: dict[str, Any] = {}
@@ -170,6 +205,8 @@ class People(Construct):
                     flows=cognito.OAuthFlows(authorization_code_grant=True),
                     scopes=[cognito.OAuthScope.OPENID, cognito.OAuthScope.EMAIL, cognito.OAuthScope.PROFILE],
                     callback_urls=[page_url],
+                    # Where the managed login's /logout sends the browser back to (web/session.js's
+                    # `logout_uri`: config.json's `signInRedirectUri`, this same address).
                     logout_urls=[page_url],
                 ),
                 "supported_identity_providers": [

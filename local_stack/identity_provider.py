@@ -13,6 +13,9 @@ a public app client:
 - `POST /oauth2/revoke`: revokes a refresh token: this domain refreshes it no more. (moto has no
   RevokeToken, so the stand-in keeps the revoked tokens itself; moto's own InitiateAuth would still take
   one, which the page never asks for a session that began here.)
+- `GET /logout` (`client_id`, `logout_uri`): ends the managed login's session (the stand-in keeps none: it
+  signs the provider's test person in at each authorize) and sends the browser to `logout_uri`, only when
+  it is one of the app client's sign-out URLs as moto holds them; else an error page, as Cognito shows.
 
 The tokens are the local pool's own: the test person is a user of moto's pool named as Cognito names a
 federated user (`<provider>_<subject>`), and the tokens come from moto for that user, so the local API's
@@ -198,6 +201,14 @@ class LocalSignInDomain(ThreadingHTTPServer):
         answer = {"code": code, **({"state": query["state"]} if "state" in query else {})}
         return f"{redirect_uri}?{urlencode(answer)}"
 
+    def logout(self, query: Mapping[str, str]) -> str:
+        """Where the managed login's sign-out sends the browser back to: `logout_uri`, if the client's."""
+        client = self._client(query.get("client_id", ""))
+        logout_uri = query.get("logout_uri", "")
+        if logout_uri not in client.get("LogoutURLs", []):
+            raise OAuthError("invalid_request", "logout_uri is not a sign-out URL of the app client")
+        return logout_uri
+
     def token(self, form: Mapping[str, str]) -> dict[str, Any]:
         grant_type = form.get("grant_type")
         if grant_type == "authorization_code":
@@ -285,12 +296,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         parts = urlsplit(self.path)
-        if parts.path != "/oauth2/authorize":
+        endpoints = {"/oauth2/authorize": self.server.authorize, "/logout": self.server.logout}
+        if parts.path not in endpoints:
             self._send(HTTPStatus.NOT_FOUND, "text/plain; charset=utf-8", b"not found\n")
             return
         query = {name: values[0] for name, values in parse_qs(parts.query).items()}
         try:
-            location = self.server.authorize(query)
+            location = endpoints[parts.path](query)
         except OAuthError as error:
             # Cognito shows an error page rather than redirect to an address it has not checked.
             self._send(HTTPStatus.BAD_REQUEST, "text/plain; charset=utf-8", f"{error.description}\n".encode())

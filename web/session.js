@@ -2,7 +2,8 @@
 // the tab); the password goes to Cognito only; the ID token is refreshed before it expires.
 // With identity providers (config.json's `identityProviders`), "Sign in with <name>" goes through the user
 // pool's managed login domain: an authorization code with PKCE, redeemed, refreshed and revoked at the
-// domain's OAuth endpoints. "Forgot password?" and "Change password" load password.js at their first use.
+// domain's OAuth endpoints; signing out then ends the managed login's own session at the domain's /logout.
+// "Forgot password?" and "Change password" load password.js at their first use.
 
 import { $, config, el } from "./page.js";
 
@@ -10,6 +11,10 @@ const SESSION_KEY = "s3-file-search.session";
 const REFRESH_MARGIN_MS = 5 * 60 * 1000;
 // The PKCE verifier and state of a sign-in that left for an identity provider (this tab only).
 const OAUTH_KEY = "s3-file-search.oauth";
+// Set while the tab is away at the managed login's /logout: back on the page, it says "You are signed out."
+const SIGNED_OUT_KEY = "s3-file-search.signed-out";
+// How long sign-out waits for the domain to revoke the refresh token before it leaves for /logout anyway.
+const REVOKE_WAIT_MS = 5000;
 
 // Who is signed in (null: nobody).
 export let session = null;
@@ -119,6 +124,8 @@ export function isAdmin() {
 // The tab's session (refreshed if expired) and the files, else sign-in.
 export async function resumeSession() {
   addProviderButtons();
+  const signedOut = sessionStorage.getItem(SIGNED_OUT_KEY) !== null;
+  sessionStorage.removeItem(SIGNED_OUT_KEY);
   if (await finishProviderSignIn()) return;
   const kept = sessionStorage.getItem(SESSION_KEY);
   if (kept) {
@@ -139,7 +146,7 @@ export async function resumeSession() {
       expireSession();
     }
   } else {
-    showSignIn();
+    showSignIn("", signedOut ? "You are signed out." : "");
   }
 }
 
@@ -224,6 +231,23 @@ async function oauthEndpoint(name, form) {
   return answer;
 }
 
+// Sign-out after an organisation's sign-in: the refresh token revoked (waited for, a few seconds at most,
+// since leaving the page would cancel the request), then the managed login's own session (its cookie at
+// the domain) ended at /logout, which sends the browser back to the page: the app client's sign-out URL.
+// Without it, the next "Sign in with <name>" on this browser would sign in as this person again.
+async function signOutOfManagedLogin(token) {
+  showSignIn("", "Signing out…");
+  $("sign-in-form").hidden = true;
+  if ($("providers")) $("providers").hidden = true;
+  if (token) {
+    const revoked = oauthEndpoint("revoke", { token, client_id: config.userPoolClientId }).catch(() => {});
+    await Promise.race([revoked, new Promise((resolve) => setTimeout(resolve, REVOKE_WAIT_MS))]);
+  }
+  sessionStorage.setItem(SIGNED_OUT_KEY, "1");
+  const query = new URLSearchParams({ client_id: config.userPoolClientId, logout_uri: config.signInRedirectUri });
+  location.assign(`${config.signInDomain}/logout?${query}`);
+}
+
 async function signInWith(provider) {
   const verifier = randomText(48);
   const state = randomText(16);
@@ -251,7 +275,9 @@ async function finishProviderSignIn() {
   // The code leaves the address bar and the history at once.
   history.replaceState(null, "", location.pathname);
   if (answer.has("error")) {
-    showSignIn(`Sign-in with your organisation failed: ${answer.get("error_description") || answer.get("error")}.`);
+    // Cognito's description may be a sentence of its own (a pre sign-up trigger's refusal ends with one).
+    const why = (answer.get("error_description") || answer.get("error")).replace(/\.+$/, "");
+    showSignIn(`Sign-in with your organisation failed: ${why}.`);
     return true;
   }
   if (!pending || pending.state !== answer.get("state")) {
@@ -376,11 +402,11 @@ export function wireSignIn(onSignedIn) {
     const token = session && session.refreshToken;
     const via = session && session.via;
     forgetSession();
-    if (token && via === "oauth") {
-      oauthEndpoint("revoke", { token, client_id: config.userPoolClientId }).catch(() => {});
-    } else if (token) {
-      cognito("RevokeToken", { Token: token, ClientId: config.userPoolClientId }).catch(() => {});
+    if (via === "oauth" && config.signInDomain) {
+      signOutOfManagedLogin(token);
+      return;
     }
+    if (token) cognito("RevokeToken", { Token: token, ClientId: config.userPoolClientId }).catch(() => {});
     showSignIn("", "You are signed out.");
   });
 }

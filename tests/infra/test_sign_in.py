@@ -105,6 +105,16 @@ def test_the_managed_login_domain_serves_the_page_client(federated_synth: Synth)
     }
 
 
+def test_the_page_signs_out_to_an_allowed_sign_out_url(federated_synth: Synth) -> None:
+    """Sign-out sends the browser to the managed login's /logout with `logout_uri` = config.json's
+    `signInRedirectUri` (web/session.js); Cognito follows it only if it is one of the client's LogoutURLs,
+    else it shows an error page and the person is left at the domain."""
+    _, client = _one(federated_synth, "AWS::Cognito::UserPoolClient")
+    page_config = federated_synth.stack.resolve(federated_synth.stack.people.page_config())
+    assert client["Properties"]["LogoutURLs"] == [page_config["signInRedirectUri"]]
+    assert client["Properties"]["CallbackURLs"] == [page_config["signInRedirectUri"]]
+
+
 def _distribution(synth: Synth) -> str:
     distribution_id, _ = _one(synth, "AWS::CloudFront::Distribution")
     return distribution_id
@@ -195,6 +205,12 @@ def test_without_providers_nothing_of_them(default_synth: Synth) -> None:
         ),
         ({**FEDERATED, "userPoolId": "us-east-1_AbCdEfGhI"}, "userPoolId"),
         ({**FEDERATED, "userAccess": False}, "userAccess"),
+        ({"allowedEmailDomains": ["example.com"]}, "allowedEmailDomains"),
+        ({**FEDERATED, "allowedEmailDomains": ["@example.com"]}, "allowedEmailDomains"),
+        ({**FEDERATED, "allowedEmailDomains": "example"}, "allowedEmailDomains"),
+        ({**FEDERATED, "allowedEmailDomains": {"example.com": True}}, "allowedEmailDomains"),
+        # Entra maps no email: with allowed domains, everyone signing in through it would be refused.
+        ({**FEDERATED, "allowedEmailDomains": ["example.com"]}, "identityProviders[1].attributeMapping"),
     ],
 )
 def test_a_wrong_setting_names_its_key(context: dict[str, Any], named: str) -> None:
@@ -214,3 +230,142 @@ def test_the_settings_read_from_the_command_line() -> None:
 def test_cdk_json_configures_no_provider() -> None:
     context = json.loads((Path(__file__).resolve().parents[2] / "cdk.json").read_text())["context"]
     assert StackConfig.from_mapping(context).identity_providers == ()
+
+
+# A layout whose user is everything before the first '/': the one that carries `<provider>_<id>` names.
+SLASH_LAYOUT = r"(?P<user>[^/]+)/(?P<file>.+)"
+
+
+def test_cognito_username_with_providers_and_the_default_layout_is_refused_naming_why() -> None:
+    """Cognito names a federated person `Okta_00u1abcd...`; the default layout stops at the first `_`, so
+    their upload `Okta_00u1.../report.pdf` would be read back as Okta's and refused (400): nobody federated
+    could upload. The synth says so, and what to use instead."""
+    with pytest.raises(ConfigError) as raised:
+        StackConfig.from_mapping({**FEDERATED, "userClaim": "cognito:username"})
+
+    message = str(raised.value)
+    assert message.startswith(
+        "context userClaim='cognito:username' with identityProviders cannot work with keyLayout='default'"
+    )
+    assert "Okta_00u1abcd2EFGH3ijk4x7" in message
+    assert "credits their upload 'Okta_00u1abcd2EFGH3ijk4x7/report.pdf' to 'Okta'" in message
+    assert "every upload of a person who signs in through a provider (400)" in message
+    assert "allowed: userClaim=sub (the default" in message
+    assert SLASH_LAYOUT in message
+
+
+def test_cognito_username_with_providers_is_refused_under_any_layout_that_cannot_read_it_back() -> None:
+    layout = r"(?P<user>[^_]+)_(?P<file>.+)"
+    with pytest.raises(ConfigError, match=r"cannot work with keyLayout='\(\?P<user>\[\^_\]\+\)_"):
+        StackConfig.from_mapping({**FEDERATED, "userClaim": "cognito:username", "keyLayout": layout})
+
+
+def test_cognito_username_with_providers_is_accepted_with_a_layout_that_reads_it_back() -> None:
+    """Only the combination that cannot work is refused: a layout whose user ends at the first '/' credits
+    `Okta_00u1.../report.pdf` to `Okta_00u1...`."""
+    config = StackConfig.from_mapping(
+        {**FEDERATED, "userClaim": "cognito:username", "keyLayout": SLASH_LAYOUT}
+    )
+    assert config.user_claim == "cognito:username"
+    # Without providers the user names are the operator's own: nothing to refuse here.
+    assert StackConfig.from_mapping({"userClaim": "cognito:username"}).user_claim == "cognito:username"
+    # `sub` (the default) is Cognito's id, which every layout reads back.
+    assert StackConfig.from_mapping(FEDERATED).user_claim == "sub"
+
+
+ENTRA_WITH_EMAIL = {
+    **ENTRA,
+    "attributeMapping": {"email": "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress"},
+}
+ALLOWED_DOMAINS = {
+    **FEDERATED,
+    "identityProviders": [OKTA, ENTRA_WITH_EMAIL],
+    "allowedEmailDomains": ["Example.com", "example.org"],
+}
+
+
+@pytest.fixture(scope="module")
+def allowed_domains_synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    return synthesize(tmp_path_factory.mktemp("cdk-allowed-domains"), ALLOWED_DOMAINS)
+
+
+def test_allowed_email_domains_read_from_cdk_json_and_the_command_line() -> None:
+    assert StackConfig.from_mapping(ALLOWED_DOMAINS).allowed_email_domains == ("example.com", "example.org")
+    for given in ('["example.com", "example.org"]', "example.com,example.org"):
+        config = StackConfig.from_mapping({**ALLOWED_DOMAINS, "allowedEmailDomains": given})
+        assert config.allowed_email_domains == ("example.com", "example.org")
+    assert StackConfig.from_mapping(FEDERATED).allowed_email_domains == ()
+    assert StackConfig.from_mapping({**FEDERATED, "allowedEmailDomains": []}).allowed_email_domains == ()
+
+
+def test_allowed_email_domains_say_why_each_provider_must_map_email() -> None:
+    with pytest.raises(ConfigError) as raised:
+        StackConfig.from_mapping({**ALLOWED_DOMAINS, "identityProviders": [OKTA, ENTRA]})
+    message = str(raised.value)
+    assert message.startswith(
+        "context identityProviders[1].attributeMapping needs 'email' with allowedEmailDomains"
+    )
+    assert "every sign-in through Entra would be refused" in message
+
+
+def test_the_pool_checks_a_new_federated_persons_domain_before_making_their_account(
+    allowed_domains_synth: Synth,
+) -> None:
+    assert allowed_domains_synth.synth_error is None
+    _, pool = _one(allowed_domains_synth, "AWS::Cognito::UserPool")
+    guards = {
+        logical_id: function
+        for logical_id, function in allowed_domains_synth.resources("AWS::Lambda::Function").items()
+        if function["Properties"]["Handler"] == "sign_up_guard.handler.lambda_handler"
+    }
+    ((guard_id, guard),) = guards.items()
+    assert pool["Properties"]["LambdaConfig"] == {"PreSignUp": {"Fn::GetAtt": [guard_id, "Arn"]}}
+    variables = guard["Properties"]["Environment"]["Variables"]
+    assert variables["ALLOWED_EMAIL_DOMAINS"] == "example.com,example.org"
+    # Cognito waits 5 seconds for a trigger; the guard reads nothing but its event.
+    assert guard["Properties"]["Timeout"] <= 5
+    (permission,) = [
+        permission
+        for permission in allowed_domains_synth.resources("AWS::Lambda::Permission").values()
+        if permission["Properties"]["FunctionName"] == {"Fn::GetAtt": [guard_id, "Arn"]}
+    ]
+    assert permission["Properties"]["Principal"] == "cognito-idp.amazonaws.com"
+    pool_id, _ = _one(allowed_domains_synth, "AWS::Cognito::UserPool")
+    assert permission["Properties"]["SourceArn"] == {"Fn::GetAtt": [pool_id, "Arn"]}
+    # Its role may write its own logs and traces, nothing of the pool, the tables or the bucket.
+    policies = json.dumps(
+        [
+            policy["Properties"]["PolicyDocument"]
+            for policy in allowed_domains_synth.resources("AWS::IAM::Policy").values()
+            if any(
+                role.get("Ref") == guard["Properties"]["Role"]["Fn::GetAtt"][0]
+                for role in policy["Properties"]["Roles"]
+            )
+        ]
+    )
+    assert "cognito-idp:" not in policies
+    assert "dynamodb:" not in policies
+    assert "s3:" not in policies
+
+
+def test_the_trigger_passes_cdk_nag_and_cfn_lint(allowed_domains_synth: Synth) -> None:
+    from cfnlint.api import lint  # type: ignore[import-untyped]
+
+    (report,) = [
+        report
+        for report in allowed_domains_synth.validation_report["pluginReports"]
+        if report["pluginName"] == "AwsSolutions"
+    ]
+    assert report["violations"] == []
+    matches = lint(json.dumps(allowed_domains_synth.template_json), regions=["us-east-1", "eu-west-1"])
+    assert [f"{m.rule.id} {m.message}" for m in matches if m.rule.id[0] == "E"] == []
+
+
+def test_without_allowed_domains_the_pool_has_no_trigger(federated_synth: Synth) -> None:
+    _, pool = _one(federated_synth, "AWS::Cognito::UserPool")
+    assert "LambdaConfig" not in pool["Properties"]
+    assert not [
+        function
+        for function in federated_synth.resources("AWS::Lambda::Function").values()
+        if function["Properties"].get("Handler") == "sign_up_guard.handler.lambda_handler"
+    ]

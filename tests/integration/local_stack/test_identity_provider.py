@@ -188,3 +188,24 @@ def test_unknown_grant_types_are_refused(domain: Any) -> None:
     site, pool, _ = domain
     status, answer = _post(site, "/oauth2/token", {"grant_type": "password", "client_id": pool.client_id})
     assert (status, answer["error"]) == (400, "unsupported_grant_type")
+
+
+def _logout(domain: LocalSignInDomain, query: dict[str, str]) -> tuple[int, str]:
+    opener = urllib.request.build_opener(_NoRedirect)
+    try:
+        with opener.open(f"{domain.url}/logout?{urlencode(query)}", timeout=10) as answer:
+            return answer.status, answer.headers.get("Location", "")
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers.get("Location") or error.read().decode()
+
+
+def test_logout_sends_the_browser_back_only_to_a_sign_out_url_of_the_client(domain: Any) -> None:
+    started, pool, cognito = domain
+    allowed = cognito.describe_user_pool_client(UserPoolId=pool.pool_id, ClientId=pool.client_id)[
+        "UserPoolClient"
+    ]["LogoutURLs"]
+    assert allowed == [PAGE]
+    assert _logout(started, {"client_id": pool.client_id, "logout_uri": PAGE}) == (302, PAGE)
+    status, body = _logout(started, {"client_id": pool.client_id, "logout_uri": "https://evil.example/"})
+    assert (status, "not a sign-out URL" in body) == (400, True)
+    assert _logout(started, {"client_id": "other", "logout_uri": PAGE})[0] == 400
