@@ -56,7 +56,7 @@ class LocalUserPool:
     passwords: Mapping[str, str]
 
 
-def _password() -> str:
+def generated_password() -> str:
     # Meets the pool's policy: upper and lower case letters, digits and symbols, 20 characters.
     alphabet = string.ascii_letters + string.digits
     body = "".join(secrets.choice(alphabet) for _ in range(16))
@@ -88,7 +88,7 @@ def create_user_pool(cognito: Any, *, endpoint: str, region: str, admin_group: s
     cognito.create_group(GroupName=admin_group, UserPoolId=pool_id, Description=ADMIN_GROUP_DESCRIPTION)
     passwords = {}
     for username in (DEMO_USER, DEMO_ADMIN):
-        passwords[username] = _password()
+        passwords[username] = generated_password()
         cognito.admin_create_user(
             UserPoolId=pool_id,
             Username=username,
