@@ -55,6 +55,7 @@ class Settings:
     page_runs: int
     local_stack_files: int
     name_maintenance_sizes: tuple[int, ...]
+    upload_files: int
 
     def kwargs(self, measure: str) -> dict[str, Any]:
         by_measure: dict[str, dict[str, Any]] = {
@@ -89,6 +90,7 @@ class Settings:
             "page": {"runs": self.page_runs},
             "local_stack": {"files": self.local_stack_files},
             "name_maintenance": {"sizes": list(self.name_maintenance_sizes)},
+            "upload_writes": {"files": self.upload_files},
         }
         return by_measure[measure]
 
@@ -126,6 +128,8 @@ FULL = Settings(
     local_stack_files=10_000,
     # About a minute on DynamoDB Local; `python -m bench.name_maintenance` runs the README's sizes.
     name_maintenance_sizes=(500,),
+    # Files of measure 16's names uploaded, overwritten, deleted and backfilled on DynamoDB Local.
+    upload_files=200,
 )
 QUICK = Settings(
     stream_keys=40,
@@ -156,6 +160,7 @@ QUICK = Settings(
     page_runs=2,
     local_stack_files=300,
     name_maintenance_sizes=(100,),
+    upload_files=20,
 )
 
 
@@ -206,6 +211,11 @@ def parse_args(argv: list[str]) -> Options:
         help="entries of the name index's maintenance on DynamoDB Local, e.g. 1000,4000 (measure 20)",
     )
     parser.add_argument(
+        "--upload-files",
+        type=int,
+        help="files of measure 16's names whose every write unit is counted on DynamoDB Local (measure 21)",
+    )
+    parser.add_argument(
         "--charts",
         type=Path,
         help=f"draw the PNG charts into this folder (default for a full run: {DEFAULT_CHARTS})",
@@ -246,6 +256,7 @@ def parse_args(argv: list[str]) -> Options:
         name_maintenance_sizes=_sizes(args.name_maintenance_sizes)
         if args.name_maintenance_sizes
         else base.name_maintenance_sizes,
+        upload_files=args.upload_files or base.upload_files,
     )
     charts = None if args.no_charts else args.charts or (None if args.quick else DEFAULT_CHARTS)
     return Options(settings, args.only or list(MEASURES), charts)

@@ -46,6 +46,7 @@ MEASURES = {
     "page": "bench.page:run",
     "local_stack": "bench.local_stack:run",
     "name_maintenance": "bench.name_maintenance:run",
+    "upload_writes": "bench.upload_writes:run",
 }
 
 

@@ -67,6 +67,7 @@ TINY = [
     "--name-sizes=200",
     "--page-runs=1",
     "--local-stack-files=60",
+    "--upload-files=5",
 ]
 
 
@@ -99,7 +100,10 @@ MEASURE_ROWS = {
     "page": ("18.",),
     "local_stack": ("19.",),
     "name_maintenance": ("20.",),
+    "upload_writes": ("21.",),
 }
+# Seconds a measure's tiny run may take; more for those that start DynamoDB Local and write on it a lot.
+MEASURE_TIMEOUTS = {"upload_writes": 300}
 # measure -> the chart it draws
 MEASURE_CHARTS = {name: f"{name}.png" for name in charts.CHARTS}
 
@@ -115,7 +119,7 @@ def test_each_measure_runs_and_prints_its_rows(measure: str, tmp_path: Path) -> 
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=MEASURE_TIMEOUTS.get(measure, 120),
         check=False,
     )
     assert result.returncode == 0, result.stderr
