@@ -56,6 +56,9 @@ class LocalUserPool:
     passwords: Mapping[str, str]
 
 
+POOL_NAME = "s3-file-search-users"
+
+
 def generated_password() -> str:
     # Meets the pool's policy: upper and lower case letters, digits and symbols, 20 characters.
     alphabet = string.ascii_letters + string.digits
@@ -66,7 +69,7 @@ def generated_password() -> str:
 def create_user_pool(cognito: Any, *, endpoint: str, region: str, admin_group: str) -> LocalUserPool:
     """The pool, its app client, the admin group and two demo people: `demo`, and `admin` in the group."""
     pool = cognito.create_user_pool(
-        PoolName="s3-file-search-users",
+        PoolName=POOL_NAME,
         Policies={"PasswordPolicy": PASSWORD_POLICY},
         # OPTIONAL MFA needs a second factor configured (an authenticator app, set per pool with
         # set_user_pool_mfa_config), as the CDK construct does.

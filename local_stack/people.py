@@ -23,7 +23,7 @@ from typing import Any
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
-from local_stack.cognito import generated_password
+from local_stack.cognito import POOL_NAME, generated_password
 from search.people import DEFAULT_ADMIN_GROUP
 
 EXIT_OK = 0
@@ -54,10 +54,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def local_pool(cognito: Any) -> str:
-    """The id of the local stack's pool: the only one there."""
-    pools = cognito.list_user_pools(MaxResults=10)["UserPools"]
+    """The id of the local stack's pool (`local_stack.cognito.POOL_NAME`): the only one of that name."""
+    pools = [
+        pool for pool in cognito.list_user_pools(MaxResults=60)["UserPools"] if pool.get("Name") == POOL_NAME
+    ]
     if len(pools) != 1:
-        raise PeopleError(f"expected the local stack's one user pool at that endpoint, found {len(pools)}")
+        raise PeopleError(
+            f"expected the local stack's one pool {POOL_NAME!r} at that endpoint, found {len(pools)}"
+        )
     return str(pools[0]["Id"])
 
 

@@ -4,13 +4,16 @@ prints (moto sends no mail, so `admin-create-user` alone leaves them unable to),
 from __future__ import annotations
 
 import re
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import boto3
 import pytest
-import requests
-from moto.server import ThreadedMotoServer
+from botocore.exceptions import BotoCoreError, ClientError
 
 from local_stack import people
 from local_stack.cognito import create_user_pool
@@ -19,24 +22,42 @@ REGION = "us-east-1"
 
 
 @pytest.fixture
-def pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Any, Any]]:
+def pool(monkeypatch: pytest.MonkeyPatch, unused_port: int) -> Iterator[tuple[str, Any, Any]]:
+    """A moto server of its own process (its pools are nobody else's), with the local stack's pool."""
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    cognito = boto3.client(
-        "cognito-idp",
-        endpoint_url=endpoint,
-        region_name=REGION,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
+    endpoint = f"http://127.0.0.1:{unused_port}"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(unused_port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
-    made = create_user_pool(cognito, endpoint=endpoint, region=REGION, admin_group="admins")
-    yield endpoint, cognito, made
-    # The server keeps its pools in this process's moto state: the next test starts with none.
-    requests.post(f"{endpoint}/moto-api/reset", timeout=10)
-    server.stop()
+    try:
+        cognito = boto3.client(
+            "cognito-idp",
+            endpoint_url=endpoint,
+            region_name=REGION,
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        )
+        for _ in range(600):  # up to a minute on a busy machine
+            try:
+                cognito.list_user_pools(MaxResults=1)
+                break
+            except (BotoCoreError, ClientError):
+                time.sleep(0.1)
+        made = create_user_pool(cognito, endpoint=endpoint, region=REGION, admin_group="admins")
+        yield endpoint, cognito, made
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+@pytest.fixture
+def unused_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
 
 
 def sign_in(cognito: Any, made: Any, username: str, password: str) -> dict[str, Any]:
