@@ -35,10 +35,14 @@ def link_expiries(max_seconds: int) -> list[int]:
 
 def content_security_policy(connect_sources: Iterable[str], preview_sources: Iterable[str] = ()) -> str:
     """The page's CSP: its own scripts and styles only, and connections to the API, Cognito and S3; the
-    bucket's files (`preview_sources`) as images, audio, video and PDF objects, for previews."""
+    bucket's files (`preview_sources`) as images, audio, video and PDF objects, for previews.
+
+    A PDF's `<object>` needs `frame-src` as well as `object-src`: Chromium shows it in a frame of the
+    PDF's own address (its viewer's), which `frame-src` governs (else `default-src 'none'` blocks it and
+    the preview stays blank). Only the bucket's keys may be framed, as they may be objects."""
     connect = " ".join(["'self'", *connect_sources])
     previews = " ".join(preview_sources)
-    shown = [f"media-src {previews}", f"object-src {previews}"] if previews else []
+    shown = [f"media-src {previews}", f"object-src {previews}", f"frame-src {previews}"] if previews else []
     return "; ".join(
         [
             "default-src 'none'",

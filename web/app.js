@@ -2,11 +2,11 @@
 // one's own files through the API's /me/... routes. No library, no build step: this entry wires the modules, which index.html preloads.
 
 import { filesOfDrop, uploadFolderOf, wireFolders } from "./folders.js";
-import { loadList, wireList } from "./list.js";
+import { forgetNotice, loadList, wireList } from "./list.js";
 import { $, loadConfig } from "./page.js";
 import { wireSelection } from "./selection.js";
 import { isAdmin, resumeSession, session, wireSignIn } from "./session.js";
-import { wireUploads } from "./uploads.js";
+import { forgetUnfinished, unfinishedUploads, wireUploads } from "./uploads.js";
 
 function showFiles() {
   $("loading").hidden = true;
@@ -17,17 +17,24 @@ function showFiles() {
   $("who").textContent = session.username;
   $("scope-fields").hidden = !isAdmin();
   $("uploads").replaceChildren();
+  forgetNotice();
   loadList(true);
+  // Uploads in parts a reload or a closed tab left: offered to resume (resume.js, loaded only then).
+  const unfinished = unfinishedUploads();
+  if (unfinished.length) import("./resume.js").then((resume) => resume.offerToResume(unfinished));
 }
 
 async function start() {
   wireSignIn(showFiles);
+  // What the page last said, and the uploads it could resume, were the person's signing out: they go too.
+  $("sign-out").addEventListener("click", () => {
+    forgetNotice();
+    forgetUnfinished();
+  });
   wireList();
   wireFolders();
   wireSelection();
   wireUploads({ folderOf: uploadFolderOf, filesOfDrop });
-  // A phone shows the files first: the filters beyond the name stay folded until asked for.
-  $("more-filters").open = window.matchMedia("(min-width: 40rem)").matches;
   try {
     await loadConfig();
   } catch (error) {

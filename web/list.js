@@ -4,8 +4,8 @@
 
 import { api, keyPath } from "./api.js";
 import { folderRows, showFolder } from "./folders.js";
-import { $, config, el } from "./page.js";
-import { downloadFolder, forgetSelection, selectBox } from "./selection.js";
+import { $, config, el, followDownload } from "./page.js";
+import { confirmDelete, downloadFolder, forgetSelection, selectBox } from "./selection.js";
 import { isAdmin, session } from "./session.js";
 
 const PAGE_SIZE = 50;
@@ -133,6 +133,16 @@ function markFields(problems) {
     }
   }
   $("filter-error").textContent = problems.map(([, message]) => message).join(" ");
+  // A folded filter that is wrong is shown.
+  if (wrong.some((id) => $("more-filters").contains($(id)))) $("more-filters").open = true;
+}
+
+// The folded filters say how many of them are on, so a list they narrow never looks whole.
+const FOLDED_FILTERS = ["ext", "from", "to", "min-size", "max-size"];
+
+function showFiltersOn() {
+  const on = FOLDED_FILTERS.filter((id) => $(id).value.trim() !== "").length;
+  $("filters-on").textContent = on ? ` (${on} on)` : "";
 }
 
 // The API's refusal of a parameter: its field's problem, in the API's words after the field's label.
@@ -158,6 +168,13 @@ function scopeLabel() {
 
 // Folders are one's own: an admin's choice of a user or the bucket lists as before.
 export const ownFiles = () => !isAdmin() || $("scope").value === "me";
+
+// Uploads go to one's own files only (POST /me/uploads has no "user"): while an admin looks at another
+// person's files or the whole bucket, the upload controls give way to a line saying so.
+function showUploadPlace() {
+  $("upload").hidden = !ownFiles();
+  $("upload-elsewhere").hidden = ownFiles();
+}
 
 // The request for the list shown, and whether the API orders it as asked (else it is sorted in the page).
 // A folder without filters is its sub-folders and files (`prefix`, `delimiter`); with filters, everything
@@ -195,7 +212,9 @@ export async function loadList(reset) {
   failed("");
   $("more").disabled = true;
   $("files-title").textContent = scopeLabel();
+  showFiltersOn();
   $("results").classList.toggle("owners", !ownFiles());
+  showUploadPlace();
   let plan = listPlan();
   if (!view.chosen && plan.orders[0] !== view.sort) {
     [view.sort, view.order] = [plan.orders[0], plan.orders[0] === "name" ? "asc" : "desc"];
@@ -376,9 +395,11 @@ export function renderState() {
   empty.hidden = count + folders > 0 || Boolean($("list-error").textContent);
   const { filtered } = listPlan();
   if (filtered) empty.textContent = "No files match these filters.";
-  else if (view.folder && ownFiles() && view.where === "folder") {
-    empty.textContent = "This folder is empty. Upload files into it above.";
-  } else empty.textContent = "No files yet. Upload one above.";
+  else if (!ownFiles()) empty.textContent = "No files here.";
+  else if (view.folder && view.where === "folder") {
+    empty.textContent = "This folder is empty. Upload files into it, or drop them here.";
+  } else empty.textContent = "No files yet. Upload files, or drop them here.";
+  empty.classList.toggle("drop-here", !filtered && ownFiles());
   // The index cannot count a list without reading it whole: the caption counts what is shown.
   let caption = `${count} file${count === 1 ? "" : "s"}`;
   if (folders) caption = `${folders} folder${folders === 1 ? "" : "s"}, ${caption}`;
@@ -417,17 +438,14 @@ export async function downloadFile(key) {
   failed("");
   try {
     const { url } = await api(`/me/download/${keyPath(key)}`, { headers: { Accept: "application/json" } });
-    const link = el("a", { href: url, rel: "noopener" });
-    document.body.append(link);
-    link.click();
-    link.remove();
+    followDownload(url);
   } catch (error) {
     if (error.status !== 401) failed(`The file could not be downloaded: ${error.message}`, () => downloadFile(key));
   }
 }
 
 async function deleteFile(key, name, tr, confirmed = false) {
-  if (!confirmed && !window.confirm(`Delete ${name}? This cannot be undone.`)) return;
+  if (!confirmed && !(await confirmDelete(`“${name}”`, "Delete"))) return;
   failed("");
   try {
     await api(`/me/files/${keyPath(key)}`, { method: "DELETE" });
@@ -450,11 +468,17 @@ export function say(message) {
   notice.textContent = message;
   notice.hidden = false;
   setTimeout(() => {
-    if (notice.textContent === message) {
-      notice.dataset.kind = "";
-      notice.hidden = true;
-    }
+    if (notice.textContent === message) forgetNotice();
   }, 6000);
+}
+
+// The page's last words ("notes.txt was deleted", the index's state) go: at sign-out, they were about
+// the files of the person who signed out.
+export function forgetNotice() {
+  const notice = $("notice");
+  notice.dataset.kind = "";
+  notice.textContent = "";
+  notice.hidden = true;
 }
 
 // A file just uploaded and listed: in the folder shown, it takes its place in a list by name or heads a
@@ -472,21 +496,51 @@ export function showNewFile(item) {
       return;
     }
   }
-  if (view.keys.has(item.objectKey)) return;
+  // A file replaced: its row shows the new size and time, where the order keeps it (by name), else at the
+  // head of a newest-first list; in any other order the list is read again.
+  const before = view.items.find((shown) => shown.objectKey === item.objectKey);
+  if (before && before.uploadDate === item.uploadDate && before.eTag === item.eTag) return; // shown as it is
+  const replaced = before && $("rows").querySelector(`tr[data-key="${CSS.escape(item.objectKey)}"]`);
   const newest = view.sort === "time" && view.order === "desc" && !view.inPage;
+  if (replaced && plan.browsing && view.sort === "name") {
+    replaceRow(replaced, item);
+    return;
+  }
+  if (replaced && newest) {
+    dropRow(replaced, item.objectKey);
+  } else if (before) {
+    loadList(true);
+    return;
+  }
   if (!newest && !(plan.browsing && view.sort === "name")) {
     loadList(true);
     return;
   }
   const shown = [...$("rows").children];
   const sign = view.order === "desc" ? -1 : 1;
-  const before = newest ? shown[0] : shown.find((tr) => sign * byName(item, { objectKey: tr.dataset.key }) < 0);
+  const next = newest ? shown[0] : shown.find((tr) => sign * byName(item, { objectKey: tr.dataset.key }) < 0);
   // After the last row shown of a list with more pages, it comes with "Show more".
-  if (!before && view.cursor) return;
+  if (!next && view.cursor) return;
   view.keys.add(item.objectKey);
   view.items.push(item);
-  $("rows").insertBefore(row(item), before || null);
+  $("rows").insertBefore(row(item), next || null);
   renderState();
+}
+
+// `tr`, a row shown, as `item` now is; focus stays on the same control of the row.
+function replaceRow(tr, item) {
+  const fresh = row(item);
+  const focused = tr.contains(document.activeElement) ? document.activeElement.getAttribute("aria-label") : null;
+  tr.replaceWith(fresh);
+  view.items = view.items.map((shown) => (shown.objectKey === item.objectKey ? item : shown));
+  if (focused) fresh.querySelector(`[aria-label="${CSS.escape(focused)}"]`)?.focus();
+  renderState();
+}
+
+function dropRow(tr, key) {
+  tr.remove();
+  view.keys.delete(key);
+  view.items = view.items.filter((shown) => shown.objectKey !== key);
 }
 
 export function wireList() {
@@ -520,6 +574,7 @@ export function wireList() {
     const one = $("scope").value === "user";
     $("scope-user").hidden = !one;
     $("scope-user-label").hidden = !one;
+    showUploadPlace();
     if (!one) loadList(true);
   });
   $("scope-user").addEventListener("input", async () => (people ||= await import("./people.js")).suggest());

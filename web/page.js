@@ -20,3 +20,20 @@ export const el = (tag, properties = {}, ...children) => {
   element.append(...children);
   return element;
 };
+
+// True while the page follows a download of its own (`followDownload`): the page stays, so leaving it is
+// not asked about (the browser's beforeunload comes within the click).
+export let downloading = false;
+
+// Follows `href`, an attachment (a presigned download, the zip's service worker), in this tab.
+export function followDownload(href) {
+  const link = el("a", { href, rel: "noopener", hidden: true });
+  document.body.append(link);
+  downloading = true;
+  try {
+    link.click();
+  } finally {
+    downloading = false;
+    link.remove();
+  }
+}

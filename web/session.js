@@ -326,6 +326,9 @@ function addProviderButtons() {
 }
 
 export function showSignIn(message = "", status = "") {
+  // The last action's notice was about the files of whoever was signed in (an ended session too).
+  const notice = $("notice");
+  if (notice) Object.assign(notice, { textContent: "", hidden: true }).dataset.kind = "";
   const dialog = $("password-dialog");
   if (dialog && dialog.open) dialog.close();
   for (const form of document.querySelectorAll("#sign-in-view .password-reset")) form.remove();

@@ -1,15 +1,19 @@
 // Uploads: each file with one progress bar, Cancel and Retry. Up to the API's threshold a file goes as the
-// form the API presigns; above it in parts (S3 multipart), which resume after a dropped connection. A name
-// already taken asks "replace or keep both" first. Finished uploads are asked for until listed, and join
-// the list on screen only if they belong to it.
+// form the API presigns; above it in parts (S3 multipart), which resume after a dropped connection, and
+// after a reload or a closed tab when the person chooses the same file again (resume.js). Leaving the page
+// while a file is sent asks first. A name already taken asks "replace or keep both" first. Finished
+// uploads are asked for until listed, and join the list on screen only if they belong to it.
 
 import { api, keyPath, RETRY_LATER, sleep } from "./api.js";
-import { formatSize, loadList, ownFiles, showNewFile } from "./list.js";
-import { $, config, el } from "./page.js";
+import { formatSize, loadList, ownFiles, showNewFile, splitKey } from "./list.js";
+import { $, config, downloading, el } from "./page.js";
+import { session } from "./session.js";
 
 // An upload's file is asked for until listed: after 250 ms, then twice as long each time up to 4 s, for
 // three minutes at most, as a batch the indexer failed comes back after the queue's timeout (the API's rate
-// limit is shared: docs/page.md).
+// limit is shared: docs/page.md). It is asked as a list of one's files from its key on (`prefix`, one
+// item), which answers 200 with no item until it is indexed: `GET /me/files/{key}` would answer 404, which
+// the browser logs as an error in the console at every wait.
 const POLL_FIRST_MS = 250;
 const POLL_MAX_MS = 4000;
 const POLL_DEADLINE_MS = 3 * 60 * 1000;
@@ -27,10 +31,75 @@ class Cancelled extends Error {
   }
 }
 
-// `folderOf(file)`: the folder the file goes to within one's own ("" for the top).
+// `folderOf(file)`: the folder the file goes to within one's own ("" for the top). A file of an upload in
+// parts that an earlier page left unfinished (the same name, size and time) resumes it, whichever picker
+// chose it.
 export function uploadFiles(files, folderOf = () => "") {
-  for (const file of files) new Upload(file, folderOf(file)).run();
+  for (const file of files) {
+    const unfinished = unfinishedUploads().find((kept) => isTheFileOf(kept, file) && !ofThisPage.has(kept.uploadId));
+    if (unfinished) resumeUpload(file, unfinished);
+    else new Upload(file, folderOf(file)).run();
+  }
   clearButton().hidden = false;
+}
+
+// ---- uploads in parts kept for a reload: what POST /me/uploads answered, the person's, and the file's
+// name, size and time (to know it again). In localStorage, for this browser's life; forgotten once
+// completed or cancelled, and at sign-out (S3 drops the parts of an upload left a week).
+const UNFINISHED_KEY = "s3-file-search.uploads";
+// The uploadIds this page sends (or sent): an upload of its own under way or failed is retried, not resumed
+// twice.
+const ofThisPage = new Set();
+
+function everyUnfinished() {
+  try {
+    return JSON.parse(localStorage.getItem(UNFINISHED_KEY)) || [];
+  } catch {
+    return [];
+  }
+}
+
+// The signed-in person's.
+export const unfinishedUploads = () => everyUnfinished().filter((kept) => session && kept.user === session.user);
+
+function keepUnfinished(uploads) {
+  if (uploads.length) localStorage.setItem(UNFINISHED_KEY, JSON.stringify(uploads));
+  else localStorage.removeItem(UNFINISHED_KEY);
+}
+
+// One (by its uploadId), or every one (at sign-out).
+export function forgetUnfinished(uploadId = null) {
+  keepUnfinished(uploadId ? everyUnfinished().filter((kept) => kept.uploadId !== uploadId) : []);
+}
+
+export const isTheFileOf = (kept, file) =>
+  kept.name === file.name && kept.size === file.size && kept.lastModified === file.lastModified;
+
+// `kept`, an upload in parts left unfinished, sent on from the parts S3 holds with `file`, the same file.
+export function resumeUpload(file, kept) {
+  document.querySelector(`#uploads li[data-upload-id="${CSS.escape(kept.uploadId)}"]`)?.remove();
+  ofThisPage.add(kept.uploadId);
+  const { folder, name } = splitKey(kept.key); // its folder within one's own: where a retry after Cancel goes
+  const upload = new Upload(file, folder);
+  upload.multipart = kept;
+  upload.named(name);
+  upload.run();
+}
+
+// ---- leaving the page while a file is sent: the browser asks first (its own words).
+const sending = new Set();
+
+function warnBeforeLeaving(event) {
+  if (downloading) return; // a download of the page's own: the page stays
+  event.preventDefault();
+  event.returnValue = ""; // what older browsers need to ask
+}
+
+function isSending(upload, yes) {
+  if (yes) sending.add(upload);
+  else sending.delete(upload);
+  if (sending.size) window.addEventListener("beforeunload", warnBeforeLeaving);
+  else window.removeEventListener("beforeunload", warnBeforeLeaving);
 }
 
 class Upload {
@@ -39,36 +108,30 @@ class Upload {
     this.folder = folder;
     this.onConflict = "ask";
     this.multipart = null; // {key, uploadId, uploadToken, partSize, partCount, size} once started
+    this.replacing = null; // the indexed file a "Replace" writes over: the list waits for the new one
     this.requests = new Set(); // the transfers under way, which Cancel stops
-    this.progress = el("progress", { max: 100, value: 0, ariaLabel: `Upload of ${file.name}` });
+    this.name = el("span");
+    this.progress = el("progress", { max: 100, value: 0 });
     this.state = el("span", { className: "upload-state", textContent: "Starting…", role: "status" });
-    this.cancelButton = el("button", {
-      type: "button",
-      textContent: "Cancel",
-      ariaLabel: `Cancel the upload of ${file.name}`,
-      onclick: () => this.cancel(),
-    });
-    this.retryButton = el("button", {
-      type: "button",
-      textContent: "Retry",
-      ariaLabel: `Retry the upload of ${file.name}`,
-      hidden: true,
-      onclick: () => this.run(),
-    });
-    this.item = el(
-      "li",
-      {},
-      el("span", { textContent: file.name }),
-      this.progress,
-      this.state,
-      this.cancelButton,
-      this.retryButton,
-    );
+    this.cancelButton = el("button", { type: "button", textContent: "Cancel", onclick: () => this.cancel() });
+    this.retryButton = el("button", { type: "button", textContent: "Retry", hidden: true, onclick: () => this.run() });
+    this.named(file.name);
+    this.item = el("li", {}, this.name, this.progress, this.state, this.cancelButton, this.retryButton);
     $("uploads").append(this.item);
+  }
+
+  // The name shown and said: the file's, until the API answers the key it really gets ("Keep both" saves
+  // "notes.txt" as "notes (1).txt").
+  named(name) {
+    this.name.textContent = name;
+    this.progress.ariaLabel = `Upload of ${name}`;
+    this.cancelButton.ariaLabel = `Cancel the upload of ${name}`;
+    this.retryButton.ariaLabel = `Retry the upload of ${name}`;
   }
 
   async run() {
     this.cancelled = false;
+    isSending(this, true);
     this.item.classList.remove("failed", "cancelled", "done");
     this.cancelButton.hidden = false;
     this.retryButton.hidden = true;
@@ -82,15 +145,24 @@ class Upload {
       } else {
         const started = await this.start();
         if (!started) return; // the person chose not to upload it
-        key = started.uploadId ? ((this.multipart = started), await this.sendParts()) : await this.sendForm(started);
+        this.named(splitKey(started.key).name);
+        if (started.uploadId) {
+          ofThisPage.add(started.uploadId);
+          this.multipart = started;
+          const { name, size, lastModified } = this.file;
+          keepUnfinished([...everyUnfinished(), { ...started, user: session.user, name, size, lastModified }]);
+          key = await this.sendParts();
+        } else key = await this.sendForm(started);
       }
+      isSending(this, false);
       this.cancelButton.hidden = true;
       this.show(100, "Uploaded; indexing…");
-      const indexed = await waitUntilIndexed(key);
+      const indexed = await waitUntilIndexed(key, this.replacing);
       this.state.textContent = indexed ? "Done" : "Uploaded; it will appear in the list shortly";
       this.item.classList.add("done");
       if (indexed) showOnList(indexed);
     } catch (error) {
+      isSending(this, false);
       this.cancelButton.hidden = true;
       this.retryButton.hidden = false;
       if (error instanceof Cancelled) {
@@ -122,8 +194,11 @@ class Upload {
         });
       } catch (error) {
         if (error.status !== 409 || this.onConflict !== "ask") throw error;
-        const choice = await askReplaceOrKeepBoth(this.file, error.body && error.body.existing);
+        const existing = error.body && error.body.existing;
+        const choice = await (await import("./conflict.js")).askReplaceOrKeepBoth(this.file, existing);
+        if (choice === "replace") this.replacing = existing || {};
         if (choice === "cancel") {
+          isSending(this, false);
           this.cancelButton.hidden = true;
           this.retryButton.hidden = false;
           this.state.textContent = "Not uploaded: the file there is kept";
@@ -177,6 +252,7 @@ class Upload {
           headers: { "Content-Type": "application/json" },
           body: JSON.stringify(ticket(upload)),
         });
+        forgetUnfinished(upload.uploadId);
         this.multipart = null;
         return upload.key;
       } catch (error) {
@@ -224,6 +300,7 @@ class Upload {
     const upload = this.multipart;
     this.multipart = null; // a retry starts afresh
     if (upload) {
+      forgetUnfinished(upload.uploadId);
       // S3 drops the parts it holds (and would abort a forgotten upload itself after a week).
       await api("/me/uploads/abort", {
         method: "POST",
@@ -260,14 +337,35 @@ async function inParallel(items, width, work) {
   await Promise.all(Array.from({ length: Math.min(width, queue.length) }, worker));
 }
 
-// The file once listed; null at the deadline or on an answer that waiting cannot change.
-async function waitUntilIndexed(key) {
+// The file once listed as this upload made it (not the one a "Replace" wrote over: `replacing`, the entry
+// that was there); null at the deadline or on an answer that waiting cannot change.
+async function waitUntilIndexed(key, replacing = null) {
+  const own = session && session.user ? `${session.user}/` : null;
+  // One's own key from its start (uploads go under one's own folder); a deployment without the name
+  // index, or a key too long for a prefix, is asked for by key instead (400).
+  let byList = own !== null && key.startsWith(own);
+  // Another upload of the key than the one replaced: its time, contents or size differ.
+  const isThisUpload = (item) =>
+    Boolean(item) && (!replacing || ["uploadDate", "eTag", "size"].some((field) => item[field] !== replacing[field]));
   const deadline = Date.now() + POLL_DEADLINE_MS;
   for (let wait = POLL_FIRST_MS; Date.now() + wait < deadline; wait = Math.min(wait * 2, POLL_MAX_MS)) {
     await sleep(wait);
     try {
-      return await api(`/me/files/${keyPath(key)}`);
+      let item;
+      if (byList) {
+        // In key order the key itself comes before every longer key it begins: the first item, if listed.
+        const query = new URLSearchParams({ prefix: key.slice(own.length), order: "asc", limit: "1" });
+        const page = await api(`/me/files?${query}`);
+        item = page.items.find((listed) => listed.objectKey === key);
+      } else {
+        item = await api(`/me/files/${keyPath(key)}`);
+      }
+      if (isThisUpload(item)) return item;
     } catch (error) {
+      if (byList && error.status === 400) {
+        byList = false;
+        continue;
+      }
       // Not listed yet, the service busy or failing a moment, or the network down: the upload itself is done.
       if (![0, 404, ...RETRY_LATER].includes(error.status) && error.status < 500) return null;
     }
@@ -293,54 +391,6 @@ function showOnList(item) {
   listAgain = setTimeout(() => loadList(true), 300);
 }
 
-// "Replace or keep both": a modal dialog (WAI-ARIA's dialog pattern: labelled, focus inside, Escape keeps
-// the file that is there). Resolves with "replace", "keepBoth" or "cancel".
-let asking = Promise.resolve();
-
-function askReplaceOrKeepBoth(file, existing) {
-  // One question at a time, in the order the files were chosen.
-  const answer = asking.then(() => ask(file, existing));
-  asking = answer.catch(() => {});
-  return answer;
-}
-
-function ask(file, existing) {
-  return new Promise((resolve) => {
-    const title = el("h2", { id: "conflict-title", textContent: `"${file.name}" already exists` });
-    const when = existing && existing.uploadDate ? `, uploaded ${new Date(existing.uploadDate).toLocaleString()}` : "";
-    const size = existing && existing.size !== undefined ? formatSize(Number(existing.size)) : "";
-    const text = el("p", {
-      id: "conflict-text",
-      textContent:
-        `Your files have "${file.name}" already (${size}${when}). Replace it with the one you chose ` +
-        `(${formatSize(file.size)}), or keep both: the new one is saved under a numbered name.`,
-    });
-    const dialog = el("dialog", { className: "conflict" }, title, text);
-    dialog.setAttribute("aria-labelledby", "conflict-title");
-    dialog.setAttribute("aria-describedby", "conflict-text");
-    const close = (choice) => {
-      dialog.close();
-      dialog.remove();
-      resolve(choice);
-    };
-    const choices = el(
-      "div",
-      { className: "conflict-choices" },
-      el("button", { type: "button", textContent: "Replace", onclick: () => close("replace") }),
-      el("button", { type: "button", textContent: "Keep both", onclick: () => close("keepBoth") }),
-      el("button", { type: "button", textContent: "Don't upload", onclick: () => close("cancel") }),
-    );
-    dialog.append(choices);
-    dialog.addEventListener("cancel", (event) => {
-      event.preventDefault();
-      close("cancel");
-    });
-    document.body.append(dialog);
-    dialog.showModal();
-    choices.children[1].focus(); // the choice that loses nothing
-  });
-}
-
 // "Clear finished": the uploads done, cancelled or failed leave the list; those under way stay.
 function clearButton() {
   let button = $("clear-uploads");
@@ -362,22 +412,28 @@ function clearButton() {
   return button;
 }
 
-// The file picker and the drop zone; `folderOf` and `filesOfDrop` (a promise of a drop's files) are the
-// folders' (folders.js).
+// The file picker and the list as a drop zone; `folderOf` and `filesOfDrop` (a promise of a drop's files)
+// are the folders' (folders.js).
 export function wireUploads({ folderOf = () => "", filesOfDrop = async (data) => [...data.files] } = {}) {
   $("file-input").addEventListener("change", (event) => {
     uploadFiles([...event.target.files], folderOf);
     event.target.value = "";
   });
   const zone = $("drop-zone");
-  zone.addEventListener("dragover", (event) => {
+  // Only into one's own files (another person's list, an admin's view, takes none), and only on the
+  // list: a file dropped anywhere else on the page is not opened by the browser in the page's place.
+  const takes = (event) => zone.contains(event.target) && ownFiles() && !$("files-view").hidden;
+  window.addEventListener("dragover", (event) => {
     event.preventDefault();
-    zone.classList.add("over");
+    event.dataTransfer.dropEffect = takes(event) ? "copy" : "none";
+    zone.classList.toggle("over", takes(event));
   });
-  zone.addEventListener("dragleave", () => zone.classList.remove("over"));
-  zone.addEventListener("drop", async (event) => {
+  zone.addEventListener("dragleave", (event) => {
+    if (!zone.contains(event.relatedTarget)) zone.classList.remove("over");
+  });
+  window.addEventListener("drop", async (event) => {
     event.preventDefault();
     zone.classList.remove("over");
-    uploadFiles(await filesOfDrop(event.dataTransfer), folderOf);
+    if (takes(event)) uploadFiles(await filesOfDrop(event.dataTransfer), folderOf);
   });
 }

@@ -99,12 +99,20 @@ def retry_later(route: Route, ready: dict[str, Any], retry_after: str | None = N
 
 
 def upload(page: Page, *files: tuple[str, str, bytes]) -> None:
-    """Chooses `files` (name, content type, bytes) in the upload box and waits until each is listed."""
-    page.get_by_label("Choose files to upload, or drop them here").set_input_files(
+    """Chooses `files` (name, content type, bytes) with "Upload files" and waits until each is listed."""
+    page.get_by_label("Upload files").set_input_files(
         [file_payload(name, mime, content) for name, mime, content in files]
     )
     for name, _, _ in files:
         expect(row(page, name)).to_have_count(1)
+
+
+def open_filters(page: Page) -> None:
+    """Unfolds "Filters" (type, upload dates, sizes), which stay folded until asked for."""
+    filters = page.locator("details").filter(has=page.locator("summary", has_text="Filters"))
+    if filters.get_attribute("open") is None:
+        filters.locator("summary").click()
+    expect(page.get_by_label("At least")).to_be_visible()
 
 
 def listed(page: Page) -> None:

@@ -13,6 +13,7 @@ import re
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import boto3
 import pytest
@@ -27,6 +28,7 @@ from tests.browser.helpers import (
     file_payload,
     fresh_person,
     listed,
+    open_filters,
     retry_later,
     row,
     shot,
@@ -37,7 +39,7 @@ from tests.browser.helpers import (
 from tests.integration.local_stack.signed_in import add_person, call, expired, post_form
 from tests.integration.local_stack.signed_in import sign_in as cognito_sign_in
 
-from playwright.sync_api import Browser, Page, Route, expect  # isort: skip
+from playwright.sync_api import Browser, Dialog, Page, Route, expect  # isort: skip
 
 pytestmark = pytest.mark.xdist_group("browser")
 
@@ -57,7 +59,7 @@ def test_a_person_signs_in_uploads_finds_downloads_and_deletes(
     expect(page.get_by_text("No files yet.")).to_be_visible()
 
     # Two files at once through the picker: a progress bar for each, then both listed, no reload.
-    page.get_by_label("Choose files to upload, or drop them here").set_input_files(
+    page.get_by_label("Upload files").set_input_files(
         [
             file_payload("site-plan.pdf", "application/pdf", BIG),
             file_payload("quarterly report.txt", "text/plain", SMALL),
@@ -69,7 +71,7 @@ def test_a_person_signs_in_uploads_finds_downloads_and_deletes(
         expect(row(page, name)).to_have_count(1)
         bar = page.get_by_role("progressbar", name=f"Upload of {name}")
         assert bar.evaluate("element => element.value") == 100
-    # And one dropped on the drop zone.
+    # And one dropped on the list (its drop zone).
     drop = page.evaluate_handle(
         "() => { const data = new DataTransfer();"
         " data.items.add(new File(['dropped'], 'dropped note.md', {type: 'text/markdown'})); return data; }"
@@ -91,7 +93,9 @@ def test_a_person_signs_in_uploads_finds_downloads_and_deletes(
     page.get_by_role("button", name="Clear", exact=True).click()
     expect(page.locator("#rows tr")).to_have_count(3)
 
-    # A size range: at least 1 MB.
+    # A size range: at least 1 MB (the filters beyond the name are folded until asked for).
+    expect(page.get_by_label("At least")).to_be_hidden()
+    open_filters(page)
     page.get_by_label("At least").fill("1")
     page.get_by_role("button", name="Search").click()
     expect(page.locator("#rows tr")).to_have_count(1)
@@ -124,13 +128,30 @@ def test_a_person_signs_in_uploads_finds_downloads_and_deletes(
     download.save_as(saved)
     assert saved.read_bytes() == BIG
 
-    # Delete, after a confirmation; dismissing it keeps the file.
-    page.once("dialog", lambda dialog: dialog.dismiss())
-    page.get_by_role("button", name="Delete quarterly report.txt").click()
+    # Delete, after a confirmation in the page's own dialog, as for a selection (never the browser's
+    # confirm()); Cancel keeps the file.
+    native: list[str] = []
+
+    def browsers_own(dialog: Dialog) -> None:
+        native.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", browsers_own)
+    opener = page.get_by_role("button", name="Delete quarterly report.txt")
+    opener.click()
+    confirm = page.get_by_role("dialog", name="Delete “quarterly report.txt”?")
+    expect(confirm).to_be_visible()
+    expect(confirm).to_contain_text("This cannot be undone.")
+    expect(confirm.get_by_role("button", name="Cancel")).to_be_focused()
+    assert axe_violations(page) == []
+    confirm.get_by_role("button", name="Cancel").click()
+    expect(confirm).to_be_hidden()
+    expect(opener).to_be_focused()
     expect(row(page, "quarterly report.txt")).to_have_count(1)
-    page.once("dialog", lambda dialog: dialog.accept())
-    page.get_by_role("button", name="Delete quarterly report.txt").click()
+    opener.click()
+    confirm.get_by_role("button", name="Delete", exact=True).click()
     expect(row(page, "quarterly report.txt")).to_have_count(0)
+    assert native == []
     expect(page.get_by_role("status").filter(has_text="quarterly report.txt was deleted")).to_be_visible()
     page.reload()
     expect(page.locator("#rows tr")).to_have_count(2)
@@ -152,7 +173,7 @@ def test_a_second_person_sees_none_of_the_first_persons_files(
     first.set_default_timeout(TIMEOUT_MS)
     page = first.new_page()
     signed_in(page, ready, "demo", ready["demoPassword"])
-    page.get_by_label("Choose files to upload, or drop them here").set_input_files(
+    page.get_by_label("Upload files").set_input_files(
         [file_payload("demo-private.txt", "text/plain", b"mine")]
     )
     expect(row(page, "demo-private.txt")).to_have_count(1)
@@ -240,17 +261,73 @@ def test_a_phone_screen_and_the_first_load(browser: Browser, ready: dict[str, An
     sign_in(page, ready, "demo", ready["demoPassword"])
     expect(page.get_by_text("Signed in as")).to_be_visible()
     photo = file_payload("phone photo with a rather long name.jpg", "image/jpeg", b"\xff\xd8" * 500)
-    page.get_by_label("Choose files to upload, or drop them here").set_input_files([photo])
+    page.get_by_label("Upload files").set_input_files([photo])
     expect(row(page, "phone photo with a rather long name.jpg")).to_have_count(1)
     # Nothing wider than the screen.
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 375
-    # On a phone the files come first, the filters and the upload box after them.
+    # On a phone the files come first, on the first screen, under the upload buttons; the filters after.
     top = "(element) => element.getBoundingClientRect().top"
     files_top = page.locator("#results").evaluate(top)
+    assert page.get_by_label("Upload files").evaluate(top) < files_top < 740
     assert files_top < page.get_by_role("search", name="Find files").evaluate(top)
-    assert files_top < page.locator("#upload").evaluate(top)
     assert axe_violations(page) == []
     shot(page, "phone.png")
+    context.close()
+
+
+def test_on_a_desktop_the_files_come_first_each_on_one_line(browser: Browser, ready: dict[str, Any]) -> None:
+    """As in Drive or the S3 console: at 1280×800 the list starts above the fold, under the name search
+    and the upload buttons (a drop on the list uploads too); the other filters are folded until asked for;
+    a row with four buttons is one line high."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    password = fresh_person(ready, "ines")
+    signed_in(page, ready, "ines", password)
+    expect(page.get_by_text("No files yet.")).to_be_visible()
+    upload(page, ("quarterly report 2026.txt", "text/plain", SMALL))
+    # A file dropped on the list is uploaded into the folder shown.
+    drop = page.evaluate_handle(
+        "() => { const data = new DataTransfer();"
+        " data.items.add(new File(['dropped'], 'dropped on the list.md', {type: 'text/markdown'}));"
+        " return data; }"
+    )
+    page.get_by_role("table").dispatch_event("drop", {"dataTransfer": drop})
+    expect(row(page, "dropped on the list.md")).to_have_count(1)
+
+    page.reload()
+    listed(page)
+    expect(page.locator("#rows tr")).to_have_count(2)
+    table = page.get_by_role("table").bounding_box()
+    assert table is not None
+    assert table["y"] < 400, table
+    last = page.locator("#rows tr").last.bounding_box()
+    assert last is not None
+    assert last["y"] + last["height"] <= 800, last
+    expect(page.get_by_label("At least")).to_be_hidden()
+    expect(page.get_by_label("Upload files")).to_be_attached()
+    expect(page.get_by_text("Upload files", exact=True)).to_be_visible()
+
+    # Download, Preview, Copy link and Delete side by side: the row is one button high.
+    report = row(page, "quarterly report 2026.txt")
+    buttons = report.get_by_role("button")
+    expect(buttons).to_have_count(4)
+    boxes = [box for box in (button.bounding_box() for button in buttons.all()) if box is not None]
+    assert len({round(box["y"]) for box in boxes}) == 1, boxes
+    height = (report.bounding_box() or {"height": 0.0})["height"]
+    assert height < 2 * boxes[0]["height"], (height, boxes[0])
+    assert axe_violations(page) == []
+    shot(page, "desktop.png", docs=False)
+
+    # "Filters" unfolds the rest; a folded filter in use is counted on it.
+    open_filters(page)
+    page.get_by_label("At least").fill("1")
+    page.get_by_role("button", name="Search").click()
+    expect(page.get_by_text("No files match these filters.")).to_be_visible()
+    page.locator("details summary").click()
+    expect(page.get_by_label("At least")).to_be_hidden()
+    expect(page.locator("details summary")).to_have_text("Filters (1 on)")
+    assert axe_violations(page) == []
     context.close()
 
 
@@ -329,8 +406,49 @@ def test_more_pages_never_show_a_file_twice_and_the_keyboard_suffices(
 
 
 def _listing_polls(url: str) -> bool:
-    """The page's requests for one file (`GET /me/files/{key}`): what it asks after an upload."""
-    return "/me/files/" in url
+    """What the page asks while an upload waits to be indexed: a list of one's files from the file's key
+    on (`prefix`, one item), never `GET /me/files/{key}`."""
+    query = parse_qs(urlsplit(url).query)
+    return "/me/files?" in url and "prefix" in query and query.get("limit") == ["1"]
+
+
+def _not_listed_yet(route: Route, ready: dict[str, Any]) -> None:
+    """The API's answer to that list before the file is indexed: 200, no item."""
+    route.fulfill(
+        status=200,
+        headers={"Access-Control-Allow-Origin": ready["webUrl"], "Content-Type": "application/json"},
+        body=json.dumps({"items": [], "nextCursor": None, "orderedBy": "objectKey", "indexState": "READY"}),
+    )
+
+
+def test_waiting_for_an_upload_logs_no_error(page: Page, ready: dict[str, Any]) -> None:
+    """A file not indexed yet is a list without it (200), not a 404, which Chromium logs in the console as
+    an error at every wait: no request for the file by its key, no error in the console."""
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    by_key: list[str] = []
+    page.on(
+        "request",
+        lambda request: by_key.append(request.url) if re.search(r"/me/files/[^?]", request.url) else None,
+    )
+    password = fresh_person(ready, "hilda")
+    signed_in(page, ready, "hilda", password)
+    expect(page.get_by_text("No files yet.")).to_be_visible()
+    polls: list[str] = []
+
+    def slow_to_index(route: Route) -> None:
+        polls.append(route.request.url)
+        if len(polls) <= 2:
+            _not_listed_yet(route, ready)
+        else:
+            route.fallback()
+
+    page.route(_listing_polls, slow_to_index)
+    upload(page, ("slow to index.txt", "text/plain", SMALL), ("another.txt", "text/plain", SMALL))
+    expect(page.locator("#uploads li").filter(has_text="Done")).to_have_count(2)
+    assert by_key == []
+    assert errors == []
+    assert len(polls) >= 3
 
 
 def test_an_upload_is_asked_for_less_and_less_often(page: Page, ready: dict[str, Any]) -> None:
@@ -350,7 +468,7 @@ def test_an_upload_is_asked_for_less_and_less_often(page: Page, ready: dict[str,
             return
         seen.append(time.monotonic())
         if len(seen) <= 3:
-            api_error(route, ready, 404, "no such file")
+            _not_listed_yet(route, ready)
         else:
             route.fallback()
 
@@ -416,6 +534,7 @@ def test_an_upload_rides_out_a_failing_api_while_it_waits(page: Page, ready: dic
 def test_filters_are_checked_in_the_fields_own_words(page: Page, ready: dict[str, Any]) -> None:
     signed_in(page, ready, "demo", ready["demoPassword"])
     listed(page)
+    open_filters(page)
     least, most = page.get_by_label("At least"), page.get_by_label("At most")
     problem = page.locator("#filter-error")
 
@@ -493,6 +612,7 @@ def test_a_failed_list_offers_to_try_again(page: Page, ready: dict[str, Any]) ->
 def test_clear_resets_every_filter_the_unit_included(page: Page, ready: dict[str, Any]) -> None:
     signed_in(page, ready, "demo", ready["demoPassword"])
     page.get_by_label("Name", exact=True).fill("report")
+    open_filters(page)
     page.get_by_label("From", exact=True).fill("2024-01-01")
     page.get_by_label("To", exact=True).fill("2024-12-31")
     page.get_by_label("At least").fill("1")
@@ -519,6 +639,24 @@ def test_signing_out_is_said_as_a_status(page: Page, ready: dict[str, Any]) -> N
     shot(page, "signed-out.png", docs=False)
 
 
+def test_what_the_page_last_said_goes_with_sign_out(page: Page, ready: dict[str, Any]) -> None:
+    """The notice of the last action ("… deleted") was about the files of the person signing out: it
+    goes at once, not when it would have faded, so the next person at the screen never reads it."""
+    password = fresh_person(ready, "hugo")
+    signed_in(page, ready, "hugo", password)
+    upload(page, ("old draft.txt", "text/plain", SMALL))
+    page.get_by_label("Select old draft.txt").check()
+    page.get_by_role("button", name="Delete selected").click()
+    page.get_by_role("dialog", name="Delete 1 file?").get_by_role("button", name="Delete 1 file").click()
+    notice = page.locator("#notice")
+    expect(notice).to_have_text("1 file was deleted.")
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    assert notice.text_content() == ""
+    assert notice.is_hidden()
+    expect(page.get_by_role("status").filter(has_text="You are signed out.")).to_be_visible()
+
+
 def test_the_keyboard_stays_in_place_after_sign_in_and_delete(page: Page, ready: dict[str, Any]) -> None:
     password = fresh_person(ready, "grace")
     page.goto(ready["webUrl"])
@@ -528,22 +666,31 @@ def test_the_keyboard_stays_in_place_after_sign_in_and_delete(page: Page, ready:
     page.keyboard.type(password)
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="Your files")).to_be_focused()
-    page.get_by_label("Choose files to upload, or drop them here").set_input_files(
+    page.get_by_label("Upload files").set_input_files(
         [file_payload(name, "text/plain", SMALL) for name in ("a.txt", "b.txt", "c.txt")]
     )
     expect(page.locator("#rows tr")).to_have_count(3)
-    page.on("dialog", lambda dialog: dialog.accept())
+
+    def confirm_with_keyboard(name: str) -> None:
+        """Enter on a row's Delete opens the page's dialog, Cancel first; Shift+Tab, Enter: Delete."""
+        page.keyboard.press("Enter")
+        confirm = page.get_by_role("dialog", name=f"Delete “{name}”?")
+        expect(confirm.get_by_role("button", name="Cancel")).to_be_focused()
+        page.keyboard.press("Shift+Tab")
+        expect(confirm.get_by_role("button", name="Delete", exact=True)).to_be_focused()
+        page.keyboard.press("Enter")
+
     names = page.locator("#rows th").all_text_contents()  # newest first, whatever order they were indexed
     # The middle one: focus goes to the next row's Delete; the last one: to the previous row's.
     page.get_by_role("button", name=f"Delete {names[1]}").focus()
-    page.keyboard.press("Enter")
+    confirm_with_keyboard(names[1])
     expect(row(page, names[1])).to_have_count(0)
     expect(page.get_by_role("button", name=f"Delete {names[2]}")).to_be_focused()
-    page.keyboard.press("Enter")
+    confirm_with_keyboard(names[2])
     expect(row(page, names[2])).to_have_count(0)
     expect(page.get_by_role("button", name=f"Delete {names[0]}")).to_be_focused()
     # The last file: the list's heading.
-    page.keyboard.press("Enter")
+    confirm_with_keyboard(names[0])
     expect(page.get_by_text("No files yet.")).to_be_visible()
     expect(page.get_by_role("heading", name="Your files")).to_be_focused()
 

@@ -59,7 +59,7 @@ def test_a_person_browses_makes_a_folder_and_uploads_into_it_and_a_whole_folder(
     (tree / "day 1").mkdir(parents=True)
     (tree / "day 1" / "beach.txt").write_bytes(b"sand\n")
     (tree / "notes.txt").write_bytes(b"pack light\n")
-    page.get_by_label("Or a whole folder").set_input_files(tree)
+    page.get_by_label("Upload a folder").set_input_files(tree)
     expect(_folder(page, "trip")).to_be_visible()
     _folder(page, "trip").click()
     expect(row(page, "notes.txt")).to_have_count(1)

@@ -2,8 +2,9 @@
 the local stack.
 
 "Copy link" offers only the deployment's expiries (none above its cap), copies the link and shows it with
-its expiry; the link downloads the file's bytes without signing in. "Preview" shows an image, a PDF, text
-and audio in a dialog, without a download. Each dialog is axe-clean, Escape closes it and focus goes back.
+its expiry; the link downloads the file's bytes without signing in. "Preview" shows an image, a PDF (drawn
+by Chromium's own viewer), text, audio and video in a dialog, without a download. Each dialog is axe-clean,
+Escape closes it and focus goes back.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pytest
 
 from tests.browser.helpers import axe_violations, fresh_person, row, shot, signed_in, upload
 
-from playwright.sync_api import Page, expect  # isort: skip
+from playwright.sync_api import Frame, Page, expect  # isort: skip
 
 pytestmark = pytest.mark.xdist_group("browser")
 
@@ -173,11 +174,6 @@ def test_a_person_previews_an_image_a_pdf_text_audio_and_video(page: Page, ready
     expect(dialog.locator("script")).to_have_count(0)
     page.keyboard.press("Escape")
 
-    row(page, "report.pdf").get_by_role("button", name="Preview report.pdf").click()
-    dialog = page.get_by_role("dialog", name="report.pdf")
-    expect(dialog.locator('object[type="application/pdf"]')).to_have_count(1)
-    page.keyboard.press("Escape")
-
     row(page, "tone.wav").get_by_role("button", name="Preview tone.wav").click()
     dialog = page.get_by_role("dialog", name="tone.wav")
     expect(dialog.locator("audio[controls]")).to_have_count(1)
@@ -195,6 +191,44 @@ def test_a_person_previews_an_image_a_pdf_text_audio_and_video(page: Page, ready
     page.keyboard.press("Escape")
     expect(dialog).to_be_hidden()
     assert downloads == []  # nothing was downloaded to preview it
+
+
+def _pdf_viewer(page: Page, url: str) -> Frame:
+    """Chromium's PDF viewer showing `url` in the page: the frame of the <object>'s address, and in it the
+    viewer's own (its toolbar and the plugin that draws the pages). Neither exists when the CSP blocks the
+    frame: the <object> then stays blank."""
+    for _ in range(300):
+        for frame in page.main_frame.child_frames:
+            viewers = [child for child in frame.child_frames if child.url.startswith("chrome-extension://")]
+            if frame.url == url and viewers:
+                return viewers[0]
+        page.wait_for_timeout(100)
+    raise AssertionError(f"no PDF viewer showed {url}; frames: {[frame.url for frame in page.frames]}")
+
+
+def test_a_pdf_renders_in_the_browsers_own_viewer(page: Page, ready: dict[str, Any]) -> None:
+    """Not only the dialog: Chromium's viewer reads the PDF (its one page, its name in the toolbar)."""
+    password = fresh_person(ready, "jill")
+    signed_in(page, ready, "jill", password)
+    upload(page, ("report.pdf", "application/pdf", _pdf()))
+    downloads: list[Any] = []
+    page.on("download", lambda download: downloads.append(download))
+    opener = row(page, "report.pdf").get_by_role("button", name="Preview report.pdf")
+    opener.click()
+    dialog = page.get_by_role("dialog", name="report.pdf")
+    shown = dialog.locator('object[type="application/pdf"]')
+    expect(shown).to_have_count(1)
+    viewer = _pdf_viewer(page, shown.get_attribute("data") or "")
+    expect(viewer.locator("embed#plugin")).to_have_attribute("type", "application/x-google-chrome-pdf")
+    expect(viewer.locator("#title")).to_have_text("report.pdf")
+    expect(viewer.locator("#pagelength")).to_have_text("1")
+    expect(viewer.get_by_label("Page number")).to_have_value("1")
+    assert axe_violations(page) == []
+    shot(page, "preview-pdf.png")
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    expect(opener).to_be_focused()
+    assert downloads == []
 
 
 def test_an_admins_view_names_people_never_their_ids(page: Page, ready: dict[str, Any]) -> None:

@@ -175,8 +175,9 @@ def test_the_narrowness_check_refuses_what_it_must() -> None:
 
 
 # What previews load from the bucket: <img> (img-src), <audio>/<video> (media-src), a PDF's <object>
-# (object-src). Text is fetched (connect-src, above).
-PREVIEW_DIRECTIVES = ("img-src", "media-src", "object-src")
+# (object-src, and frame-src: Chromium's PDF viewer shows it in a frame of the PDF's address). Text is
+# fetched (connect-src, above).
+PREVIEW_DIRECTIVES = ("img-src", "media-src", "object-src", "frame-src")
 
 
 @pytest.mark.parametrize("region", REGIONS)
@@ -197,10 +198,12 @@ def test_previews_load_the_buckets_files_and_nothing_else(dotted_synth: Synth, r
         assert [
             source for source in sources if source not in ("'self'", "data:") and not _is_narrow(source)
         ] == []
-    # Only images may come from the page itself (its icon) or data: URLs; media and objects only from S3.
+    # Only images may come from the page itself (its icon) or data: URLs; media, objects and frames only
+    # from S3.
     assert csp["img-src"][:2] == ["'self'", "data:"]
-    assert "'self'" not in csp["media-src"]
-    assert "'self'" not in csp["object-src"]
+    for directive in ("media-src", "object-src", "frame-src"):
+        assert "'self'" not in csp[directive]
+        assert "data:" not in csp[directive]
 
 
 @pytest.mark.parametrize("region", REGIONS)
@@ -216,21 +219,24 @@ def test_previews_of_a_created_bucket_load_at_its_virtual_host(default_synth: Sy
         ] == []
 
 
-def test_nothing_runs_or_frames_what_is_previewed() -> None:
-    """Previews add no script, frame or worker source: a preview is shown, never run."""
-    csp = dict(
-        directive.split(" ", 1)
-        for directive in content_security_policy([], ["https://*.s3.amazonaws.com"]).split("; ")
-    )
+def test_nothing_runs_what_is_previewed_and_only_the_buckets_pdfs_are_framed() -> None:
+    """Previews add no script or worker source: a preview is shown, never run. The one frame source is the
+    bucket's keys, as for objects: Chromium shows a PDF's <object> in a frame of the PDF's own address (its
+    viewer's), which `default-src 'none'` would block, leaving the preview blank."""
+    bucket = "https://*.s3.amazonaws.com"
+    csp = dict(directive.split(" ", 1) for directive in content_security_policy([], [bucket]).split("; "))
     assert csp["script-src"] == "'self'"
     assert csp["default-src"] == "'none'"
-    assert "frame-src" not in csp
+    assert csp["frame-src"] == csp["object-src"] == bucket
     assert "child-src" not in csp
     assert "worker-src" not in csp
-    # Without previews' sources, media and objects fall back to default-src 'none'.
+    # Nothing may frame the page itself.
+    assert csp["frame-ancestors"] == "'none'"
+    # Without previews' sources, media, objects and frames fall back to default-src 'none'.
     plain = dict(directive.split(" ", 1) for directive in content_security_policy([]).split("; "))
     assert "media-src" not in plain
     assert "object-src" not in plain
+    assert "frame-src" not in plain
     assert plain["img-src"] == "'self' data:"
 
 
@@ -247,6 +253,6 @@ def test_the_local_page_previews_the_local_buckets_keys_only() -> None:
         )
     finally:
         server.server_close()
-    for directive in ("media-src", "object-src"):
+    for directive in ("media-src", "object-src", "frame-src"):
         assert csp[directive] == "http://127.0.0.1:5000/uploads/"
     assert csp["img-src"] == "'self' data: http://127.0.0.1:5000/uploads/"

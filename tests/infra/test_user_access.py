@@ -165,9 +165,11 @@ def test_the_page_is_private_behind_cloudfront_with_its_headers(default_synth: S
     rendered = csp["Fn::Join"][1] if isinstance(csp, dict) else [csp]
     text = "".join(part if isinstance(part, str) else "REGION" for part in rendered)
     assert text.startswith(expected + "img-src 'self' data: https://")
-    # Previews load the bucket's files as images, audio, video and PDF objects, and nothing else.
+    # Previews load the bucket's files as images, audio, video and PDF objects (framed by Chromium's
+    # viewer), and nothing else.
     assert "media-src https://" in text
     assert "object-src https://" in text
+    assert "frame-src https://" in text
     assert "script-src 'self'" in text
     assert "https://cognito-idp.REGION.amazonaws.com" in text
     assert headers["FrameOptions"]["FrameOption"] == "DENY"
