@@ -65,12 +65,7 @@ class PeopleDirectory:
         """The name of each of `users` (uploadUser values), from the cache or the pool, within the bounds
         of one page (LOOKUPS_PER_PAGE, LOOKUP_SECONDS): a person not named is shown by their user value."""
         wanted = list(dict.fromkeys(users))
-        named: dict[str, str] = {}
-        with self._lock:
-            for user in wanted:
-                if user in self._names:
-                    self._names.move_to_end(user)
-                    named[user] = self._names[user]
+        named = {user: name for user in wanted if (name := self._cached(user)) is not None}
         futures: dict[str, Future[str]] = {}
         for user in wanted:
             if user in named:
@@ -97,13 +92,20 @@ class PeopleDirectory:
 
     def name(self, user: str) -> str:
         """The name of one person, asked of the pool if not cached (no bound: one lookup)."""
-        with self._lock:
-            if user in self._names:
-                self._names.move_to_end(user)
-                return self._names[user]
+        cached = self._cached(user)
+        if cached is not None:
+            return cached
         name = self._look_up(user)
         self._remember(user, name)
         return name
+
+    def _cached(self, user: str) -> str | None:
+        """`user`'s name if cached (now the most recently used), else None."""
+        with self._lock:
+            if user not in self._names:
+                return None
+            self._names.move_to_end(user)
+            return self._names[user]
 
     def _ask(self, user: str) -> Future[str] | None:
         """A lookup of `user` started (or already running); None once LOOKUPS_PER_PAGE are running."""
