@@ -35,7 +35,7 @@ from decimal import Decimal
 from typing import Any
 
 from file_index import cost, schema, zorder
-from file_index.objects import MAX_KEY_BYTES, ObjectEvent
+from file_index.objects import MAX_KEY_BYTES
 
 SAMPLE_ONE_IN = 100
 STATISTICS_SHARDS = 4
@@ -79,19 +79,6 @@ def upload_sample(
         return None
     counts = cost.entry_counts(size, upload_ms, cost.estimated_entry_bytes(object_key, bucket))
     return shard, {name: value * SAMPLE_ONE_IN for name, value in counts.items()}
-
-
-def upload_counts(events: Iterable[ObjectEvent]) -> dict[int, Counter[str]]:
-    """The counters the sampled uploads among `events` add, by statistics item."""
-    by_shard: dict[int, Counter[str]] = {}
-    for event in events:
-        if event.size is None:
-            continue
-        upload_ms = int(event.event_time.timestamp() * 1000)
-        sample = upload_sample(event.key, event.bucket, event.size, upload_ms)
-        if sample is not None:
-            by_shard.setdefault(sample[0], Counter()).update(sample[1])
-    return by_shard
 
 
 def entry_sample(entry: Mapping[str, Any], bucket: str) -> tuple[int, dict[str, int]] | None:

@@ -14,6 +14,7 @@ from file_index import cost, upload_statistics
 from file_index.objects import MAX_KEY_BYTES, ObjectEvent
 from file_index.reader import BucketQuery, FileReader, Plan, UserQuery
 from file_index.state import is_state_key
+from file_index.writer import entry_item
 
 # A new upload's write units in the entry table today (the entry and its GSI copies), as the issue states.
 ENTRY_WRITE_UNITS = 4
@@ -50,8 +51,10 @@ def test_about_one_upload_in_a_hundred_is_sampled_spread_evenly_over_the_items()
 def test_a_sample_counts_for_the_uploads_it_stands_for() -> None:
     key = next(key for key in KEYS if upload_statistics.sampled(key) is not None)
     other = next(key for key in KEYS if upload_statistics.sampled(key) is None)
-    counts = upload_statistics.upload_counts([upload(key, size=5000), upload(other)])
-    ((shard, counted),) = counts.items()
+    tally = upload_statistics.StatisticsTally()
+    for event in (upload(key, size=5000), upload(other)):
+        tally.added(entry_item(event, event.order_key), event.bucket)
+    ((shard, counted),) = tally.drain().items()
     assert shard == upload_statistics.sampled(key)
     weight = upload_statistics.SAMPLE_ONE_IN
     assert counted["entries"] == weight
