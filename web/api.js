@@ -11,6 +11,16 @@ export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export const keyPath = (key) => encodeURIComponent(key);
 
+export function splitKey(key) {
+  const cut = key.lastIndexOf("/");
+  const split = cut < 0 ? { folder: "", name: key } : { folder: key.slice(0, cut), name: key.slice(cut + 1) };
+  // One's own files live under one's own prefix: show the folder within it.
+  const own = session && session.user;
+  if (own && split.folder === own) split.folder = "";
+  else if (own && split.folder.startsWith(`${own}/`)) split.folder = split.folder.slice(own.length + 1);
+  return split;
+}
+
 class ApiError extends Error {
   // `body`: the answer's JSON (a 409 of an upload carries the file that is there), or null.
   constructor(status, message, body = null) {

@@ -1,12 +1,13 @@
 // S3 File Search's page: sign in, then browse, find, upload, download (one file or a zip of many) and delete
-// one's own files through the API's /me/... routes. No library, no build step: this entry wires the modules, which index.html preloads.
+// one's own files through the API's /me/... routes. No library, no build step: this entry wires the modules
+// (index.html preloads them) and hands each what it calls of a module above it.
 
-import { filesOfDrop, uploadFolderOf, wireFolders } from "./folders.js";
-import { forgetNotice, loadList, wireList } from "./list.js";
-import { $, loadConfig } from "./page.js";
+import { uploadFolderOf, wireFolders } from "./folders.js";
+import { loadList, openFolder, renderState, showUploaded, wireList } from "./list.js";
+import { $, forgetNotice, loadConfig } from "./page.js";
 import { wireSelection } from "./selection.js";
 import { isAdmin, resumeSession, session, wireSignIn } from "./session.js";
-import { forgetUnfinished, unfinishedUploads, wireUploads } from "./uploads.js";
+import { forgetUnfinished, unfinishedUploads, uploadFiles, wireUploads } from "./uploads.js";
 
 function showFiles() {
   $("loading").hidden = true;
@@ -25,16 +26,16 @@ function showFiles() {
 }
 
 async function start() {
-  wireSignIn(showFiles);
+  wireSignIn(showFiles, (step) => import("./password.js").then((module) => module[step]()));
   // What the page last said, and the uploads it could resume, were the person's signing out: they go too.
   $("sign-out").addEventListener("click", () => {
     forgetNotice();
     forgetUnfinished();
   });
   wireList();
-  wireFolders();
-  wireSelection();
-  wireUploads({ folderOf: uploadFolderOf, filesOfDrop });
+  wireFolders({ open: openFolder, upload: uploadFiles });
+  wireSelection({ onDeleted: renderState });
+  wireUploads({ folderOf: uploadFolderOf, onListed: showUploaded });
   try {
     await loadConfig();
   } catch (error) {

@@ -1,8 +1,7 @@
 // "Replace or keep both", asked when an upload's name is taken (POST /me/uploads answered 409 with the file
 // that is there). Loaded at the first such answer.
 
-import { formatSize } from "./list.js";
-import { el } from "./page.js";
+import { el, formatSize } from "./page.js";
 
 // "Replace or keep both": a modal dialog (WAI-ARIA's dialog pattern: labelled, focus inside, Escape keeps
 // the file that is there). Resolves with "replace", "keepBoth" or "cancel".

@@ -4,9 +4,9 @@
 // one chunk of one file and the zip's directory (under 100 bytes a file), whatever the sizes; a zip takes
 // at most MAX_ZIP_FILES files. Loaded at the first zip, with zip.js.
 
-import { api, keyPath } from "./api.js";
-import { failed, ownFiles, say, splitKey, view } from "./list.js";
-import { $, followDownload } from "./page.js";
+import { api, keyPath, splitKey } from "./api.js";
+import { $, failed, followDownload, say } from "./page.js";
+import { ownFiles, view } from "./query.js";
 import { session } from "./session.js";
 
 export const MAX_ZIP_FILES = 10000;

@@ -1,18 +1,19 @@
-// Folders: where the list is (breadcrumbs, "Up"), new folders, and uploads that keep a folder's structure.
+// Folders: where the list is (breadcrumbs, "Up"), new folders, and uploads that keep a folder's structure
+// (chosen or dropped on the list).
 //
 // S3 has no folders, only keys with "/". A new folder lives in the page until a file is uploaded into it,
 // then it is that file's key prefix like any other: the API's uploads take no empty name (a "folder/"
 // marker object could not be made through them), and a marker would be an entry of the index, listed and
 // found as a nameless file.
 
-import { openFolder, ownFiles, view } from "./list.js";
 import { $, el } from "./page.js";
-import { uploadFiles } from "./uploads.js";
+import { ownFiles, view } from "./query.js";
 
 // Folders made in the page and not yet holding a file ("reports/2026/"), for this tab's life.
 const created = new Set();
 // The folder of a dropped file within what was dropped ("photos/2024"), for files read from a dropped folder.
 const droppedIn = new WeakMap();
+let openFolder = () => {};
 
 // The page's new folders directly in `folder`.
 export function folderRows(folder) {
@@ -91,7 +92,7 @@ export function uploadFolderOf(file) {
 
 // Every file of a drop, those of dropped folders with their place in them (read before the event ends:
 // the browser keeps a drop's items for the event only).
-export async function filesOfDrop(data) {
+async function filesOfDrop(data) {
   const entries = [...(data.items || [])].map((item) => item.webkitGetAsEntry && item.webkitGetAsEntry());
   if (!entries.length || entries.some((entry) => !entry)) return [...data.files];
   const files = [];
@@ -115,13 +116,32 @@ export async function filesOfDrop(data) {
   return files;
 }
 
-export function wireFolders() {
+// `open(prefix)`: the list of a folder; `upload(files, folderOf)`: uploads.js's.
+export function wireFolders({ open, upload }) {
+  openFolder = open;
   $("folder-up").addEventListener("click", () => openFolder(parentOf(view.folder)));
   $("new-folder").addEventListener("click", newFolder);
   $("folder-form").addEventListener("submit", createFolder);
   $("folder-cancel").addEventListener("click", () => $("folder-dialog").close());
   $("folder-input").addEventListener("change", (event) => {
-    uploadFiles([...event.target.files], uploadFolderOf);
+    upload([...event.target.files], uploadFolderOf);
     event.target.value = "";
+  });
+  const zone = $("drop-zone");
+  // Only into one's own files (another person's list, an admin's view, takes none), and only on the
+  // list: a file dropped anywhere else on the page is not opened by the browser in the page's place.
+  const takes = (event) => zone.contains(event.target) && ownFiles() && !$("files-view").hidden;
+  window.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    event.dataTransfer.dropEffect = takes(event) ? "copy" : "none";
+    zone.classList.toggle("over", takes(event));
+  });
+  zone.addEventListener("dragleave", (event) => {
+    if (!zone.contains(event.relatedTarget)) zone.classList.remove("over");
+  });
+  window.addEventListener("drop", async (event) => {
+    event.preventDefault();
+    zone.classList.remove("over");
+    if (takes(event)) upload(await filesOfDrop(event.dataTransfer), uploadFolderOf);
   });
 }

@@ -1,40 +1,20 @@
-// The list and its filters: a folder's sub-folders and files (or a search, in the folder or everywhere),
-// pages of them, the filters checked in their fields' words, Download, Delete. (Over 400 lines: the
-// list's state, rows and filters change together.)
+// The list: a folder's sub-folders and files (or a search, in the folder or everywhere) as query.js asks,
+// pages of them, their rows (Download, Preview, Copy link, Delete), and a file just uploaded in its place.
 
-import { api, keyPath } from "./api.js";
+import { api, keyPath, splitKey } from "./api.js";
 import { folderRows, showFolder } from "./folders.js";
-import { $, config, el, followDownload } from "./page.js";
-import { confirmDelete, downloadFolder, forgetSelection, selectBox } from "./selection.js";
+import { $, el, failed, followDownload, formatSize } from "./page.js";
+import { apiProblem, dropShown, filterProblems, listPlan, markFields, ownFiles, rowOf, showQuery, view, wireQuery } from "./query.js";
+import { deleteFile, downloadFolder, forgetSelection, selectBox } from "./selection.js";
 import { isAdmin, session } from "./session.js";
 
 const PAGE_SIZE = 50;
-let people = null; // people.js, once an admin types a name in "User"
 // An order the API has not for a list (a folder by size or time, a name search by size or name) is sorted
 // in the page from the list read whole, at most this many files.
 const SORT_IN_PAGE_LIMIT = 5000;
-const MAX_SIZE = 2n ** 63n - 1n;
-// Search as you type: the list is asked for once typing pauses this long.
-const TYPING_PAUSE_MS = 300;
 const SORT_WORDS = { name: "name", size: "size", time: "upload time" };
-
-// The list shown: the folder (relative to one's own, "" or "reports/2026/"), where to look, its order, the
-// keys and sub-folders already on screen (nothing twice), and the cursor of the next page.
-export const view = {
-  folder: "",
-  where: "folder",
-  sort: "name",
-  order: "asc",
-  chosen: false, // a column the person chose; else each list is in its own first order
-  cursor: null,
-  keys: new Set(),
-  folders: new Set(),
-  items: [],
-  generation: 0,
-  inPage: false,
-  truncated: false,
-  request: null,
-};
+// The filters whose lists the page cannot tell a new file's place in: the API is asked again instead.
+const FILTER_FIELDS = ["q", "ext", "from", "to", "min-size", "max-size"];
 
 // A file's kind by its name's extension: its icon, and whether "Preview" is offered (the API decides).
 const KINDS = {
@@ -52,144 +32,9 @@ export function kindOf(name) {
   return Object.keys(KINDS).find((kind) => KINDS[kind].includes(ext)) || "file";
 }
 
-export function formatSize(bytes) {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ["KB", "MB", "GB", "TB"];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
-}
-
 function formatTime(iso) {
   const date = new Date(iso);
   return { text: date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }), iso: date.toISOString() };
-}
-
-export function splitKey(key) {
-  const cut = key.lastIndexOf("/");
-  const split = cut < 0 ? { folder: "", name: key } : { folder: key.slice(0, cut), name: key.slice(cut + 1) };
-  // One's own files live under one's own prefix: show the folder within it.
-  const own = session && session.user;
-  if (own && split.folder === own) split.folder = "";
-  else if (own && split.folder.startsWith(`${own}/`)) split.folder = split.folder.slice(own.length + 1);
-  return split;
-}
-
-// A size field in whole bytes.
-const bytes = (id, round) => BigInt(round($(id).value * $("size-unit").value));
-
-function listQuery() {
-  const params = new URLSearchParams();
-  const q = $("q").value.trim();
-  if (q) params.set("q", q);
-  const ext = $("ext").value.trim().replace(/^\.+/, "");
-  if (ext) params.set("ext", ext);
-  if (isAdmin()) {
-    const scope = $("scope").value;
-    const typed = $("scope-user").value.trim();
-    if (scope === "user" && typed) params.set("user", people ? people.userOf(typed) : typed);
-    if (scope === "bucket" && config.bucket) params.set("bucket", config.bucket);
-  }
-  // The browser's own days: from the start of the first to the end of the last, as UTC instants.
-  if ($("from").value) params.set("from", new Date(`${$("from").value}T00:00:00`).toISOString());
-  if ($("to").value) params.set("to", new Date(`${$("to").value}T23:59:59.999`).toISOString());
-  if ($("min-size").value) params.set("minSize", bytes("min-size", Math.ceil));
-  if ($("max-size").value) params.set("maxSize", bytes("max-size", Math.floor));
-  return params;
-}
-
-// The API's query parameters, as the page's fields.
-const FIELD_OF = { q: "q", ext: "ext", from: "from", to: "to", minSize: "min-size", maxSize: "max-size", user: "scope-user" };
-const label = (id) => `“${document.querySelector(`label[for="${id}"]`).textContent}”`;
-
-// What is wrong with the filters, in the fields' terms: [[field ids], message] each.
-function filterProblems() {
-  const problems = [];
-  for (const id of ["min-size", "max-size"]) {
-    const input = $(id);
-    if (!input.checkValidity()) problems.push([[id], `${label(id)}: ${input.validationMessage}`]);
-    else if (input.value && bytes(id, Math.floor) > MAX_SIZE) problems.push([[id], `${label(id)} is larger than any file.`]);
-  }
-  if (!problems.length && $("min-size").value && $("max-size").value && bytes("min-size", Math.ceil) > bytes("max-size", Math.floor)) {
-    problems.push([["min-size", "max-size"], `${label("min-size")} must not be more than ${label("max-size")}.`]);
-  }
-  if ($("to").value && $("from").value > $("to").value) {
-    problems.push([["from", "to"], `${label("from")} must not be after ${label("to")}.`]);
-  }
-  return problems;
-}
-
-// Marks the fields of `problems` invalid, described by the filters' error, and no others.
-function markFields(problems) {
-  const wrong = problems.flatMap(([ids]) => ids);
-  for (const id of Object.values(FIELD_OF)) {
-    for (const [name, value] of [["aria-invalid", "true"], ["aria-describedby", "filter-error"]]) {
-      if (wrong.includes(id)) $(id).setAttribute(name, value);
-      else $(id).removeAttribute(name);
-    }
-  }
-  $("filter-error").textContent = problems.map(([, message]) => message).join(" ");
-  // A folded filter that is wrong is shown.
-  if (wrong.some((id) => $("more-filters").contains($(id)))) $("more-filters").open = true;
-}
-
-// The folded filters say how many of them are on, so a list they narrow never looks whole.
-const FOLDED_FILTERS = ["ext", "from", "to", "min-size", "max-size"];
-
-function showFiltersOn() {
-  const on = FOLDED_FILTERS.filter((id) => $(id).value.trim() !== "").length;
-  $("filters-on").textContent = on ? ` (${on} on)` : "";
-}
-
-// The API's refusal of a parameter: its field's problem, in the API's words after the field's label.
-function apiProblem(message) {
-  const match = /^(?:query parameter )?(\w+)/.exec(message);
-  const id = match && FIELD_OF[match[1]];
-  return id ? [[id], message.replace(match[0], label(id))] : null;
-}
-
-// The list's error; "Try again" repeats what failed when `retry` is given.
-export function failed(message, retry = null) {
-  if (!retry && document.activeElement === $("retry")) $("files-title").focus();
-  $("retry").onclick = retry;
-  $("retry").hidden = !retry;
-  $("list-error").textContent = message;
-}
-
-function scopeLabel() {
-  if (!isAdmin() || $("scope").value === "me") return "Your files";
-  if ($("scope").value === "bucket") return "All files of the bucket";
-  return `Files of ${$("scope-user").value.trim() || "…"}`;
-}
-
-// Folders are one's own: an admin's choice of a user or the bucket lists as before.
-export const ownFiles = () => !isAdmin() || $("scope").value === "me";
-
-// Uploads go to one's own files only (POST /me/uploads has no "user"): while an admin looks at another
-// person's files or the whole bucket, the upload controls give way to a line saying so.
-function showUploadPlace() {
-  $("upload").hidden = !ownFiles();
-  $("upload-elsewhere").hidden = ownFiles();
-}
-
-// The request for the list shown, and whether the API orders it as asked (else it is sorted in the page).
-// A folder without filters is its sub-folders and files (`prefix`, `delimiter`); with filters, everything
-// under it (`prefix`); everywhere, one's whole list. `prefix` and `delimiter` lists are in key order, which
-// within a folder is name order; `q` and `ext` lists in upload order; the rest by upload time or size.
-function listPlan() {
-  const params = listQuery();
-  const filtered = [...params.keys()].some((name) => name !== "user" && name !== "bucket");
-  const inFolder = ownFiles() && view.where === "folder";
-  if (inFolder && view.folder) params.set("prefix", view.folder);
-  if (inFolder && !filtered) params.set("delimiter", "/");
-  let orders = ["time", "size"];
-  if (params.has("prefix") || params.has("delimiter")) orders = ["name"];
-  else if (params.has("q") || params.has("ext")) orders = ["time"];
-  return { params, filtered, orders, browsing: params.has("delimiter"), byApi: orders.includes(view.sort) };
 }
 
 export async function loadList(reset) {
@@ -211,10 +56,7 @@ export async function loadList(reset) {
   }
   failed("");
   $("more").disabled = true;
-  $("files-title").textContent = scopeLabel();
-  showFiltersOn();
-  $("results").classList.toggle("owners", !ownFiles());
-  showUploadPlace();
+  showQuery();
   let plan = listPlan();
   if (!view.chosen && plan.orders[0] !== view.sort) {
     [view.sort, view.order] = [plan.orders[0], plan.orders[0] === "name" ? "asc" : "desc"];
@@ -425,15 +267,6 @@ function showIndexState(state) {
   }
 }
 
-// The same column again turns the order round; another starts A to Z, or largest or newest first.
-function sortBy(sort) {
-  const first = sort === "name" ? "asc" : "desc";
-  view.order = view.sort === sort ? (view.order === "desc" ? "asc" : "desc") : first;
-  view.sort = sort;
-  view.chosen = true;
-  loadList(true);
-}
-
 export async function downloadFile(key) {
   failed("");
   try {
@@ -444,46 +277,9 @@ export async function downloadFile(key) {
   }
 }
 
-async function deleteFile(key, name, tr, confirmed = false) {
-  if (!confirmed && !(await confirmDelete(`“${name}”`, "Delete"))) return;
-  failed("");
-  try {
-    await api(`/me/files/${keyPath(key)}`, { method: "DELETE" });
-    // Focus stays in the list: the next row's control, else the previous row's, else the heading.
-    const near = tr.nextElementSibling || tr.previousElementSibling;
-    (near ? near.querySelector(".danger") || near.querySelector("button") : $("files-title")).focus();
-    tr.remove();
-    view.keys.delete(key);
-    view.items = view.items.filter((item) => item.objectKey !== key);
-    say(`${name} was deleted.`);
-    renderState();
-  } catch (error) {
-    if (error.status !== 401) failed(`${name} could not be deleted: ${error.message}`, () => deleteFile(key, name, tr, true));
-  }
-}
-
-export function say(message) {
-  const notice = $("notice");
-  notice.dataset.kind = "message";
-  notice.textContent = message;
-  notice.hidden = false;
-  setTimeout(() => {
-    if (notice.textContent === message) forgetNotice();
-  }, 6000);
-}
-
-// The page's last words ("notes.txt was deleted", the index's state) go: at sign-out, they were about
-// the files of the person who signed out.
-export function forgetNotice() {
-  const notice = $("notice");
-  notice.dataset.kind = "";
-  notice.textContent = "";
-  notice.hidden = true;
-}
-
 // A file just uploaded and listed: in the folder shown, it takes its place in a list by name or heads a
 // newest-first list; in a sub-folder of it, that sub-folder shows; any other order is read again.
-export function showNewFile(item) {
+function showNewFile(item) {
   const own = session && session.user ? `${session.user}/` : "";
   const relative = item.objectKey.startsWith(own) ? item.objectKey.slice(own.length) : item.objectKey;
   const plan = listPlan();
@@ -500,14 +296,14 @@ export function showNewFile(item) {
   // head of a newest-first list; in any other order the list is read again.
   const before = view.items.find((shown) => shown.objectKey === item.objectKey);
   if (before && before.uploadDate === item.uploadDate && before.eTag === item.eTag) return; // shown as it is
-  const replaced = before && $("rows").querySelector(`tr[data-key="${CSS.escape(item.objectKey)}"]`);
+  const replaced = before && rowOf(item.objectKey);
   const newest = view.sort === "time" && view.order === "desc" && !view.inPage;
   if (replaced && plan.browsing && view.sort === "name") {
     replaceRow(replaced, item);
     return;
   }
   if (replaced && newest) {
-    dropRow(replaced, item.objectKey);
+    dropShown(item.objectKey, replaced);
   } else if (before) {
     loadList(true);
     return;
@@ -537,49 +333,25 @@ function replaceRow(tr, item) {
   renderState();
 }
 
-function dropRow(tr, key) {
-  tr.remove();
-  view.keys.delete(key);
-  view.items = view.items.filter((shown) => shown.objectKey !== key);
+// A file just uploaded joins the list on screen only if it belongs there: one's own files in the folder
+// shown, never another person's files an admin is looking at. A filtered list (name words, type, dates,
+// sizes) and an admin's whole bucket are asked for again once the uploads of the moment are listed: the API
+// says what belongs.
+let listAgain = null;
+
+export function showUploaded(item) {
+  const scope = $("scope") ? $("scope").value : "me";
+  if (!ownFiles() && scope !== "bucket") return;
+  const filtered = FILTER_FIELDS.some((id) => $(id) && String($(id).value).trim() !== "");
+  if (ownFiles() && !filtered) {
+    showNewFile(item);
+    return;
+  }
+  clearTimeout(listAgain);
+  listAgain = setTimeout(() => loadList(true), 300);
 }
 
 export function wireList() {
-  let typing = null;
-  $("filters").addEventListener("submit", (event) => {
-    event.preventDefault();
-    clearTimeout(typing);
-    loadList(true);
-  });
-  // Search as you type: once typing pauses; the list asked for before is cancelled.
-  $("q").addEventListener("input", () => {
-    clearTimeout(typing);
-    typing = setTimeout(() => loadList(true), TYPING_PAUSE_MS);
-  });
-  $("ext").addEventListener("change", () => loadList(true));
-  for (const where of document.querySelectorAll('input[name="where"]')) {
-    where.addEventListener("change", () => {
-      view.where = where.value;
-      loadList(true);
-    });
-  }
-  $("clear-filters").addEventListener("click", () => {
-    // Every filter back to its default, the unit included; whose files stays as chosen.
-    const scope = [$("scope").value, $("scope-user").value];
-    $("filters").reset();
-    [$("scope").value, $("scope-user").value] = scope;
-    view.where = document.querySelector('input[name="where"]:checked').value;
-    loadList(true);
-  });
-  $("scope").addEventListener("change", () => {
-    const one = $("scope").value === "user";
-    $("scope-user").hidden = !one;
-    $("scope-user-label").hidden = !one;
-    showUploadPlace();
-    if (!one) loadList(true);
-  });
-  $("scope-user").addEventListener("input", async () => (people ||= await import("./people.js")).suggest());
-  $("sort-name").addEventListener("click", () => sortBy("name"));
-  $("sort-size").addEventListener("click", () => sortBy("size"));
-  $("sort-time").addEventListener("click", () => sortBy("time"));
+  wireQuery(loadList);
   $("more").addEventListener("click", () => loadList(false));
 }

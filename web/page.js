@@ -1,5 +1,5 @@
 // What every module shares: the deployment's configuration (config.json, which the stack writes, read once
-// at start) and the page's elements.
+// at start), the page's elements and its words.
 
 export const config = {};
 
@@ -36,4 +36,43 @@ export function followDownload(href) {
     downloading = false;
     link.remove();
   }
+}
+
+export function formatSize(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+export function say(message) {
+  const notice = $("notice");
+  notice.dataset.kind = "message";
+  notice.textContent = message;
+  notice.hidden = false;
+  setTimeout(() => {
+    if (notice.textContent === message) forgetNotice();
+  }, 6000);
+}
+
+// The page's last words ("notes.txt was deleted", the index's state) go: at sign-out, they were about
+// the files of the person who signed out.
+export function forgetNotice() {
+  const notice = $("notice");
+  notice.dataset.kind = "";
+  notice.textContent = "";
+  notice.hidden = true;
+}
+
+// The list's error; "Try again" repeats what failed when `retry` is given.
+export function failed(message, retry = null) {
+  if (!retry && document.activeElement === $("retry")) $("files-title").focus();
+  $("retry").onclick = retry;
+  $("retry").hidden = !retry;
+  $("list-error").textContent = message;
 }

@@ -4,9 +4,8 @@
 // "Discard" aborts it. A page cannot read a file it was not given again, so the person chooses it. Loaded
 // only when there is one to offer.
 
-import { api } from "./api.js";
-import { formatSize, splitKey } from "./list.js";
-import { $, el } from "./page.js";
+import { api, splitKey } from "./api.js";
+import { $, el, formatSize } from "./page.js";
 import { forgetUnfinished, isTheFileOf, resumeUpload } from "./uploads.js";
 
 export function offerToResume(unfinished) {

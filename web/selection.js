@@ -1,14 +1,16 @@
 // Many files at once: checkboxes (a shift-click selects a range), "Select all on this page", and the
-// selection downloaded as one zip or deleted after one confirmation. A folder downloads as a zip too: the
-// zip is download.js's, loaded at the first one (it and the ZIP writer are no part of the first load).
+// selection downloaded as one zip or deleted after one confirmation (as a row's Delete is). A folder downloads
+// as a zip too: the zip is download.js's, loaded at the first one (it and the ZIP writer are no part of the
+// first load).
 
 import { api, keyPath } from "./api.js";
-import { failed, renderState, say, view } from "./list.js";
-import { $, el } from "./page.js";
+import { $, el, failed, say } from "./page.js";
+import { dropShown, rowOf } from "./query.js";
 import { session } from "./session.js";
 
 const selected = new Map(); // objectKey -> item
 let lastClicked = null;
+let deleted = () => {};
 
 const boxes = () => [...$("rows").querySelectorAll('input[type="checkbox"]')];
 
@@ -53,12 +55,12 @@ export const downloadFolder = async (prefix) => (await zips()).downloadFolder(pr
 
 const downloadSelected = async () => (await zips()).downloadItems([...selected.values()]);
 
-// ---- deleting many
+// ---- deleting
 
 // "Delete …?" in the page's own modal dialog, for one file (a row's Delete) as for a selection: labelled,
 // Cancel focused first, Escape cancels, focus back on the button that opened it. `what`: "2 files", or a
 // file's name in quotes; `action`, the button that deletes. Resolves true to delete.
-export function confirmDelete(what, action = `Delete ${what}`) {
+function confirmDelete(what, action = `Delete ${what}`) {
   const dialog = $("confirm-dialog");
   const opener = document.activeElement;
   $("confirm-title").textContent = `Delete ${what}?`;
@@ -74,6 +76,23 @@ export function confirmDelete(what, action = `Delete ${what}`) {
   });
 }
 
+// One file, a row's Delete.
+export async function deleteFile(key, name, tr, confirmed = false) {
+  if (!confirmed && !(await confirmDelete(`“${name}”`, "Delete"))) return;
+  failed("");
+  try {
+    await api(`/me/files/${keyPath(key)}`, { method: "DELETE" });
+    // Focus stays in the list: the next row's control, else the previous row's, else the heading.
+    const near = tr.nextElementSibling || tr.previousElementSibling;
+    (near ? near.querySelector(".danger") || near.querySelector("button") : $("files-title")).focus();
+    dropShown(key, tr);
+    say(`${name} was deleted.`);
+    deleted();
+  } catch (error) {
+    if (error.status !== 401) failed(`${name} could not be deleted: ${error.message}`, () => deleteFile(key, name, tr, true));
+  }
+}
+
 async function deleteSelected(items = [...selected.values()], confirmed = false) {
   const files = `${items.length} file${items.length === 1 ? "" : "s"}`;
   if (!items.length || (!confirmed && !(await confirmDelete(files)))) return;
@@ -83,10 +102,7 @@ async function deleteSelected(items = [...selected.values()], confirmed = false)
   for (const item of items) {
     try {
       await api(`/me/files/${keyPath(item.objectKey)}`, { method: "DELETE" });
-      const tr = $("rows").querySelector(`tr[data-key="${CSS.escape(item.objectKey)}"]`);
-      if (tr) tr.remove();
-      view.keys.delete(item.objectKey);
-      view.items = view.items.filter((shown) => shown.objectKey !== item.objectKey);
+      dropShown(item.objectKey, rowOf(item.objectKey));
     } catch (error) {
       if (error.status === 401) return;
       refused.push(item);
@@ -94,9 +110,9 @@ async function deleteSelected(items = [...selected.values()], confirmed = false)
     }
   }
   syncSelection();
-  renderState();
-  const deleted = items.length - refused.length;
-  if (deleted) say(`${deleted} file${deleted === 1 ? " was" : "s were"} deleted.`);
+  deleted();
+  const gone = items.length - refused.length;
+  if (gone) say(`${gone} file${gone === 1 ? " was" : "s were"} deleted.`);
   if (refused.length) {
     failed(
       `${refused.length} of ${items.length} files could not be deleted: ${lastError.message}`,
@@ -106,7 +122,9 @@ async function deleteSelected(items = [...selected.values()], confirmed = false)
   $("files-title").focus();
 }
 
-export function wireSelection() {
+// `onDeleted`: the list's, once files are deleted.
+export function wireSelection({ onDeleted }) {
+  deleted = onDeleted;
   $("select-all").addEventListener("change", () => {
     for (const box of boxes()) box.checked = $("select-all").checked;
     syncSelection();

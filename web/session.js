@@ -3,9 +3,9 @@
 // With identity providers (config.json's `identityProviders`), "Sign in with <name>" goes through the user
 // pool's managed login domain: an authorization code with PKCE, redeemed, refreshed and revoked at the
 // domain's OAuth endpoints; signing out then ends the managed login's own session at the domain's /logout.
-// "Forgot password?" and "Change password" load password.js at their first use.
+// "Forgot password?" and "Change password" load password.js at their first use (app.js says how).
 
-import { $, config, el } from "./page.js";
+import { $, config, el, forgetNotice } from "./page.js";
 
 const SESSION_KEY = "s3-file-search.session";
 const REFRESH_MARGIN_MS = 5 * 60 * 1000;
@@ -15,6 +15,7 @@ const OAUTH_KEY = "s3-file-search.oauth";
 const SIGNED_OUT_KEY = "s3-file-search.signed-out";
 // How long sign-out waits for the domain to revoke the refresh token before it leaves for /logout anyway.
 const REVOKE_WAIT_MS = 5000;
+const UNREACHABLE = "The sign-in service cannot be reached. Check your connection.";
 
 // Who is signed in (null: nobody).
 export let session = null;
@@ -44,7 +45,7 @@ export async function cognito(action, body) {
       body: JSON.stringify(body),
     });
   } catch {
-    throw new CognitoError("Network", "The sign-in service cannot be reached. Check your connection.");
+    throw new CognitoError("Network", UNREACHABLE);
   }
   const answer = await response.json().catch(() => ({}));
   if (!response.ok) {
@@ -224,7 +225,7 @@ async function oauthEndpoint(name, form) {
       body: new URLSearchParams(form),
     });
   } catch {
-    throw new CognitoError("Network", "The sign-in service cannot be reached. Check your connection.");
+    throw new CognitoError("Network", UNREACHABLE);
   }
   const answer = await response.json().catch(() => ({}));
   if (!response.ok) throw new CognitoError(answer.error || "OAuth", answer.error_description || "Sign-in failed.");
@@ -305,14 +306,11 @@ async function finishProviderSignIn() {
 function addProviderButtons() {
   const providers = config.identityProviders || [];
   if (!providers.length || $("providers")) return;
-  const group = document.createElement("div");
-  group.id = "providers";
+  const group = el("div", { id: "providers" });
   group.setAttribute("role", "group");
   group.setAttribute("aria-label", "Sign in with your organisation");
   for (const provider of providers) {
-    const button = document.createElement("button");
-    button.type = "button";
-    button.textContent = `Sign in with ${provider}`;
+    const button = el("button", { type: "button", textContent: `Sign in with ${provider}` });
     button.addEventListener("click", () => {
       button.disabled = true;
       signInWith(provider).catch(() => {
@@ -327,8 +325,7 @@ function addProviderButtons() {
 
 export function showSignIn(message = "", status = "") {
   // The last action's notice was about the files of whoever was signed in (an ended session too).
-  const notice = $("notice");
-  if (notice) Object.assign(notice, { textContent: "", hidden: true }).dataset.kind = "";
+  forgetNotice();
   const dialog = $("password-dialog");
   if (dialog && dialog.open) dialog.close();
   for (const form of document.querySelectorAll("#sign-in-view .password-reset")) form.remove();
@@ -348,20 +345,19 @@ export function showSignIn(message = "", status = "") {
 
 // "Forgot password?" under the sign-in form, "Change password" beside "Sign out" for a password sign-in
 // (a person signed in through their organisation changes their password there).
-function addPasswordButtons() {
-  const open = (step) => () => import("./password.js").then((module) => module[step]());
-  const button = (id, text, step) => el("button", { type: "button", id, textContent: text, onclick: open(step) });
+function addPasswordButtons(open) {
+  const button = (id, text, step) => el("button", { type: "button", id, textContent: text, onclick: () => open(step) });
   $("sign-in-button").after(Object.assign(button("forgot-password", "Forgot password?", "forgotPassword"), { className: "link" }));
   $("sign-out").before(button("change-password", "Change password", "changePassword"));
 }
 
-// `onSignedIn` shows a signed-in person's view.
-export function wireSignIn(onSignedIn) {
+// `onSignedIn` shows a signed-in person's view; `openPassword(step)`, a step of password.js.
+export function wireSignIn(onSignedIn, openPassword) {
   signedIn = () => {
     onSignedIn();
     $("change-password").hidden = !session || session.via !== "password";
   };
-  addPasswordButtons();
+  addPasswordButtons(openPassword);
   $("sign-in-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     const username = $("username").value.trim();

@@ -2,11 +2,10 @@
 // form the API presigns; above it in parts (S3 multipart), which resume after a dropped connection, and
 // after a reload or a closed tab when the person chooses the same file again (resume.js). Leaving the page
 // while a file is sent asks first. A name already taken asks "replace or keep both" first. Finished
-// uploads are asked for until listed, and join the list on screen only if they belong to it.
+// uploads are asked for until listed, then handed to the list (`listed`, which the wiring passes).
 
-import { api, keyPath, RETRY_LATER, sleep } from "./api.js";
-import { formatSize, loadList, ownFiles, showNewFile, splitKey } from "./list.js";
-import { $, config, downloading, el } from "./page.js";
+import { api, keyPath, RETRY_LATER, sleep, splitKey } from "./api.js";
+import { $, config, downloading, el, formatSize } from "./page.js";
 import { session } from "./session.js";
 
 // An upload's file is asked for until listed: after 250 ms, then twice as long each time up to 4 s, for
@@ -22,8 +21,7 @@ const POLL_DEADLINE_MS = 3 * 60 * 1000;
 const PARALLEL_PARTS = 3;
 const PART_URLS_AT_ONCE = 12;
 const RESUME_WAITS_MS = [1000, 2000, 4000, 8000, 16000];
-// The filters whose lists the page cannot tell a new file's place in: the API is asked again instead.
-const FILTER_FIELDS = ["q", "ext", "from", "to", "min-size", "max-size"];
+let listed = () => {};
 
 class Cancelled extends Error {
   constructor() {
@@ -160,7 +158,7 @@ class Upload {
       const indexed = await waitUntilIndexed(key, this.replacing);
       this.state.textContent = indexed ? "Done" : "Uploaded; it will appear in the list shortly";
       this.item.classList.add("done");
-      if (indexed) showOnList(indexed);
+      if (indexed) listed(indexed);
     } catch (error) {
       isSending(this, false);
       this.cancelButton.hidden = true;
@@ -373,24 +371,6 @@ async function waitUntilIndexed(key, replacing = null) {
   return null;
 }
 
-// A file just uploaded joins the list on screen only if it belongs there: one's own files in the folder
-// shown, never another person's files an admin is looking at. A filtered list (name words, type, dates,
-// sizes) and an admin's whole bucket are asked for again once the uploads of the moment are listed: the API
-// says what belongs.
-let listAgain = null;
-
-function showOnList(item) {
-  const scope = $("scope") ? $("scope").value : "me";
-  if (!ownFiles() && scope !== "bucket") return;
-  const filtered = FILTER_FIELDS.some((id) => $(id) && String($(id).value).trim() !== "");
-  if (ownFiles() && !filtered) {
-    showNewFile(item);
-    return;
-  }
-  clearTimeout(listAgain);
-  listAgain = setTimeout(() => loadList(true), 300);
-}
-
 // "Clear finished": the uploads done, cancelled or failed leave the list; those under way stay.
 function clearButton() {
   let button = $("clear-uploads");
@@ -412,28 +392,11 @@ function clearButton() {
   return button;
 }
 
-// The file picker and the list as a drop zone; `folderOf` and `filesOfDrop` (a promise of a drop's files)
-// are the folders' (folders.js).
-export function wireUploads({ folderOf = () => "", filesOfDrop = async (data) => [...data.files] } = {}) {
+// `folderOf(file)`: folders.js's; `onListed(item)`: the list's, with a file uploaded and listed.
+export function wireUploads({ folderOf, onListed }) {
+  listed = onListed;
   $("file-input").addEventListener("change", (event) => {
     uploadFiles([...event.target.files], folderOf);
     event.target.value = "";
-  });
-  const zone = $("drop-zone");
-  // Only into one's own files (another person's list, an admin's view, takes none), and only on the
-  // list: a file dropped anywhere else on the page is not opened by the browser in the page's place.
-  const takes = (event) => zone.contains(event.target) && ownFiles() && !$("files-view").hidden;
-  window.addEventListener("dragover", (event) => {
-    event.preventDefault();
-    event.dataTransfer.dropEffect = takes(event) ? "copy" : "none";
-    zone.classList.toggle("over", takes(event));
-  });
-  zone.addEventListener("dragleave", (event) => {
-    if (!zone.contains(event.relatedTarget)) zone.classList.remove("over");
-  });
-  window.addEventListener("drop", async (event) => {
-    event.preventDefault();
-    zone.classList.remove("over");
-    if (takes(event)) uploadFiles(await filesOfDrop(event.dataTransfer), folderOf);
   });
 }
