@@ -121,17 +121,14 @@ def lambda_batch_seconds(wall_seconds: float, cpu_seconds: float) -> float:
 
 def name_units_per_entry(layout: ShardPlacement, files: int = NAME_SAMPLE_FILES) -> tuple[float, float]:
     """Mean write units and items the name index takes per backfilled entry, over `files` of measure 16's
-    names: the items a backfill puts (`NameIndex.put_entry(entry, None)`: the key item and the term items;
-    a new deployment's name table is complete from the start, so no old word item), each written in the
-    name table and again in its user GSI (`name_writes.units`)."""
+    names: the items a backfill puts (`NameIndex.put_entry(entry, None)`: the key item and the term items),
+    each written in the name table and again in its user GSI (`name_writes.units`)."""
     from bench.name_checks import file_entry
     from bench.name_data import make_files
     from bench.name_writes import units
 
     sample, _ = make_files(files, seed=16)  # measure 16's write rows' seed
-    written = [
-        entry_items(file_entry(file, layout, n), "", with_words=False) for n, file in enumerate(sample)
-    ]
+    written = [entry_items(file_entry(file, layout, n), "") for n, file in enumerate(sample)]
     return (
         sum(units(item) for items in written for item in items) / len(written),
         sum(len(items) for items in written) / len(written),

@@ -2,33 +2,30 @@
 
 `cross_check` writes a few thousand of `bench.name_data`'s files with the real writer (entries, then their
 name items through `NameIndex.put_entry`) into DynamoDB (moto, or an endpoint such as DynamoDB Local) and
-reads every shape with the real `NameReader`: its `scanned_count` and items must equal the model's, page
-for page (the first `CHECK_PAGES`), for the plan the reader runs: the terms model once `name_reader`
-reads terms, the words model before.
+reads every shape with the real `NameReader`: its `scanned_count`, items and round trips must equal the
+terms model's, page for page (the first `CHECK_PAGES`).
 
-`write_rows`: write units per million new keys, overwrites and deletes, today's layout and the terms
-layout (`bench.name_writes`), and the busiest partition key value when one second of uploads at
-`RATE`/s arrives in one bucket.
+`write_rows`: write units per million new keys, overwrites and deletes (`bench.name_writes`), and the
+busiest partition key value when one second of uploads at `RATE`/s arrives in one bucket.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from bench import aws
 from bench.backfill_batch import PRICES
-from bench.entries import create_event, entry, item_bytes
+from bench.entries import create_event, entry
 from bench.name_data import USERS, NamedFile, make_files
 from bench.name_terms_model import TermTable, terms_page
 from bench.name_writes import Written, busiest, layout_writes
 from bench.report import Row
 from file_index import schema
 from file_index.name_reader import ORDER_UPLOAD_DATE, NameQuery, NameReader
-from file_index.names import NameIndex, name_items, words
+from file_index.names import NameIndex
 from file_index.placement import ShardPlacement
 
 CHECK_PAGES = 2
@@ -47,12 +44,6 @@ def file_entry(file: NamedFile, layout: ShardPlacement, sequence: int) -> dict[s
         sequence=sequence,
     )
     return entry(event, event.order_key, layout)
-
-
-def word_item_size(files: Sequence[NamedFile], layout: ShardPlacement) -> float:
-    """Mean stored size of today's name items of `files`."""
-    made = [item for n, file in enumerate(files) for item in name_items(file_entry(file, layout, n), "")]
-    return sum(item_bytes(item) for item in made) / len(made)
 
 
 @contextlib.contextmanager
@@ -77,13 +68,10 @@ def _tables(endpoint_url: str | None) -> Iterator[tuple[Any, Any, str]]:
 
 
 def cross_check(objects: int, layout: ShardPlacement, endpoint_url: str | None = None) -> int:
-    """Shapes whose reader pages equal the models' on both plans (AssertionError otherwise). The table's
-    flag is left unset, so writers keep word items beside the term items: one reader told the bucket's
-    term items are complete reads the terms plan, one told they are not the words plan."""
+    """Shapes whose reader pages equal the terms model's (AssertionError otherwise)."""
     from bench import name_reads
 
     files, rare = make_files(objects)
-    index = name_reads.WordIndex.of(files)
     terms = name_reads.term_index(files, {name_reads.lookup(shape, rare)[1] for shape in name_reads.SHAPES})
     with _tables(endpoint_url) as (client, table, name_table):
         names = NameIndex(client, name_table)
@@ -92,12 +80,7 @@ def cross_check(objects: int, layout: ShardPlacement, endpoint_url: str | None =
                 item = file_entry(file, layout, number)
                 writer.put_item(Item=item)
                 names.put_entry(item, str(item[schema.ORDER_KEY]))
-        readers = {
-            complete: NameReader(
-                table.meta.client, table.name, name_table, layout=layout, terms_complete=complete
-            )
-            for complete in (False, True)
-        }
+        reader = NameReader(table.meta.client, table.name, name_table, layout=layout, terms_complete=True)
         for shape in name_reads.SHAPES:
             query = NameQuery(
                 scope=name_reads.scope(shape),
@@ -105,15 +88,9 @@ def cross_check(objects: int, layout: ShardPlacement, endpoint_url: str | None =
                 order_by=ORDER_UPLOAD_DATE,
                 ascending=shape.ascending,
             )
-            # 0.4's words plan as 0.4 asked it: the query's words by `names.words`.
-            old_words = tuple(dict.fromkeys(words(shape.query(rare))))
-            page = readers[False].list_files(replace(query, words=old_words), limit=name_reads.LIMIT)
-            expected = name_reads.words_model(files, index, shape, rare, layout.bucket_shards, 1.0)
-            assert page.scanned_count == expected.per_page, (shape.name, page.scanned_count, expected)
-            assert len(page.items) == min(name_reads.LIMIT, expected.matches), (shape.name, len(page.items))
             term = name_reads.lookup(shape, rare)[1]
             model = name_reads.exact_table(files, terms[term], shape, layout, term, moto=endpoint_url is None)
-            _check_terms(readers[True], query, model, name_reads.partitions(layout, shape), shape, rare)
+            _check_terms(reader, query, model, name_reads.partitions(layout, shape), shape, rare)
         return len(name_reads.SHAPES)
 
 
@@ -143,40 +120,35 @@ def write_rows(layout: ShardPlacement) -> list[Row]:
     """Write units per million new keys, overwrites and deletes, and the busiest partitions."""
     files, _ = make_files(RATE, seed=16)  # one second of uploads at RATE/s
     written = [Written.of(file_entry(file, layout, n)) for n, file in enumerate(files)]
-    old, new = layout_writes(written)
+    writes = layout_writes(written)
     price = PRICES.dynamodb_per_million_write_units
     rows = []
-    for kind, ours, theirs in (
-        ("new keys", new.new, old.new),
-        ("overwrites", new.overwrite, old.overwrite),
-        ("deletes", new.delete, old.delete),
-    ):
+    per_kind = (("new keys", writes.new), ("overwrites", writes.overwrite), ("deletes", writes.delete))
+    for kind, ours in per_kind:
         rows.append(
-            Row.versus(
+            Row(
                 f"16. name index write units per million {kind}",
                 "WCU/million",
                 round(ours * PER_MILLION),
-                round(theirs * PER_MILLION),
-                "before: word items",
-                note=f"terms layout ${ours * price:,.2f}, word items ${theirs * price:,.2f} per million "
-                f"(${price} per million write units); items per new key: {new.items:.1f} (key + terms) "
-                f"against {old.items:.1f} (key + words), each also in the user GSI; since = the orderKey",
+                None,
+                "",
+                note=f"${ours * price:,.2f} per million (${price} per million write units); items per new "
+                f"key: {writes.items:.1f} (key + terms), each also in the user GSI; since = the orderKey",
             )
         )
-    old_items = [item for one in written for item in one.words]
-    new_items = [item for one in written for item in one.terms]
+    items = [item for one in written for item in one.terms]
     for kind, factor in (("new keys", 1), ("overwrites", 2)):
-        after, before = busiest(new_items, factor), busiest(old_items, factor if kind == "new keys" else 0)
+        after = busiest(items, factor)
         rows.append(
-            Row.versus(
+            Row(
                 f"16. name index busiest partition at {RATE:,} {kind}/s into one bucket",
                 "WCU/s",
                 after.table_units,
-                before.table_units,
-                "before: word items",
-                note=f"terms: {after.table_value!r} (one-letter terms included); the user GSI's busiest "
-                f"{after.user_units:,} WCU/s ({after.user_value!r}, one uploader of {USERS}); words: "
-                f"{before.table_value!r}; {layout.bucket_shards} bucket shards; limit 1,000 WCU/s a key value"
+                None,
+                "",
+                note=f"{after.table_value!r} (one-letter terms included); the user GSI's busiest "
+                f"{after.user_units:,} WCU/s ({after.user_value!r}, one uploader of {USERS}); "
+                f"{layout.bucket_shards} bucket shards; limit 1,000 WCU/s a key value"
                 + (
                     "; an overwrite puts and deletes one item per term in the same key value"
                     if factor == 2

@@ -4,12 +4,11 @@ table grows, on DynamoDB Local.
 Two runs of the same function, as the command line makes them (`file_search_admin.cli._sync_names`, four
 segments):
 
-- **`index-names`** (`move=True`): over a bucket indexed before the term items (every entry as the writer
-  stores it, `writer.entry_item` under 16 bucket shards, with its key item and old word items,
-  `names.name_items`), it puts every entry's term items, sets the bucket's flag and removes every old word
-  item (the wait for readers skipped by a clock that jumps).
-- **the name step of `backfill` and `reconcile`** (`move=False`, what `_with_names` runs after them) over
-  the same bucket once moved: both scans, every item checked, nothing to write.
+- **`index-names`** (`complete=True`): over a bucket indexed without a name index, as 0.3.0 left it (every
+  entry as the writer stores it, `writer.entry_item` under 16 bucket shards, and no name item), it puts
+  every entry's key item and term items and sets the bucket's flag.
+- **the name step of `backfill` and `reconcile`** (`complete=False`, what `_with_names` runs after them)
+  over the same bucket once built: both scans, every item checked, nothing to write.
 
 Each run happens in a fresh interpreter that does nothing else (the tables are seeded by this one), so its
 memory is the run's own. Each size is seeded twice, into twin tables: the run on one gives the wall time
@@ -17,7 +16,7 @@ and the growth of the process's peak resident set (`ru_maxrss` at the end minus 
 client is built), the same run on the other, under tracemalloc (which more than doubles the time and
 adds its own bookkeeping to the resident set), the peak of Python's allocations. Time per million
 entries is extrapolated linearly from the size measured. File names are people's (`name_data.py`: about
-27 term items and 6 word items a file).
+27 term items a file).
 
     .venv/bin/python -m bench --only name_maintenance
     .venv/bin/python -m bench.name_maintenance --entries 1000 2000 4000    # the README's figures
@@ -38,7 +37,7 @@ import tracemalloc
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import boto3
@@ -49,7 +48,6 @@ from bench.name_data import make_files
 from bench.report import Row, format_number, markdown_table, progress, text_table
 from file_index import schema
 from file_index.name_sync import DEFAULT_SEGMENTS, sync_names
-from file_index.names import NameIndex, name_items
 from file_index.placement import ShardPlacement
 from file_search_admin.aws import ADMIN_SDK
 
@@ -60,7 +58,7 @@ REGION = "us-east-1"
 _SEED_CHUNK = 1000
 _SEED_WRITERS = 4
 _TABLE_WRITE_ITEMS = 25
-RUNS = (("index-names (move)", True), ("name step of backfill/reconcile", False))
+RUNS = (("index-names", True), ("name step of backfill/reconcile", False))
 
 
 @dataclass(frozen=True)
@@ -116,13 +114,10 @@ def _entries(count: int) -> Iterator[list[dict[str, Any]]]:
         yield chunk
 
 
-def seed(dynamodb: Any, table: str, name_table: str, count: int) -> int:
-    """The bucket as indexed before the term items: entries, key items and old word items. Returns the
-    name items put."""
+def seed(dynamodb: Any, table: str, count: int) -> None:
+    """The bucket as indexed without a name index: its entries only."""
     serialize = TypeSerializer().serialize
-    put = 0
     with ThreadPoolExecutor(max_workers=_SEED_WRITERS) as pool:
-        names = NameIndex(dynamodb, name_table, executor=pool)
 
         def write_entries(requests: list[dict[str, Any]]) -> None:
             pending: dict[str, Any] = {table: requests}
@@ -136,23 +131,6 @@ def seed(dynamodb: Any, table: str, name_table: str, count: int) -> int:
             ]
             for _ in pool.map(write_entries, batches):
                 pass
-            items = [item for e in chunk for item in name_items(e, str(e[schema.ORDER_KEY]))]
-            names.put_items(items)
-            put += len(items)
-    return put
-
-
-class JumpingClock:
-    """The wait for readers (`names.OLD_WORDS_SECONDS`) passes at once; `ahead` starts the clock later."""
-
-    def __init__(self, ahead: timedelta = timedelta(0)) -> None:
-        self.moment = datetime.now(UTC) + ahead
-
-    def now(self) -> datetime:
-        return self.moment
-
-    def sleep(self, seconds: float) -> None:
-        self.moment += timedelta(seconds=seconds)
 
 
 def _maxrss_mib() -> float:
@@ -160,20 +138,16 @@ def _maxrss_mib() -> float:
 
 
 def sync_once(
-    endpoint_url: str, table: str, name_table: str, *, move: bool, segments: int, trace: bool = True
+    endpoint_url: str, table: str, name_table: str, *, complete: bool, segments: int, trace: bool = True
 ) -> dict[str, Any]:
-    """One `sync_names` run, measured (called in a fresh interpreter by `measure_run`). The name step runs
-    a day after the move, as a later backfill or reconcile would: writers no longer keep old word items."""
+    """One `sync_names` run, measured (called in a fresh interpreter by `measure_run`)."""
     dynamodb = client(endpoint_url, segments)
     dynamodb.describe_table(TableName=name_table)  # the client's model loaded, a connection open
-    clock = JumpingClock(timedelta(0) if move else timedelta(days=1))
     rss_start = _maxrss_mib()
     if trace:
         tracemalloc.start()
     started = time.perf_counter()
-    counts = sync_names(
-        dynamodb, table, name_table, BUCKET, move=move, segments=segments, now=clock.now, sleep=clock.sleep
-    )
+    counts = sync_names(dynamodb, table, name_table, BUCKET, complete=complete, segments=segments)
     seconds = time.perf_counter() - started
     _, peak = tracemalloc.get_traced_memory() if trace else (0, 0)
     tracemalloc.stop()
@@ -186,9 +160,9 @@ def sync_once(
     }
 
 
-def _child(endpoint_url: str, table: str, name_table: str, *, move: bool, trace: bool) -> dict[str, Any]:
+def _child(endpoint_url: str, table: str, name_table: str, *, complete: bool, trace: bool) -> dict[str, Any]:
     command = [sys.executable, "-m", "bench.name_maintenance", "--child", endpoint_url, table, name_table]
-    command += [*(["--move"] if move else []), *([] if trace else ["--untraced"])]
+    command += [*(["--complete"] if complete else []), *([] if trace else ["--untraced"])]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise RuntimeError(f"sync_names run failed:\n{result.stderr}")
@@ -211,12 +185,12 @@ def measure(sizes: Sequence[int]) -> dict[str, list[SyncRun]]:
                 dynamodb.create_table(**schema.create_table_request(table))
                 dynamodb.create_table(**schema.create_name_table_request(name_table))
                 began = time.perf_counter()
-                put = seed(dynamodb, table, name_table, count)
+                seed(dynamodb, table, count)
                 seconds = time.perf_counter() - began
-                progress(f"seeded {count:,} entries, {put:,} name items in {seconds:.1f} s")
-            for label, move in RUNS:
-                plain = _child(local.endpoint_url, *pairs[0], move=move, trace=False)
-                traced = _child(local.endpoint_url, *pairs[1], move=move, trace=True)
+                progress(f"seeded {count:,} entries in {seconds:.1f} s")
+            for label, complete in RUNS:
+                plain = _child(local.endpoint_url, *pairs[0], complete=complete, trace=False)
+                traced = _child(local.endpoint_url, *pairs[1], complete=complete, trace=True)
                 run = SyncRun(
                     entries=count,
                     seconds=plain["seconds"],
@@ -245,10 +219,7 @@ def rows(measured: dict[str, list[SyncRun]]) -> list[Row]:
         smallest = runs[0]
         for run in runs:
             counts = run.counts
-            did = (
-                f"put {counts['put']:,}, old word items removed {counts['oldWordItemsRemoved']:,}, "
-                f"name items read {counts['nameItems']:,}"
-            )
+            did = f"put {counts['put']:,}, name items read {counts['nameItems']:,}"
             base = f"20. {label}, {run.entries:,} entries"
             versus = f"{smallest.entries:,} entries"
             setting = "DynamoDB Local, 4 segments, fresh interpreter"
@@ -301,7 +272,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--child", nargs=3, metavar=("ENDPOINT", "TABLE", "NAME_TABLE"), help=argparse.SUPPRESS
     )
-    parser.add_argument("--move", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--complete", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--untraced", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -310,7 +281,7 @@ def main(argv: list[str] | None = None) -> None:
             endpoint_url,
             table,
             name_table,
-            move=args.move,
+            complete=args.complete,
             segments=DEFAULT_SEGMENTS,
             trace=not args.untraced,
         )

@@ -1,34 +1,21 @@
-"""Measure 16: finding files by name, before (the words plan) and after (the terms plan), and write cost.
+"""Measure 16: finding files by name with the terms plan, and what the name index writes.
 
-The data is `bench.name_data`'s (Latin and CJK names). Every shape of `SHAPES` is counted at every size:
+The data is `bench.name_data`'s (Latin and CJK names). Every shape of `SHAPES` is counted at every size
+by the terms plan (`bench.name_terms_model`): pages read through their cursors, up to `MAX_PAGES` of
+them: items read per item returned over those pages, the deepest page in round trips, the most items a
+page holds.
 
-- **before**, the words plan of 0.4 (`file_index.name_reader`): every page reads every item of the
-  looked-up word in every shard (a key condition: the items whose word starts with it), then the entries
-  of every candidate whose name has every word, and sorts them. Its counts come from the data: `items
-  read per item returned` is the whole list's reads (each page reads the same) over what it returns; a
-  page's round trips are its longest shard's Queries (one per 1 MB of items) then the BatchGetItems
-  (100 entries each, `read_threads` at once); it holds every candidate's entry at once. A user's word with
-  more than `MAX_WORD_CANDIDATES` items takes the scan plan (the user's upload-time index, each entry read
-  once over the list).
-- **after**, the terms plan (`bench.name_terms_model`): pages read through their cursors, up to
-  `MAX_PAGES` of them: items read per item returned over those pages, the deepest page in round trips,
-  the most items a page holds.
-
-Sizes up to `SAMPLE` files are counted on the materialised files, exactly. Larger ones are scaled from
-the `SAMPLE`-file data set: the before counts multiplied by size / `SAMPLE`, the after pages read from
-`SampledStream`s of the sample's term items (stated in each row).
+Sizes up to `SAMPLE` files are counted on the materialised files, exactly. Larger ones are read from
+`SampledStream`s of the `SAMPLE`-file data set's term items (stated in each row).
 
 `cross_check` runs the real reader on moto (or any DynamoDB endpoint) over a few thousand files and
-checks that its `scanned_count` and items equal the model's, for the plan the reader runs: the terms plan
-once `name_reader` reads terms, the words plan before.
+checks that its `scanned_count`, items and round trips equal the model's.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import random
-from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -47,19 +34,15 @@ from bench.name_terms_model import (
 )
 from bench.report import Row, progress
 from file_index import name_terms
-from file_index.name_reader import MAX_WORD_CANDIDATES
-from file_index.names import MAX_INDEXED_WORD, indexed_words, matches_words, term_scope, time_term, words
+from file_index.names import term_scope, time_term
 from file_index.placement import ShardPlacement
 from file_index.reader import BucketQuery, UserQuery
 from file_index.term_reader import TermSearch
-from search.composition import read_threads
 
 BUCKET = aws.BUCKET
 LIMIT = 100
 SAMPLE = 100_000
 MAX_PAGES = 20
-PAGE_BYTES = 1024 * 1024
-MAX_BATCH_GET = 100
 YEAR_MS = (int(YEAR_START.timestamp() * 1000), int(YEAR_END.timestamp() * 1000))
 
 
@@ -117,100 +100,7 @@ SHAPES = (
 )
 
 
-# -- before: the words plan -------------------------------------------------------------------------------
-
-
-@dataclass
-class WordIndex:
-    """Every (indexed word, file number) of the files, sorted: a word prefix is one bisect range."""
-
-    pairs: list[tuple[str, int]]
-
-    @classmethod
-    def of(cls, files: Sequence[NamedFile]) -> WordIndex:
-        pairs = [(word, number) for number, file in enumerate(files) for word in indexed_words(file.name)]
-        pairs.sort()
-        return cls(pairs)
-
-    def starting_with(self, prefix: str) -> list[int]:
-        found = []
-        for word, number in self.pairs[bisect_left(self.pairs, (prefix, -1)) :]:
-            if not word.startswith(prefix):
-                break
-            found.append(number)
-        return found
-
-
-@dataclass(frozen=True)
-class WordsCost:
-    items: float  # name items a page reads (the looked-up word's, every shard)
-    candidates: float  # entries a page reads (names with every word)
-    matches: float  # files the list returns
-    partitions: int
-    item_size: float
-    scanned: float | None = None  # the scan plan: the user's entries the list reads
-
-    @property
-    def per_page(self) -> float:
-        return self.items + self.candidates
-
-    @property
-    def pages(self) -> int:
-        return max(1, math.ceil(self.matches / LIMIT))
-
-    @property
-    def per_item_returned(self) -> float | None:
-        if self.matches == 0:
-            return None
-        if self.scanned is not None:
-            return (self.items + self.scanned) / self.matches
-        return self.pages * self.per_page / self.matches
-
-    def rounds(self, threads: int) -> int:
-        """Round trips of a page: the longest shard's Queries, then the BatchGetItems `threads` at once."""
-        if self.scanned is not None:
-            return 1 + 4  # the capped read of the word's items, then a bounded page of the user's index
-        queries = max(1, math.ceil(self.items / self.partitions * self.item_size / PAGE_BYTES))
-        return queries + math.ceil(math.ceil(self.candidates / MAX_BATCH_GET) / threads)
-
-    @property
-    def held(self) -> float:
-        """Items a page holds at once: every candidate's entry (the scan plan: the capped word items)."""
-        return MAX_WORD_CANDIDATES + 1 if self.scanned is not None else self.candidates
-
-    def scaled(self, factor: float) -> WordsCost:
-        scanned = None if self.scanned is None else self.scanned * factor
-        return WordsCost(
-            self.items * factor,
-            self.candidates * factor,
-            self.matches * factor,
-            self.partitions,
-            self.item_size,
-            scanned,
-        )
-
-
-def words_model(
-    files: Sequence[NamedFile], index: WordIndex, shape: NameShape, rare: str, shards: int, item_size: float
-) -> WordsCost:
-    query_words = words(shape.query(rare))
-    numbers = index.starting_with(max(query_words, key=len)[:MAX_INDEXED_WORD])
-    if shape.user:
-        numbers = [number for number in numbers if files[number].user == USER]
-    if len(query_words) > 1 or len(query_words[0]) > MAX_INDEXED_WORD:
-        numbers_matching = [n for n in numbers if matches_words(files[n].name, query_words)]
-    else:  # an item of the word is a name with a word starting with it: a match
-        numbers_matching = numbers
-    candidates = sorted(set(numbers_matching))
-    matches = [n for n in candidates if shape.in_time(files[n].upload_date) and shape.in_sizes(files[n].size)]
-    partitions = 1 if shape.user else shards
-    if shape.user and len(numbers) > MAX_WORD_CANDIDATES:
-        user_files = sum(1 for file in files if file.user == USER and shape.in_time(file.upload_date))
-        return WordsCost(MAX_WORD_CANDIDATES + 1, 0, len(matches), 1, item_size, scanned=user_files)
-    return WordsCost(len(numbers), len(candidates), len(matches), partitions, item_size)
-
-
-# -- after: the terms plan ----------------------------------------------------------------------------------
+# -- the terms plan -----------------------------------------------------------------------------------------
 
 
 def lookup(shape: NameShape, rare: str) -> tuple[list[str], str]:
@@ -338,10 +228,9 @@ def run(*, sizes: Sequence[int], check_objects: int) -> list[Row]:
     from bench import name_checks
 
     layout = deployment.shard_placement()
-    threads = read_threads(layout)
     rows: list[Row] = []
     if check_objects:
-        progress(f"name reads: the models against the reader on moto, {check_objects} files")
+        progress(f"name reads: the model against the reader on moto, {check_objects} files")
         checked = name_checks.cross_check(check_objects, layout)
         rows.append(
             Row(
@@ -350,26 +239,22 @@ def run(*, sizes: Sequence[int], check_objects: int) -> list[Row]:
                 checked,
                 None,
                 "",
-                note=f"exact, {check_objects:,} files: before, the first page's items read and returned; "
-                f"after, the first {name_checks.CHECK_PAGES} pages' items read, returned and round trips",
+                note=f"exact, {check_objects:,} files: the first {name_checks.CHECK_PAGES} pages' items "
+                "read, returned and round trips",
             )
         )
-    sample: tuple[list[NamedFile], str, WordIndex, dict[str, list[int]]] | None = None
+    sample: tuple[list[NamedFile], str, dict[str, list[int]]] | None = None
     for objects in sizes:
         progress(f"name reads: {objects:,} files")
         scaled = objects > SAMPLE
         if scaled and sample is not None and len(sample[0]) == SAMPLE:
-            files, rare, index, terms = sample
+            files, rare, terms = sample
         else:
             files, rare = make_files(SAMPLE if scaled else objects)
-            index = WordIndex.of(files)
             terms = term_index(files, {lookup(shape, rare)[1] for shape in SHAPES})
             if len(files) == SAMPLE:
-                sample = (files, rare, index, terms)
-        factor = objects / len(files)
-        item_size = name_checks.word_item_size(files[:2000], layout)
+                sample = (files, rare, terms)
         for shape in SHAPES:
-            before = words_model(files, index, shape, rare, layout.bucket_shards, item_size).scaled(factor)
             term = lookup(shape, rare)[1]
             make = (
                 sampled_table(files, terms[term], shape, layout, term, objects)
@@ -379,33 +264,27 @@ def run(*, sizes: Sequence[int], check_objects: int) -> list[Row]:
             after = terms_list(
                 make, partitions(layout, shape), search(shape, rare), limit=LIMIT, max_pages=MAX_PAGES
             )
-            rows.append(_row(shape, rare, objects, before, after, threads, scaled))
+            rows.append(_row(shape, rare, objects, after, scaled))
     rows.extend(name_checks.write_rows(layout))
     return rows
 
 
-def _row(
-    shape: NameShape, rare: str, objects: int, before: WordsCost, after: TermsCost, threads: int, scaled: bool
-) -> Row:
+def _row(shape: NameShape, rare: str, objects: int, after: TermsCost, scaled: bool) -> Row:
     ours = after.per_item_returned
-    theirs = before.per_item_returned
     unit = "items read/item returned"
     if ours is None:
         unit, ours = "items read (no match)", float(after.first_page_read)
     pages = f"{after.pages} pages (all)" if after.complete else f"the first {after.pages} pages"
-    plan = "scan plan" if before.scanned is not None else "words plan"
     note = (
-        f"after (terms plan): {after.returned:,} returned over {pages}, deepest page {after.deepest} "
-        f"round trips, at most {after.peak_held:,} items held; before ({plan}): {before.matches:,.0f} "
-        f"matches, a page reads {before.items:,.0f} name items + {before.candidates:,.0f} entries, "
-        f"{before.rounds(threads)} round trips, {before.held:,.0f} items held"
+        f"terms plan: {after.returned:,} returned over {pages}, deepest page {after.deepest} round trips, "
+        f"at most {after.peak_held:,} items held"
         + ("; scaled from the 100,000-file sample" if scaled else "")
     )
-    return Row.versus(
+    return Row(
         f"16. name '{shape.query(rare)}' ({shape.name}), {objects:,} files",
         unit,
         round(ours, 2),
-        None if theirs is None else round(theirs, 2),
-        "before: words plan",
+        None,
+        "",
         note=note,
     )

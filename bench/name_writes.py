@@ -1,15 +1,12 @@
-"""Measure 16's write side: what the name index writes per new key, overwrite and delete, in today's
-layout (word items) and in the terms layout (term items ordered by upload time), and the busiest
-partition key value at a given upload rate.
+"""Measure 16's write side: what the name index writes per new key, overwrite and delete (its key item and
+its term items, ordered by upload time), and the busiest partition key value at a given upload rate.
 
-Both layouts keep one key item per key (folders). Today's: one item per distinct word of the name
-(`names.name_items`), none written by an overwrite (the items hold nothing an overwrite changes), all
-deleted by a delete. The terms layout: one item per distinct term of the name
-(`name_terms.name_terms`), keyed by the upload time, so an overwrite puts the new time's items and deletes
-the old time's, and a delete deletes them all. Each item is written (or deleted) in the table and again in
-the user GSI (every key has a user; the GSI projects every attribute), at DynamoDB's rule: one write unit
-per started 1 KB of the item (`file_index.cost.item_bytes`), a delete billed at the deleted item's size.
-Items are the writer's own (`names.name_items`, `names.term_items`).
+One key item per key (folders), never rewritten while the key stays in one place, and one item per
+distinct term of the name (`name_terms.name_terms`), keyed by the upload time, so an overwrite puts the new
+time's items and deletes the old time's, and a delete deletes them all. Each item is written (or deleted)
+in the table and again in the user GSI (every key has a user; the GSI projects every attribute), at
+DynamoDB's rule: one write unit per started 1 KB of the item (`file_index.cost.item_bytes`), a delete
+billed at the deleted item's size. Items are the writer's own (`names.key_item`, `names.term_items`).
 """
 
 from __future__ import annotations
@@ -34,9 +31,8 @@ def units(item: Mapping[str, Any]) -> int:
 
 @dataclass(frozen=True)
 class Written:
-    """What one new key writes: today's items (the key's and its words'), the key item, the term items."""
+    """What one new key writes: its key item and its term items."""
 
-    words: list[dict[str, Any]]
     key: list[dict[str, Any]]
     terms: list[dict[str, Any]]
 
@@ -44,9 +40,7 @@ class Written:
     def of(cls, entry: Mapping[str, Any]) -> Written:
         """Items as the writer writes them, `since` = the entry's orderKey."""
         since = str(entry.get(schema.ORDER_KEY) or "")
-        made = names.name_items(entry, since)
-        key = [item for item in made if item[schema.NAME_TERM] == entry[schema.OBJECT_KEY]]
-        return cls(made, key, names.term_items(entry, since))
+        return cls([names.key_item(entry, since)], names.term_items(entry, since))
 
 
 @dataclass(frozen=True)
@@ -59,17 +53,14 @@ class LayoutWrites:
     items: float
 
 
-def layout_writes(written: Sequence[Written]) -> tuple[LayoutWrites, LayoutWrites]:
-    """Today's layout and the terms layout: means over `written`."""
+def layout_writes(written: Sequence[Written]) -> LayoutWrites:
+    """Means over `written`."""
     count = len(written)
-    old_units = sum(units(item) for one in written for item in one.words) / count
     key_units = sum(units(item) for one in written for item in one.key) / count
     term_units = sum(units(item) for one in written for item in one.terms) / count
-    old = LayoutWrites(old_units, 0.0, old_units, sum(len(one.words) for one in written) / count)
-    new_items = sum(len(one.key) + len(one.terms) for one in written) / count
+    items = sum(len(one.key) + len(one.terms) for one in written) / count
     # An overwrite puts the new time's term items and deletes the old time's; the key item stays.
-    new = LayoutWrites(key_units + term_units, 2 * term_units, key_units + term_units, new_items)
-    return old, new
+    return LayoutWrites(key_units + term_units, 2 * term_units, key_units + term_units, items)
 
 
 @dataclass(frozen=True)

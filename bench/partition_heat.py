@@ -80,7 +80,7 @@ def simulate(
 ) -> Heat:
     """`seconds` of uploads to one bucket at `rate` per second, charged to each index's key values
     (the table's indexes: `layout`'s, with the bucket's time index unless `bucket_time_index` is off and
-    the user's size index unless `user_size_index` is off, as in releases before 0.4)."""
+    the user's size index unless `user_size_index` is off, as in 0.3.0 and before)."""
     rng = random.Random(seed)
     indexes = tuple(
         index

@@ -3,7 +3,7 @@
 The indexer's own code path writes each upload: `file_index.writer.apply_event` under the default
 deployment's layout (`cdk.json`: 16 bucket shards, the bucket's time index, the name index) with a
 `file_index.names.NameIndex` on a name table marked complete at creation, as a new deployment's is (term
-items and key items, no old word items). Every write request it makes asks for
+items and key items). Every write request it makes asks for
 `ReturnConsumedCapacity=INDEXES` (a botocore `before-parameter-build` hook), and DynamoDB Local's answer
 (the units AWS bills: one per started 1 KB of the item, in the table and again in every GSI the item
 enters, leaves or moves in) is summed per upload over four parts: the `FileMetaData` entry, its GSIs,

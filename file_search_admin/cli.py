@@ -1,4 +1,5 @@
-"""The `python -m file_search_admin` command line: backfill, reconcile, migrate, redrive, status.
+"""The `python -m file_search_admin` command line: backfill, reconcile, migrate, index-names, redrive,
+status.
 
 Every command takes `--json` (its summary as one JSON object on stdout, counts as numbers), the AWS SDK's
 usual configuration (`--profile`, `--region`, `AWS_PROFILE`, `AWS_ENDPOINT_URL` for the local stack), and
@@ -26,7 +27,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from file_index.deployment import DeployedConfigurationStore, mismatch_message
 from file_index.name_sync import sync_names
-from file_index.names import OLD_WORDS_SECONDS, NameIndex
+from file_index.names import NameIndex
 from file_index.repair import Difference
 from file_index.schema import NAME_TABLE_NAME, TABLE_NAME
 from file_index.state import IndexStateStore, State, effective_state
@@ -76,6 +77,8 @@ examples:
   python -m file_search_admin reconcile --bucket my-bucket --table FileMetaData --json
   # after switching multiAttributeIndex on and deploying: give existing entries their Z-order address
   python -m file_search_admin migrate --bucket my-bucket --table FileMetaData
+  # after an upgrade from 0.3.0 (no name index): build the bucket's name index
+  python -m file_search_admin index-names --bucket my-bucket --table FileMetaData
   # move dead-lettered events back to the queue
   python -m file_search_admin redrive --dlq-url "$DLQ_URL" --queue-url "$QUEUE_URL"
   # is the index complete?
@@ -196,12 +199,12 @@ def build_parser() -> argparse.ArgumentParser:
     index_names = commands.add_parser(
         "index-names",
         parents=[common, index],
-        help="give every entry of the bucket its name index items, move it to term items, remove strays",
-        description="Scan the entries of the bucket and put the name items each live entry lacks (its term "
-        "items, ordered by upload time, included); mark the bucket's term items complete so that searches "
-        f"read them; once every reader can have seen that ({OLD_WORDS_SECONDS:.0f} s later: the command "
-        "waits) remove the old word items, and the items no live entry has. Safe while events flow; an "
-        "interrupted run is finished by running it again, and a second run changes nothing.",
+        help="build the bucket's name index: each entry's items, the bucket marked complete, strays removed",
+        description="Scan the entries of the bucket and put the name items each live entry lacks (its key "
+        "item and its term items, ordered by upload time); mark the bucket's name index complete, so that "
+        "searches by name, folder and extension answer; then remove the items no live entry has. Builds "
+        "the name index of a table that has none (a table of 0.3.0). Safe while events flow; an interrupted "
+        "run is finished by running it again, and a second run changes nothing.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -210,11 +213,6 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive,
         default=DEFAULT_SEGMENTS,
         help=f"parallel Scan segments, one thread each (default {DEFAULT_SEGMENTS})",
-    )
-    index_names.add_argument(
-        "--no-wait",
-        action="store_true",
-        help="do not wait for readers to see the flag: leave the old word items to a later run",
     )
 
     redrive_parser = commands.add_parser(
@@ -329,7 +327,7 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
     if args.command == "index-names":
         check_table(dynamodb, args.name_table)
         check_bucket(aws.client("s3"), args.bucket)
-        synced = _sync_names(dynamodb, args, err, move=True)
+        synced = _sync_names(dynamodb, args, err, complete=True)
         return {"command": "index-names", "bucket": args.bucket, **synced, "totalSeconds": synced["seconds"]}
     s3 = aws.client("s3")
     check_bucket(s3, args.bucket)  # also for status: a typo in the name must not read as "never built"
@@ -407,10 +405,10 @@ def initial_state(bucket: str) -> State:
 
 
 def _sync_names(
-    dynamodb: Any, args: argparse.Namespace, err: TextIO, *, move: bool = False
+    dynamodb: Any, args: argparse.Namespace, err: TextIO, *, complete: bool = False
 ) -> dict[str, Any]:
-    """Bring the bucket's name items in step with its entries (`move`: and finish the move to term items),
-    with a live line on a terminal."""
+    """Bring the bucket's name items in step with its entries (`complete`: and mark its name index
+    complete), with a live line on a terminal."""
     started = time.monotonic()
     with NameSyncProgress(enabled=err.isatty() and not args.json) as progress:
         synced = sync_names(
@@ -419,8 +417,7 @@ def _sync_names(
             args.name_table,
             args.bucket,
             on_progress=progress.update,
-            move=move,
-            wait=not getattr(args, "no_wait", False),
+            complete=complete,
             segments=getattr(args, "segments", DEFAULT_SEGMENTS),
         )
     return {**synced.to_json(), "seconds": round(time.monotonic() - started, 3)}
@@ -614,7 +611,6 @@ def _human_reconcile(summary: dict[str, Any]) -> str:
 def _human_names(label: str, names: dict[str, Any]) -> str:
     return (
         f"{label}: {names['entries']:,} entries, {names['nameItems']:,} name items; put {names['put']:,}, "
-        f"removed {names['removed']:,}, old word items removed {names['oldWordItemsRemoved']:,} "
-        f"in {names['seconds']:.1f} s; term items "
+        f"removed {names['removed']:,} in {names['seconds']:.1f} s; name index "
         + ("complete" if names["termItemsComplete"] else "not complete yet (run index-names)")
     )

@@ -107,7 +107,6 @@ class NameSyncProgress:
             TextColumn("name items {task.fields[items]:>10,}"),
             TextColumn("put {task.fields[put]:>10,}"),
             TextColumn("removed {task.fields[removed]:>8,}"),
-            TextColumn("old word items removed {task.fields[old]:>10,}"),
             TimeElapsedColumn(),
             console=console or Console(stderr=True),
             disable=not enabled,
@@ -117,7 +116,7 @@ class NameSyncProgress:
     def __enter__(self) -> NameSyncProgress:
         self._progress.start()
         self._task = self._progress.add_task(
-            "index-names: entries", total=None, entries=0, items=0, put=0, removed=0, old=0
+            "index-names: entries", total=None, entries=0, items=0, put=0, removed=0
         )
         return self
 
@@ -135,5 +134,4 @@ class NameSyncProgress:
                 items=counts.items,
                 put=counts.put,
                 removed=counts.removed,
-                old=counts.old_removed,
             )

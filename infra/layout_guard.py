@@ -92,9 +92,9 @@ class LayoutGuard(Construct):
     ) -> CustomResource:
         """`Custom::DeployedConfiguration`: the record of `configuration`, written once `after` (the table)
         exists; make every writer wait for the returned resource. With `name_table` (named `name_table_name`
-        in the context), a name table it finds
-        empty is marked complete (`file_index.names.mark_table_complete`): its writers write term items
-        only, and searches read them from the first upload."""
+        in the context), a name table it finds empty beside an entry table without entries is marked
+        complete (`file_index.names.mark_table_complete`): every entry gets its items from its first write,
+        and searches read them from the first upload."""
         name_properties: dict[str, str] = {}
         if name_table is not None:
             # By its name, as the entry table's grant: a reference would make the guard wait for the table.

@@ -672,7 +672,7 @@ class LocalFileSearch:
                     "delete the table)"
                 ) from None
             dynamodb.get_waiter("table_exists").wait(TableName=self.config.name_table_name)
-            # Empty: every entry gets its term items from its first write (`file_index.names`).
+            # Empty, beside an empty entry table: every entry gets its items from its first write.
             names.mark_table_complete(dynamodb, self.config.name_table_name, dt.datetime.now(dt.UTC))
         dynamodb.update_time_to_live(
             TableName=self.table_name,

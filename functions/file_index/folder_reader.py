@@ -1,6 +1,6 @@
 """Folder lists (`prefix`, `delimiter`) read from the name index's key items, a bounded page at a time.
 
-A key item (`names.name_items`) has the scope `names.key_scope(partition)` of its bucket or user shard and
+A key item (`names.key_item`) has the scope `names.key_scope(partition)` of its bucket or user shard and
 the object key as its sort key, so a folder is a key range of every shard. `FolderReader` merges the
 shards in key order (`shards.merge_page`, both orders): each round Queries the shards that need it in
 parallel, a page makes at most `PAGE_ROUNDS` round trips (the last one the entries' BatchGetItem).

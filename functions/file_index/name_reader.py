@@ -2,33 +2,31 @@
 
 A `NameQuery` is a list of a user or a bucket (`UserQuery`/`BucketQuery`, with their size and time
 bounds) narrowed by any of: query words (`q`), a key prefix (`prefix`, a folder), sub-folders
-(`delimiter` "/") and an extension (`ext`). Once the bucket's term items are complete (`terms_complete`),
-a list by words or extension in upload-time order reads the **terms** plan (`file_index.term_reader`: the
-items of one term by upload time, a bounded page at a time); in another order, the keys plan (`objectKey`)
-or the bucket's size index, each entry checked (`size`). Before, two plans:
+(`delimiter` "/") and an extension (`ext`). Its plans:
 
-- **words** (no `prefix`): the items of the query's longest word (or the extension's) in every shard,
-  then the entries of the candidates whose name has every word; ordered newest first with `q`, else in
-  the list's own order (a user's by upload time, a bucket's by size).
-- **keys** (`prefix` or `delimiter`): the key items under the prefix, every shard merged in key order, a
-  page at a time, then the entries of those whose name passes; ordered by `objectKey`.
+- **terms** (words or an extension, in upload-time order): the items of one term by upload time, a
+  bounded page at a time (`file_index.term_reader`);
+- **keys** (`prefix` or `delimiter`, or key order): the key items under the prefix, every shard merged in
+  key order, a bounded page at a time (`file_index.folder_reader`; `_list_keys` without sub-folders);
+- a bucket's list by extension in size order: the bucket's size index, each entry checked; enrichment
+  filters alone: the list's own entry index, each entry checked.
 
 Every candidate's entry is read (BatchGetItem) and kept only if it is live, in the list's bucket or
-user, inside the bounds, and its name (from the entry) has every word and the extension: the name index
-finds candidates, the entries decide. The words plan reads all candidates of a query on each page and
-orders them in memory, so its cost is the number of files whose names have the looked-up word, not the
-page: cheap for a word or a prefix of a few letters, more for a very common one (docs/searching.md).
-The keys plan reads at most `KEY_PAGE_READ_BUDGET` key items a page and ends early with a cursor.
+user, inside the bounds, and its name (from the entry) matches every query word (`name_terms.matches`)
+and the extension: the name index finds candidates, the entries decide.
 
-A key whose items sit in more than one shard (left by writers of two layouts that moved it at once, or
-by a release before the name index followed shard moves) is a candidate once: a page holds each file
-once, and no BatchGetItem names a key twice (DynamoDB refuses such a request).
+A list that reads name items answers only once the bucket's name index is complete (`terms_complete`:
+every live entry has its items); before, it raises `names.NameIndexIncomplete` rather than answer without
+the files indexed before the name index.
 
-Cursors (`position`, plain JSON, signed by the caller): the words plan's last item (sort value and key),
-the keys plan's last key read and the last sub-folder answered, so no sub-folder is answered twice, the
-terms plan's merge cursor. A words cursor goes on in the terms plan, and a terms cursor in the words plan
-(readers see the flag at different times), from the last item answered. `NamePage.cursor_after(count)` is
-the cursor just after a page's first `count` items, for a page cut shorter (`NamePage.cut`).
+A key whose items sit in more than one shard (left by a release before the name index followed shard
+moves) is a candidate once: a page holds each file once, and no BatchGetItem names a key twice (DynamoDB
+refuses such a request).
+
+Cursors (`position`, plain JSON, signed by the caller): the keys plan's last key read and the last
+sub-folder answered, so no sub-folder is answered twice; the terms plan's merge cursor.
+`NamePage.cursor_after(count)` is the cursor just after a page's first `count` items, for a page cut
+shorter (`NamePage.cut`).
 """
 
 from __future__ import annotations
@@ -44,15 +42,12 @@ from boto3.dynamodb.conditions import Key
 from file_index import name_terms, schema, shards, term_reader, unprocessed
 from file_index.expressions import SharedClient
 from file_index.names import (
+    NameIndexIncomplete,
     has_extension,
     key_scope,
-    lookup_word,
-    matches_words,
     name_of,
     term_scope,
     terms_complete,
-    word_scope,
-    words,
 )
 from file_index.placement import ShardPlacement
 from file_index.reader import (
@@ -71,9 +66,6 @@ ORDER_SIZE = "size"
 ORDER_KEY = "objectKey"
 DELIMITER = "/"
 MAX_BATCH_GET = 100
-# A user's words-plan list reads at most this many items of its word; past it, the list reads the user's
-# upload-time index in order instead and checks each entry (the scan plan).
-MAX_WORD_CANDIDATES = 1000
 # Key items one keys-plan page reads at most before it ends with a cursor.
 KEY_PAGE_READ_BUDGET = 5000
 _KEY_CHUNK = 250
@@ -96,11 +88,8 @@ class NameQuery:
     content_type: str | None = None
     meta: tuple[tuple[str, str], ...] = ()
     tags: tuple[tuple[str, str], ...] = ()
-    # `q` as given: the terms plan reads it by `name_terms.query_words` (`words` are the word items' reading).
+    # `q` as given: when given, its query words are `name_terms.query_words(q)` (else `words`).
     q: str | None = None
-    # Whether query words match by `name_terms.matches` (a bucket whose term items are complete: every plan
-    # then answers by the same rule) or by today's word items' rule (`names.matches_words`).
-    matches_terms: bool = False
 
     @property
     def uses_keys(self) -> bool:
@@ -112,12 +101,8 @@ class NameQuery:
         return not (self.words or self.ext or self.uses_keys)
 
     @property
-    def lookup_words(self) -> tuple[str, ...]:
-        return self.words + (tuple(words(self.ext)) if self.ext else ())
-
-    @property
     def term_words(self) -> tuple[str, ...]:
-        """The query words as the terms plan matches them (`name_terms.query_words`)."""
+        """The query words as every plan matches them (`name_terms.query_words`)."""
         return tuple(name_terms.query_words(self.q)) if self.q is not None else self.words
 
     @property
@@ -190,10 +175,11 @@ class NameReader:
         state_client: Any | None = None,
         bucket: str | None = None,
     ) -> None:
-        """`entries`: the reader of the entry indexes, for the scan plan (None: never scan).
-        `terms_complete`: whether the bucket's term items are complete, or a check asked at each list; None:
-        the name table's flag (`names.terms_complete`) for the list's bucket (a user's: `bucket`; none
-        given: not complete), read with `state_client` (a low-level DynamoDB client; None: not complete)."""
+        """`entries`: the reader of the entry indexes, for the lists that check each entry (None: those
+        lists are refused). `terms_complete`: whether the bucket's name index is complete, or a check asked
+        at each list; None: the name table's flag (`names.terms_complete`) for the list's bucket (a user's:
+        `bucket`), read with `state_client` (a low-level DynamoDB client); without a state client the name
+        index is taken as complete."""
         self._terms_complete = terms_complete
         self._state_client = state_client
         self._bucket = bucket
@@ -209,24 +195,19 @@ class NameReader:
     ) -> NamePage:
         """Up to `limit` items of `query` after `position` (a previous page's `next_position`)."""
         counter = _Counter()
-        if query.words and not query.matches_terms and self._terms_ready(query.scope):
-            query = replace(query, matches_terms=True)
-        if query.uses_keys:
-            from file_index.folder_reader import FolderReader  # folder_reader imports this module
-
-            return FolderReader(self).list_files(query, limit=limit, position=position)
-        if isinstance(position, Mapping) and set(position) == {"scan"}:
-            return self._list_scan(query, limit, position["scan"], counter)
         if query.filters_only:
+            # The entry indexes alone: no name item is read.
             if position is not None and (not isinstance(position, Mapping) or set(position) != {"filter"}):
                 raise InvalidStartKey("not a filtered list cursor")
             return self._list_filtered(
                 query, limit, None if position is None else position["filter"], counter
             )
         if not self._terms_ready(query.scope):
-            if isinstance(position, Mapping) and set(position) == {"terms"}:
-                position = term_reader.old_position(position)
-            return self._list_words(query, limit, position, counter)
+            raise NameIndexIncomplete(self._bucket_of(query.scope))
+        if query.uses_keys:
+            from file_index.folder_reader import FolderReader  # folder_reader imports this module
+
+            return FolderReader(self).list_files(query, limit=limit, position=position)
         if query.order_by == ORDER_UPLOAD_DATE:
             return self._list_terms(query, limit, position, counter)
         if query.order_by == ORDER_KEY:
@@ -239,16 +220,19 @@ class NameReader:
 
     # -- shared ----------------------------------------------------------------------------------------
 
+    def _bucket_of(self, scope: UserQuery | BucketQuery) -> str | None:
+        return scope.bucket if isinstance(scope, BucketQuery) else self._bucket
+
     def _terms_ready(self, scope: UserQuery | BucketQuery) -> bool:
-        """Whether the list's bucket has complete term items (so the terms plan answers)."""
+        """Whether the list's bucket has a complete name index (so a list of its name items answers)."""
         if callable(self._terms_complete):
             return self._terms_complete()
         if self._terms_complete is not None:
             return self._terms_complete
-        bucket = scope.bucket if isinstance(scope, BucketQuery) else self._bucket
-        if self._state_client is None or bucket is None:
-            return False
-        return terms_complete(self._state_client, self._name_table, bucket)
+        if self._state_client is None:
+            return True
+        bucket = self._bucket_of(scope)
+        return bucket is not None and terms_complete(self._state_client, self._name_table, bucket)
 
     def _partitions(self, scope: UserQuery | BucketQuery) -> tuple[list[str], str | None]:
         """The partition values to read, and the index (None: the table) that holds them."""
@@ -310,11 +294,8 @@ class NameReader:
         counter.rounds += (max(sequence) if parallel else sum(sequence)) if sequence else 0
         return entries
 
-    def _keeps(
-        self, query: NameQuery, entry: Mapping[str, Any] | None, *, terms: bool | None = None
-    ) -> dict[str, Any] | None:
-        """The public item of `entry` if it is live and matches every condition of `query` (its words by
-        `name_terms.matches` when `terms`, else by `names.matches_words`)."""
+    def _keeps(self, query: NameQuery, entry: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """The public item of `entry` if it is live and matches every condition of `query`."""
         if entry is None or entry.get(schema.DELETED) or schema.BUCKET_NAME not in entry:
             return None
         item = public_item(entry)
@@ -338,67 +319,9 @@ class NameReader:
         if query.prefix and not item[schema.OBJECT_KEY].startswith(query.prefix):
             return None
         name = name_of(str(item.get(schema.FILE_ID) or item[schema.OBJECT_KEY]))
-        if not _name_matches(query, name, terms=terms) or not _enrichment_matches(query, item):
+        if not _name_matches(query, name) or not _enrichment_matches(query, item):
             return None
         return item
-
-    # -- the words plan ----------------------------------------------------------------------------------
-
-    def _list_words(
-        self, query: NameQuery, limit: int, position: Mapping[str, Any] | None, counter: _Counter
-    ) -> NamePage:
-        after = _words_position(query, position)
-        word = lookup_word(query.lookup_words)
-        partitions, index = self._partitions(query.scope)
-        # A new list of a user may switch to the scan plan when its word has many items.
-        may_scan = (
-            position is None and self._entries_reader is not None and isinstance(query.scope, UserQuery)
-        )
-        read = [0]
-
-        def candidates(partition: str) -> list[str] | None:
-            found: list[str] = []
-            condition = Key(schema.NAME_TERM).begins_with(word)
-            for page in self._query(index, word_scope(partition, word), condition, counter):
-                read[0] += len(page)
-                if may_scan and read[0] > MAX_WORD_CANDIDATES:
-                    return None
-                found.extend(
-                    str(item[schema.OBJECT_KEY])
-                    for item in page
-                    if _name_matches(query, str(item.get(schema.FILE_NAME, "")))
-                )
-            return found
-
-        # A user has one partition unless hot: read them one by one, so the cap stops the read early.
-        gathered = [candidates(partition) for partition in partitions] if may_scan else None
-        if gathered is not None and any(found is None for found in gathered):
-            return self._list_scan(query, limit, None, counter)
-        if gathered is None:
-            gathered = self._map(candidates, partitions)
-        keys = sorted({key for found in gathered for key in found or ()})
-        entries = self._entries(keys, counter)
-        kept = [item for key in keys if (item := self._keeps(query, entries.get(key))) is not None]
-        kept.sort(key=lambda item: _sort_value(query, item), reverse=not query.ascending)
-        if after is not None:
-            kept = [item for item in kept if _beyond(query, _sort_value(query, item), after)]
-        page = kept[:limit]
-        next_position = None
-
-        def position_after(count: int) -> dict[str, Any]:
-            return {"v": page[count - 1][query.order_by], "k": page[count - 1][schema.OBJECT_KEY]}
-
-        if len(kept) > limit:
-            next_position = position_after(len(page))
-        return NamePage(
-            page,
-            next_position,
-            None,
-            counter.scanned,
-            counter.requests,
-            query.order_by,
-            _after=position_after,
-        )
 
     # -- the terms plan (`file_index.term_reader`) -------------------------------------------------------
 
@@ -413,12 +336,7 @@ class NameReader:
             ascending=query.ascending,
         )
         partitions, index = self._partitions(query.scope)
-        cursor = term_reader.start_cursor(
-            position,
-            shard_count=len(partitions),
-            search=search,
-            old=lambda old: _words_position(replace(query, order_by=ORDER_UPLOAD_DATE), old),
-        )
+        cursor = term_reader.start_cursor(position, shard_count=len(partitions), search=search)
         if search.holds_nothing():
             return NamePage([], None, None, 0, 0, ORDER_UPLOAD_DATE)
         term = search.term
@@ -454,7 +372,7 @@ class NameReader:
             # sits elsewhere in the order (or this item was left behind).
             if entry is None or entry.get(schema.UPLOAD_DATE) != item.get(schema.UPLOAD_DATE):
                 continue
-            public = self._keeps(query, entry, terms=True)
+            public = self._keeps(query, entry)
             if public is not None:
                 kept.append((at, public))
         positions = [term_reader.position_of(item) for item in merged.items]
@@ -476,17 +394,11 @@ class NameReader:
             _after=after,
         )
 
-    # -- the entry indexes, each entry checked (enrichment filters alone; the scan plan) ----------------
+    # -- the entry indexes, each entry checked (enrichment filters alone; an extension by size) ----------
 
     def _list_filtered(self, query: NameQuery, limit: int, cursor: Any, counter: _Counter) -> NamePage:
         """Enrichment filters alone: the list's own index and order (a user's by time, a bucket's by size)."""
         return self._list_checked(query, limit, cursor, counter, "filter")
-
-    def _list_scan(self, query: NameQuery, limit: int, cursor: Any, counter: _Counter) -> NamePage:
-        """A user's upload-time index in the list's order, each entry checked (name, extension, bounds)."""
-        if not isinstance(query.scope, UserQuery):
-            raise InvalidStartKey("made with the scan plan, which does not read this query")
-        return self._list_checked(query, limit, cursor, counter, "scan")
 
     def _list_checked(
         self,
@@ -499,8 +411,7 @@ class NameReader:
         order: Plan | None = None,
     ) -> NamePage:
         """A page of the scope's entry index (`FileReader`; read in `order` if given), keeping the entries
-        `_keeps` keeps (words as the terms plan matches them once `order` is given); the cursor is the
-        reader's, under `plan`."""
+        `_keeps` keeps; the cursor is the reader's, under `plan`."""
         if self._entries_reader is None:
             raise InvalidStartKey(f"made with the {plan} plan, which this reader cannot read")
         scope = replace(query.scope, ascending=query.ascending)
@@ -510,7 +421,7 @@ class NameReader:
             limit=limit,
             start=start,
             z_order_ready=False,
-            keep=lambda entry: self._keeps(query, entry, terms=order is not None) is not None,
+            keep=lambda entry: self._keeps(query, entry) is not None,
             plan=order if start is None else None,
         )
         next_position = None if page.next_cursor is None else {plan: page.next_cursor.to_json()}
@@ -634,12 +545,9 @@ class NameReader:
         )
 
 
-def _name_matches(query: NameQuery, name: str, *, terms: bool | None = None) -> bool:
-    """`name` has the query's words (by `name_terms.matches` when `terms`, default `query.matches_terms`)
-    and its extension."""
-    terms = query.matches_terms if terms is None else terms
-    matched = name_terms.matches(name, query.term_words) if terms else matches_words(name, query.words)
-    if query.words and not matched:
+def _name_matches(query: NameQuery, name: str) -> bool:
+    """`name` matches every query word (`name_terms.matches`) and has the query's extension."""
+    if query.term_words and not name_terms.matches(name, query.term_words):
         return False
     return not (query.ext and not has_extension(name, query.ext))
 
@@ -663,26 +571,6 @@ def _folder_of(query: NameQuery, prefix: str, key: str) -> str | None:
     rest = key[len(prefix) :]
     cut = rest.find(query.delimiter)
     return None if cut < 0 else prefix + rest[: cut + 1]
-
-
-def _sort_value(query: NameQuery, item: Mapping[str, Any]) -> tuple[Any, str]:
-    return item[query.order_by], item[schema.OBJECT_KEY]
-
-
-def _beyond(query: NameQuery, value: tuple[Any, str], after: tuple[Any, str]) -> bool:
-    return value > after if query.ascending else value < after
-
-
-def _words_position(query: NameQuery, position: Mapping[str, Any] | None) -> tuple[Any, str] | None:
-    if position is None:
-        return None
-    if not isinstance(position, Mapping) or set(position) != {"v", "k"} or not isinstance(position["k"], str):
-        raise InvalidStartKey("not a name list cursor")
-    value = position["v"]
-    expected = int if query.order_by == ORDER_SIZE else str
-    if isinstance(value, bool) or not isinstance(value, expected):
-        raise InvalidStartKey("not a name list cursor")
-    return value, position["k"]
 
 
 def _keys_position(query: NameQuery, position: Mapping[str, Any] | None) -> tuple[str | None, str | None]:

@@ -1,20 +1,20 @@
-"""Bring a bucket's name index in step with its entries, and move it to the term items (`file_index.names`).
+"""Bring a bucket's name index in step with its entries, and mark it complete (`file_index.names`).
 
 `sync_names` runs in two passes, each a parallel segmented Scan that holds one page per segment:
 
-1. Over `FileMetaData`: for every live entry of the bucket, the items it should have (key item, term
-   items, and the old word items while readers may still read them) are read back by key (BatchGetItem)
-   and those missing or with other values are put (BatchWriteItem).
-2. Over the name table: every item of the bucket whose entry is gone, or no longer has that item (an
-   overwrite's old upload time, a shard the entry left), is removed on the condition that it is
-   unchanged since it was read (`since` equal), so an item a live write has just put again stays.
+1. Over `FileMetaData`: for every live entry of the bucket, the items it should have (its key item and
+   term items) are read back by key (BatchGetItem) and those missing or with other values are put
+   (BatchWriteItem).
+2. Over the name table: every item of the bucket that no live entry has (its entry gone, an overwrite's
+   old upload time, a shard the entry left, an item of a scope no reader reads) is removed on the
+   condition that it is unchanged since it was read (`since` equal), so an item a live write has just put
+   again stays.
 
-With `move=True` (`file_search_admin index-names`) it also moves the bucket to the term items: after pass
-1, it sets the bucket's flag (`TERMS_COMPLETE`, keeping the first `completedAt`), waits until every reader
-and writer can have seen it (`names.OLD_WORDS_SECONDS` after `completedAt`; `wait=False` leaves the
-removal to a later run instead), and pass 2 then removes every old word item of the bucket (batched,
-unconditional: no reader reads them any more) and records `oldWordsRemoved`. Every step is idempotent, so
-an interrupted run is finished by running it again; a second run writes nothing.
+With `complete=True` (`file_search_admin index-names`, which builds the name index of a table that has
+none, such as a 0.3.0 table) it sets the bucket's flag (`TERMS_COMPLETE`, keeping the first
+`completedAt`) between the passes: every live entry then has its items, and writers give every new one
+its items, so name lists may answer. Every step is idempotent, so an interrupted run is finished by
+running it again; a second run writes nothing.
 
 Safe beside live events: a put for an entry deleted meanwhile leaves an item that searches skip (every
 candidate's entry decides) and the next run removes.
@@ -23,7 +23,6 @@ candidate's entry decides) and the next run removes.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -34,11 +33,8 @@ from boto3.dynamodb.types import TypeDeserializer
 
 from file_index import schema, unprocessed
 from file_index.names import (
-    KEY_SCOPE,
-    OLD_WORDS_SECONDS,
     SCOPE_SEPARATOR,
     STATE_MARK,
-    TERM_MARK,
     NameIndex,
     TermItemsState,
     is_live_entry,
@@ -62,9 +58,8 @@ class NameSyncCounts:
     put: int = 0  # items written (missing, or with other values)
     removed: int = 0  # items removed (no live entry has them)
     kept: int = 0  # items a live write changed while the run read them: left as they are
-    old_removed: int = 0  # old word items removed by the move
-    phase: str = "entries"  # "entries", "waiting", "name items", "done"
-    complete: bool = False  # the bucket's term items are complete (the flag)
+    phase: str = "entries"  # "entries", "name items", "done"
+    complete: bool = False  # the bucket's name index is complete (the flag)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, **counts: int) -> None:
@@ -79,7 +74,6 @@ class NameSyncCounts:
             "put": self.put,
             "removed": self.removed,
             "kept": self.kept,
-            "oldWordItemsRemoved": self.old_removed,
             "termItemsComplete": self.complete,
         }
 
@@ -112,10 +106,6 @@ def _batch_get(
     return found
 
 
-def _is_old_word_scope(suffix: str) -> bool:
-    return suffix != KEY_SCOPE and not suffix.startswith(TERM_MARK)
-
-
 def _item_tuple(item: Mapping[str, Any]) -> tuple[str, str]:
     return str(item[schema.NAME_SCOPE]), str(item[schema.NAME_TERM])
 
@@ -137,18 +127,16 @@ def sync_names(
     bucket: str,
     *,
     on_progress: Callable[[NameSyncCounts], None] | None = None,
-    move: bool = False,
-    wait: bool = True,
+    complete: bool = False,
     segments: int = DEFAULT_SEGMENTS,
     now: Callable[[], datetime] = _now,
-    sleep: Callable[[float], None] = time.sleep,
 ) -> NameSyncCounts:
-    """Make the name items of `bucket` exactly those of its live entries; `move`: and finish its move to
-    the term items (module docstring)."""
+    """Make the name items of `bucket` exactly those of its live entries; `complete`: and mark its name
+    index complete once every live entry has its items (module docstring)."""
     counts = NameSyncCounts()
     notify = on_progress or (lambda _counts: None)
-    state = TermItemsState(dynamodb, name_table_name, ttl=0.0, wall_clock=lambda: now().timestamp())
-    names = NameIndex(dynamodb, name_table_name, state=state)
+    state = TermItemsState(dynamodb, name_table_name, ttl=0.0)
+    names = NameIndex(dynamodb, name_table_name)
     counts.complete = state.complete(bucket)
     notify(counts)
 
@@ -179,18 +167,9 @@ def sync_names(
             notify(counts)
 
     _in_segments(entries_segment, segments)
-    remove_words = False
-    if move:
-        earlier = state.completed_at(bucket)
-        completed_at = min(state.mark_complete(bucket, now()), earlier or float("inf"))
+    if complete and not counts.complete:
+        state.mark_complete(bucket, now())
         counts.complete = True
-        ready_at = completed_at + OLD_WORDS_SECONDS
-        if now().timestamp() < ready_at and wait:
-            counts.phase = "waiting"
-            notify(counts)
-            while (left := ready_at - now().timestamp()) > 0:
-                sleep(min(left, 5.0))
-        remove_words = now().timestamp() >= ready_at
     counts.phase = "name items"
     notify(counts)
 
@@ -208,26 +187,16 @@ def sync_names(
                 "#since": schema.NAME_SINCE,
             },
         ):
-            old_words: list[dict[str, Any]] = []
             checked: list[dict[str, Any]] = []
             for item in page:
                 partition, _, suffix = str(item[schema.NAME_SCOPE]).partition(SCOPE_SEPARATOR)
-                if ShardPlacement.public_bucket(partition) != bucket or suffix == STATE_MARK:
-                    continue
-                if remove_words and _is_old_word_scope(suffix):
-                    old_words.append(item)
-                else:
+                if ShardPlacement.public_bucket(partition) == bucket and suffix != STATE_MARK:
                     checked.append(item)
-            names.delete_keys([item_key(item) for item in old_words])
             removed, kept = _remove_strays(dynamodb, table_name, name_table_name, names, checked)
-            counts.add(
-                items=len(old_words) + len(checked), old_removed=len(old_words), removed=removed, kept=kept
-            )
+            counts.add(items=len(checked), removed=removed, kept=kept)
             notify(counts)
 
     _in_segments(items_segment, segments)
-    if remove_words:
-        state.mark_old_words_removed(bucket)
     counts.phase = "done"
     notify(counts)
     return counts

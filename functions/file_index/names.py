@@ -1,17 +1,8 @@
-"""Words of a file's name, and the name index that finds a file by them (docs/searching.md).
+"""The name index that finds a file by the terms of its name, by folder and by extension (docs/searching.md).
 
 A file's **name** is the last `/` segment of its file id: `USER001_FILE001.txt` is named `FILE001.txt`,
-`USER001/reports/Q3.pdf` is named `Q3.pdf`. Its **words**:
-
-1. The name is decomposed (Unicode NFKD) and its combining marks dropped, so `Café` reads `Cafe`.
-2. It is cut at every character that is not a letter or a digit (Unicode categories L* and N*).
-3. Each piece is cut again where a lower-case letter meets an upper-case one (`reportQ3final`:
-   `report|Q3final`), before the last capital of a run of capitals followed by a lower-case letter
-   (`HTMLParser`: `HTML|Parser`), and where letters meet digits (`Q3final`: `Q|3|final`).
-4. Each word is case-folded (`Straße` reads `strasse`).
-
-A query word matches a name when it is the start of one of the name's words (`inv` matches `Invoice`,
-`voice` does not); a query matches when every one of its words does.
+`USER001/reports/Q3.pdf` is named `Q3.pdf`. What a name is indexed under and which query words match it
+are `file_index.name_terms`'s rules, the only ones.
 
 The name index is a table of its own (`schema.NAME_TABLE_NAME`). For each live entry it holds:
 
@@ -19,38 +10,33 @@ The name index is a table of its own (`schema.NAME_TABLE_NAME`). For each live e
   `{bucket partition}|:{term}`, `nameTerm` (sort key) `{uploadDate} {key digest}` (so a term's items
   read newest first), `nameUser` (the GSI's partition key) `{user partition}|:{term}`, and the
   `objectKey`, `fileName`, `size`, `uploadDate` a search filters on before reading the entry;
-- one item of the key: `nameScope` `{bucket partition}|/`, `nameTerm` the key, `nameUser`
-  `{user partition}|/`;
-- while its bucket moves to the term items, the **old word items**, one per distinct word:
-  `nameScope` `{bucket partition}|{first character}`, `nameTerm` `{word} {key digest}`.
+- one **key item** for folders: `nameScope` `{bucket partition}|/`, `nameTerm` the key, `nameUser`
+  `{user partition}|/`.
 
-A bucket's term items are **complete** when its state item (`{bucket}|!`, `termItems`) or the table's
-(`*|!`: a name table marked complete when found empty, `mark_table_complete`, which the local stack does
-at start) says so (`TermItemsState`, cached a minute; `terms_complete` for a reader). Until then searches
-read the old word items and writers write both layouts; `file_search_admin index-names` gives every entry
-its term items, sets the flag, and removes the old word items OLD_WORDS_SECONDS later, when no reader can
-still hold the flag as unset. Writers keep writing and removing the word items until then too, then only
-the term and key items: a word item left by a writer that still held the flag as unset is never read, and
-the next `index-names` removes it.
+A bucket's name index is **complete** when its term and key items cover every live entry of the bucket:
+its state item (`{bucket}|!`, `termItems`) or the table's (`*|!`) says so (`TermItemsState`, kept a
+minute while not set; `terms_complete` for a reader). Writers always write the items, so a name table
+created together with an entry table that holds no entry yet is complete from the start
+(`mark_table_complete`, at deploy and at the local stack's start); a name table added beside entries
+(a table of 0.3.0, which had no name index) is complete once `file_search_admin index-names` has given
+every entry its items and set the flag. Until then a name list is refused (`NameIndexIncomplete`)
+rather than answered without the files written before.
 
 The bucket and user partition values are the entry's own (`ShardPlacement`: shards and hot users apply as
-on the entry indexes), so a read of a word queries every shard of its bucket or user, as a list does.
-The key and word items hold only what never changes while its key exists in one place (key, name,
-bucket, user); the term items hold the upload time too, so an overwrite moves them: the new time's items
-are put, then the old time's removed where no newer than the replaced entry. An overwrite (or a repair,
-or a restored version) that lands in another shard than the entry it replaces,
-as after a raise of `bucketIndexShards` or of a hot user's count, moves the items with it
-(`NameIndex.move_entry`): the new shard's items are put, then the old shard's removed where no newer than
-the replaced entry. A delete removes the items of the shards the replaced entry's stored values name.
+on the entry indexes), so a read of a term queries every shard of its bucket or user, as a list does.
+The key item holds only what never changes while its key exists in one place (key, name, bucket, user);
+the term items hold the upload time too, so an overwrite moves them: the new time's items are put, then
+the old time's removed where no newer than the replaced entry. An overwrite (or a repair, or a restored
+version) that lands in another shard than the entry it replaces, as after a raise of `bucketIndexShards`
+or of a hot user's count, moves the items with it (`NameIndex.move_entry`): the new shard's items are put,
+then the old shard's removed where no newer than the replaced entry. A delete removes the items of the
+shards the replaced entry's stored values name.
 
 The items are a lead, never the answer: a search reads the entry of every candidate and keeps it only if
 it is live and matches, so an item left behind by a race (a create and a delete of one key written at
-once by two indexers, or two writers of different layouts moving one key at once) is never shown, and
-`index-names` removes it. A key with items in two shards is read once (`name_reader`). What must not
-happen is a live entry without its items; the writes are ordered for that (`NameIndex`).
-
-Over 400 lines: the words, the item layouts, the flag that says which layout is read, and the writer of
-the items are one contract, read together.
+once by two indexers) is never shown, and `index-names` removes it. A key with items in two shards is
+read once (`name_reader`). What must not happen is a live entry without its items; the writes are
+ordered for that (`NameIndex`).
 """
 
 from __future__ import annotations
@@ -59,118 +45,57 @@ import contextlib
 import hashlib
 import threading
 import time
-import unicodedata
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, TypeGuard
 
 from boto3.dynamodb.types import TypeSerializer
 
-from file_index import schema, shards, unprocessed
+from file_index import schema, unprocessed
+from file_index.name_terms import name_terms
+from file_index.unprocessed import UnprocessedKeysError
 
-# The first characters of an indexed word (a longer query word is looked up by these and checked whole).
-MAX_INDEXED_WORD = 64
-# `nameScope` suffix of the key items (no word starts with "/": a word is letters and digits).
+# The longest `ext` a list takes, in characters.
+MAX_EXTENSION = 64
+# `nameScope` suffix of the key items (no term starts with "/": a term is letters and digits).
 KEY_SCOPE = "/"
 SCOPE_SEPARATOR = "|"
-# `nameScope` suffix mark of the term items (`{partition}|:{term}`): no old word scope starts with ":".
+# `nameScope` suffix mark of the term items (`{partition}|:{term}`).
 TERM_MARK = ":"
 # The state items (`{bucket}|!`, or `*|!` for every bucket of the table): in no scope a search reads.
 STATE_MARK = "!"
 ALL_BUCKETS = "*"
 STATE_TERM = "termItems"
-TERMS_COMPLETE = "complete"  # BOOL: the term items of the bucket (every bucket for `*`) are complete
-COMPLETED_AT = "completedAt"  # ISO time the flag was set: old word items go once readers have seen it
-OLD_WORDS_REMOVED = "oldWordsRemoved"  # BOOL: the move removed the old word items
-# How long a reader or writer keeps a flag it read.
+TERMS_COMPLETE = "complete"  # BOOL: the name index of the bucket (every bucket for `*`) is complete
+COMPLETED_AT = "completedAt"  # ISO time the flag was first set
+# How long a reader keeps a flag it read unset (a set flag is kept: it never goes back).
 STATE_TTL_SECONDS = 60.0
-# How long after the flag is set writers keep the old word items and the move waits before removing them:
-# a reader's cache, and a margin for the clocks of the machines that set and read `completedAt`.
-OLD_WORDS_SECONDS = STATE_TTL_SECONDS + 30.0
 # DynamoDB takes at most 25 puts or deletes in one BatchWriteItem.
 _BATCH_WRITE_ITEMS = 25
 
 _serializer = TypeSerializer()
 
 
-def _strip_marks(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.category(ch).startswith("M"))
+class NameIndexIncomplete(RuntimeError):
+    """A name list of a bucket whose name index is not complete yet (`file_search_admin index-names` has
+    not run on it): its answer would miss the files indexed before the name index. The search answers it
+    with 503, a `Retry-After` of minutes and this message."""
 
-
-def _kind(ch: str) -> str:
-    """`u` upper-case letter, `l` other letter, `d` digit (any number), `s` separator."""
-    category = unicodedata.category(ch)
-    if category in ("Lu", "Lt"):
-        return "u"
-    if category.startswith("L"):
-        return "l"
-    if category.startswith("N"):
-        return "d"
-    return "s"
-
-
-def words(text: str) -> list[str]:
-    """The words of `text` in order, repeats included (module docstring)."""
-    result: list[str] = []
-    current: list[str] = []
-    kinds: list[str] = []
-
-    def flush() -> None:
-        if current:
-            word = _strip_marks("".join(current).casefold())
-            # Case folding may yield marks or separators (`İ` folds to `i` + a combining dot).
-            result.extend(part for part in _split_separators(word) if part)
-        current.clear()
-        kinds.clear()
-
-    for ch in _strip_marks(text):
-        kind = _kind(ch)
-        if kind == "s":
-            flush()
-            continue
-        if current:
-            previous = kinds[-1]
-            digits_meet_letters = (previous == "d") != (kind == "d")
-            if digits_meet_letters or (previous == "l" and kind == "u" and current[-1].islower()):
-                flush()
-            elif previous == "u" and kind == "l" and len(kinds) >= 2 and kinds[-2] == "u" and ch.islower():
-                # `HTMLParser`: the last capital starts the next word.
-                last = current.pop()
-                kinds.pop()
-                flush()
-                current.append(last)
-                kinds.append("u")
-        current.append(ch)
-        kinds.append(kind)
-    flush()
-    return result
-
-
-def _split_separators(word: str) -> list[str]:
-    parts: list[str] = []
-    current: list[str] = []
-    for ch in word:
-        if _kind(ch) == "s":
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(ch)
-    parts.append("".join(current))
-    return parts
+    def __init__(self, bucket: str | None) -> None:
+        self.bucket = bucket
+        named = f"bucket {bucket}" if bucket is not None else "this bucket"
+        flag = f" --bucket {bucket}" if bucket is not None else ""
+        super().__init__(
+            f"the name index of {named} is not complete yet: name, folder and extension lists answer "
+            f"once `file_search_admin index-names{flag}` has run"
+        )
 
 
 def name_of(file_id: str) -> str:
     """A file's name: the last `/` segment of its file id."""
     return file_id.rsplit("/", 1)[-1]
-
-
-def matches_words(name: str, query_words: Sequence[str]) -> bool:
-    """Every query word is the start of a word of `name`."""
-    name_words = set(words(name))
-    return all(any(word.startswith(query) for word in name_words) for query in query_words)
 
 
 def normalize_extension(ext: str) -> str:
@@ -183,25 +108,12 @@ def has_extension(name: str, ext: str) -> bool:
     return bool(ext) and name.casefold().endswith("." + ext)
 
 
-def lookup_word(query_words: Sequence[str]) -> str:
-    """The query word whose items are read: the longest (the rarest, as a rule), first among equals."""
-    return max(query_words, key=len)[:MAX_INDEXED_WORD]
-
-
-def word_scope(partition: str, word: str) -> str:
-    return f"{partition}{SCOPE_SEPARATOR}{word[0]}"
-
-
 def key_scope(partition: str) -> str:
     return f"{partition}{SCOPE_SEPARATOR}{KEY_SCOPE}"
 
 
 def key_digest(object_key: str) -> str:
     return hashlib.blake2b(object_key.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-
-
-def word_term(word: str, object_key: str) -> str:
-    return f"{word} {key_digest(object_key)}"
 
 
 def term_scope(partition: str, term: str) -> str:
@@ -214,13 +126,6 @@ def time_term(upload_date: str, object_key: str) -> str:
     return f"{upload_date} {key_digest(object_key)}"
 
 
-def _name_terms(name: str) -> list[str]:
-    # Imported here: `name_terms` reads `words` from this module.
-    from file_index.name_terms import name_terms
-
-    return name_terms(name)
-
-
 def term_items(entry: Mapping[str, Any], since: str) -> list[dict[str, Any]]:
     """The term items of a live entry: one per distinct term of its name (`name_terms.name_terms`), in
     its stored `bucketName` (and `uploadUser`) partition, ordered by its `uploadDate`."""
@@ -231,7 +136,7 @@ def term_items(entry: Mapping[str, Any], since: str) -> list[dict[str, Any]]:
     upload_date = str(entry[schema.UPLOAD_DATE])
     sort_key = time_term(upload_date, object_key)
     items: list[dict[str, Any]] = []
-    for term in _name_terms(name):
+    for term in name_terms(name):
         item: dict[str, Any] = {
             schema.NAME_SCOPE: term_scope(bucket_partition, term),
             schema.NAME_TERM: sort_key,
@@ -247,46 +152,34 @@ def term_items(entry: Mapping[str, Any], since: str) -> list[dict[str, Any]]:
     return items
 
 
-def indexed_words(name: str) -> list[str]:
-    """The distinct words of `name` as indexed (each cut to MAX_INDEXED_WORD characters), in order."""
-    return list(dict.fromkeys(word[:MAX_INDEXED_WORD] for word in words(name)))
-
-
-def name_items(entry: Mapping[str, Any], since: str) -> list[dict[str, Any]]:
-    """The name index items of a live entry (its stored `bucketName` and `uploadUser` partition values)."""
+def key_item(entry: Mapping[str, Any], since: str) -> dict[str, Any]:
+    """The key item of a live entry (its stored `bucketName` and `uploadUser` partition values)."""
     object_key = str(entry[schema.OBJECT_KEY])
-    bucket_partition = str(entry[schema.BUCKET_NAME])
     user_partition = entry.get(schema.UPLOAD_USER)
-    name = name_of(str(entry.get(schema.FILE_ID) or object_key))
-    common = {schema.OBJECT_KEY: object_key, schema.FILE_NAME: name, schema.NAME_SINCE: since}
-    items: list[dict[str, Any]] = []
-    key_item = {**common, schema.NAME_SCOPE: key_scope(bucket_partition), schema.NAME_TERM: object_key}
+    item = {
+        schema.OBJECT_KEY: object_key,
+        schema.FILE_NAME: name_of(str(entry.get(schema.FILE_ID) or object_key)),
+        schema.NAME_SINCE: since,
+        schema.NAME_SCOPE: key_scope(str(entry[schema.BUCKET_NAME])),
+        schema.NAME_TERM: object_key,
+    }
     if user_partition is not None:
-        key_item[schema.NAME_USER] = key_scope(str(user_partition))
-    items.append(key_item)
-    for word in indexed_words(name):
-        item = {
-            **common,
-            schema.NAME_SCOPE: word_scope(bucket_partition, word),
-            schema.NAME_TERM: word_term(word, object_key),
-        }
-        if user_partition is not None:
-            item[schema.NAME_USER] = word_scope(str(user_partition), word)
-        items.append(item)
-    return items
+        item[schema.NAME_USER] = key_scope(str(user_partition))
+    return item
 
 
 def state_key(bucket: str) -> dict[str, str]:
-    """The key of the term-items state item of `bucket` (a public bucket name, or ALL_BUCKETS)."""
+    """The key of the state item of `bucket`'s name index (a public bucket name, or ALL_BUCKETS)."""
     return {schema.NAME_SCOPE: f"{bucket}{SCOPE_SEPARATOR}{STATE_MARK}", schema.NAME_TERM: STATE_TERM}
 
 
 class TermItemsState:
-    """Whether a bucket's term items are complete, read from one name table and kept `ttl` seconds.
+    """Whether a bucket's name index is complete, read from one name table (an unset flag kept `ttl`
+    seconds).
 
     Complete when the bucket's state item or the table's (`ALL_BUCKETS`, written when the table was
-    created empty) says so; one BatchGetItem of both reads it. A flag never goes back to incomplete, so a
-    complete bucket is not read again.
+    created beside an entry table without entries) says so; one BatchGetItem of both reads it. A flag never
+    goes back to incomplete, so a complete bucket is not read again.
     """
 
     def __init__(
@@ -296,34 +189,31 @@ class TermItemsState:
         *,
         ttl: float = STATE_TTL_SECONDS,
         clock: Callable[[], float] = time.monotonic,
-        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.client = client
         self.table_name = table_name
         self._ttl = ttl
         self._clock = clock
-        self._wall_clock = wall_clock
-        # bucket: (when read, completedAt as a POSIX time, None while incomplete)
-        self._read: dict[str, tuple[float, float | None]] = {}
+        # bucket: (when read, complete)
+        self._read: dict[str, tuple[float, bool]] = {}
         self._lock = threading.Lock()
 
     def complete(self, bucket: str) -> bool:
-        return self._completed_at(bucket) is not None
-
-    def completed_at(self, bucket: str) -> float | None:
-        """When the bucket's term items became complete (POSIX time; the earlier of its flag and the
-        table's), None while they are not."""
-        return self._completed_at(bucket)
-
-    def words_kept(self, bucket: str) -> bool:
-        """Whether writers still keep the bucket's old word items: until OLD_WORDS_SECONDS after the flag
-        was set, as a reader may have read it as incomplete up to STATE_TTL_SECONDS before."""
-        completed_at = self._completed_at(bucket)
-        return completed_at is None or self._wall_clock() < completed_at + OLD_WORDS_SECONDS
+        now = self._clock()
+        with self._lock:
+            cached = self._read.get(bucket)
+        if cached is not None and (cached[1] or now - cached[0] < self._ttl):
+            return cached[1]
+        complete, whole = self._fetch(bucket)
+        if not complete and not whole:
+            # Unsure (DynamoDB kept leaving the read unprocessed): a throttle, not an incomplete index.
+            raise UnprocessedKeysError(f"the name index state of bucket {bucket} was left unread")
+        with self._lock:
+            self._read[bucket] = (now, complete)
+        return complete
 
     def mark_complete(self, bucket: str, now: datetime) -> float:
-        """Set the bucket's flag (its first `completedAt` kept); returns when the bucket became complete
-        (`completed_at`) as a POSIX time."""
+        """Set the bucket's flag (its first `completedAt` kept); returns that `completedAt` (POSIX time)."""
         response = self.client.update_item(
             TableName=self.table_name,
             Key=_serialize(state_key(bucket)),
@@ -332,58 +222,27 @@ class TermItemsState:
             ExpressionAttributeValues={":true": {"BOOL": True}, ":now": {"S": _iso(now)}},
             ReturnValues="ALL_NEW",
         )
-        completed_at = datetime.fromisoformat(response["Attributes"][COMPLETED_AT]["S"]).timestamp()
         with self._lock:
-            cached = self._read.get(bucket)
-            if cached is not None and cached[1] is not None:
-                completed_at = min(completed_at, cached[1])  # the table's flag, when earlier
-            self._read[bucket] = (self._clock(), completed_at)
-        return completed_at
+            self._read[bucket] = (self._clock(), True)
+        return datetime.fromisoformat(response["Attributes"][COMPLETED_AT]["S"]).timestamp()
 
-    def mark_old_words_removed(self, bucket: str) -> None:
-        self.client.update_item(
-            TableName=self.table_name,
-            Key=_serialize(state_key(bucket)),
-            UpdateExpression="SET #r = :true",
-            ExpressionAttributeNames={"#r": OLD_WORDS_REMOVED},
-            ExpressionAttributeValues={":true": {"BOOL": True}},
-        )
-
-    def _completed_at(self, bucket: str) -> float | None:
-        now = self._clock()
-        with self._lock:
-            cached = self._read.get(bucket)
-        if cached is not None and (cached[1] is not None or now - cached[0] < self._ttl):
-            return cached[1]
-        completed_at, whole = self._fetch(bucket)
-        if whole:  # a read DynamoDB left unfinished (throttled) is not kept: the next one asks again
-            with self._lock:
-                self._read[bucket] = (now, completed_at)
-        return completed_at
-
-    def _fetch(self, bucket: str) -> tuple[float | None, bool]:
-        """The completion time found (None: not complete), and whether both items were read."""
+    def _fetch(self, bucket: str) -> tuple[bool, bool]:
+        """Whether a flag was found set, and whether both items were read."""
         # The bucket's state item and the table's; the table's once when asked for itself.
         keys = [_serialize(state_key(name)) for name in dict.fromkeys((bucket, ALL_BUCKETS))]
         got = unprocessed.batch_get(self.client, {self.table_name: {"Keys": keys, "ConsistentRead": True}})
-        times = [
-            datetime.fromisoformat(item.get(COMPLETED_AT, {}).get("S") or "1970-01-01T00:00:00Z").timestamp()
-            for item in got.of(self.table_name)
-            if item.get(TERMS_COMPLETE, {}).get("BOOL")
-        ]
-        return (min(times) if times else None), got.whole
+        found = any(item.get(TERMS_COMPLETE, {}).get("BOOL") for item in got.of(self.table_name))
+        return found, got.whole
 
 
 def mark_table_complete(client: Any, table_name: str, now: datetime) -> bool:
-    """Mark every bucket of `table_name` complete if the table holds no item at all (a name table just
-    created: every entry it will hold gets its term items from its first write). Returns whether it did.
+    """Mark every bucket of `table_name` complete if the table holds no item at all. Returns whether it did.
 
-    No reader can have read word items from it, so its `completedAt` is set OLD_WORDS_SECONDS back:
-    writers write no word item from the start."""
+    Only for a name table whose entry table holds no live entry (checked by the caller): every entry it
+    will hold then gets its items from its first write."""
     if client.scan(TableName=table_name, Limit=1).get("Items"):
         return False
-    since = _iso(now - timedelta(seconds=OLD_WORDS_SECONDS))
-    item = {**state_key(ALL_BUCKETS), TERMS_COMPLETE: True, COMPLETED_AT: since, OLD_WORDS_REMOVED: True}
+    item = {**state_key(ALL_BUCKETS), TERMS_COMPLETE: True, COMPLETED_AT: _iso(now)}
     client.put_item(TableName=table_name, Item=_serialize(item))
     return True
 
@@ -397,7 +256,7 @@ _states_lock = threading.Lock()
 
 
 def terms_complete(client: Any, table_name: str, bucket: str) -> bool:
-    """Whether `bucket`'s term items are complete in `table_name` (a read at most every
+    """Whether `bucket`'s name index is complete in `table_name` (while not, a read at most every
     STATE_TTL_SECONDS per client, table and bucket)."""
     with _states_lock:
         state = _states.setdefault(client, {}).get(table_name)
@@ -410,10 +269,9 @@ def item_key(item: Mapping[str, Any]) -> dict[str, Any]:
     return {schema.NAME_SCOPE: item[schema.NAME_SCOPE], schema.NAME_TERM: item[schema.NAME_TERM]}
 
 
-def entry_items(entry: Mapping[str, Any], since: str, *, with_words: bool) -> list[dict[str, Any]]:
-    """Every item a live entry has: its key item and term items, and its old word items `with_words`."""
-    items = name_items(entry, since)
-    return [*(items if with_words else items[:1]), *term_items(entry, since)]
+def entry_items(entry: Mapping[str, Any], since: str) -> list[dict[str, Any]]:
+    """Every item a live entry has: its key item and its term items."""
+    return [key_item(entry, since), *term_items(entry, since)]
 
 
 def _key_of(item: Mapping[str, Any]) -> tuple[Any, Any]:
@@ -433,31 +291,19 @@ class NameIndex:
     the delete, so a newer create's items, put before or after, survive. Puts are unconditional
     BatchWriteItems (25 items each, in parallel through `executor` when given): a put that lands after a
     delete leaves items without a live entry, which searches skip and `index-names` removes.
-
-    The old word items are written and removed beside the term items only while the entry's bucket's term
-    items are not complete (`TermItemsState`, read at most once a minute per bucket).
     """
 
-    def __init__(
-        self,
-        client: Any,
-        table_name: str,
-        executor: Executor | None = None,
-        *,
-        state: TermItemsState | None = None,
-    ) -> None:
+    def __init__(self, client: Any, table_name: str, executor: Executor | None = None) -> None:
         self.client = client
         self.table_name = table_name
         self._executor = executor
-        self.state = state or TermItemsState(client, table_name)
         # Write requests made (PutItem/DeleteItem items, BatchWriteItem items), for the benchmarks.
         self.items_written = 0
         self._count_lock = threading.Lock()
 
     def items_of(self, entry: Mapping[str, Any], since: str) -> list[dict[str, Any]]:
-        """The items live `entry` has under its bucket's flag (`entry_items`)."""
-        bucket = str(entry[schema.BUCKET_NAME]).partition(shards.SHARD_SEPARATOR)[0]
-        return entry_items(entry, since, with_words=self.state.words_kept(bucket))
+        """The items live `entry` has (`entry_items`)."""
+        return entry_items(entry, since)
 
     def put_entry(self, entry: Mapping[str, Any], since: str | None) -> None:
         """Put the items of live `entry` (plain values; `since` its orderKey, None for none)."""

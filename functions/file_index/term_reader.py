@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from decimal import Decimal
@@ -33,7 +33,7 @@ from typing import Any
 from boto3.dynamodb.conditions import Key
 
 from file_index import name_terms, schema, shards
-from file_index.names import has_extension, time_term
+from file_index.names import has_extension
 from file_index.objects import MAX_KEY_BYTES
 from file_index.reader import (
     MAX_QUERY_ITEMS,
@@ -231,26 +231,17 @@ def merge(
     )
 
 
-def start_cursor(
-    position: Any, *, shard_count: int, search: TermSearch, old: Callable[[Any], tuple[str, str] | None]
-) -> MergeCursor | None:
-    """The merge cursor a page starts from: a terms cursor, or a words-plan cursor made before the bucket's
-    term items were complete (`old` parses it: (uploadDate, objectKey) of its last item), from there on.
-    InvalidStartKey if it is neither, names more shards than are read, or lies outside the list."""
+def start_cursor(position: Any, *, shard_count: int, search: TermSearch) -> MergeCursor | None:
+    """The merge cursor a page starts from. InvalidStartKey if it is not a terms cursor, names more shards
+    than are read, or lies outside the list."""
     if position is None:
         return None
-    if isinstance(position, Mapping) and set(position) == {"terms"}:
-        try:
-            cursor = MergeCursor.from_json(position["terms"]).widened(shard_count)
-        except (InvalidMergeCursorError, ValueError, TypeError) as error:
-            raise InvalidStartKey(f"not a name list cursor ({error})") from None
-    else:
-        last = old(position)
-        if last is None:
-            raise InvalidStartKey("not a name list cursor")
-        date, key = last
-        at = Position(time_term(date, key), key)
-        cursor = MergeCursor(tuple(shards.ShardCursor(at) for _ in range(shard_count)), at)
+    if not isinstance(position, Mapping) or set(position) != {"terms"}:
+        raise InvalidStartKey("not a name list cursor")
+    try:
+        cursor = MergeCursor.from_json(position["terms"]).widened(shard_count)
+    except (InvalidMergeCursorError, ValueError, TypeError) as error:
+        raise InvalidStartKey(f"not a name list cursor ({error})") from None
     low, high = search.bounds()
     points = [shard.after for shard in cursor.shards if shard.after is not None]
     for point in [*points, *([cursor.last] if cursor.last is not None else [])]:
@@ -263,17 +254,6 @@ def start_cursor(
         ):
             raise InvalidStartKey("a position is outside the query")
     return cursor
-
-
-def old_position(position: Any) -> dict[str, Any] | None:
-    """A terms cursor as the words plan's (its last item's upload time and key); None if it has no last."""
-    try:
-        cursor = MergeCursor.from_json(position["terms"])
-    except (InvalidMergeCursorError, ValueError, TypeError, KeyError) as error:
-        raise InvalidStartKey(f"not a name list cursor ({error})") from None
-    if cursor.last is None:
-        return None
-    return {"v": str(cursor.last.sort_value).split(" ", 1)[0], "k": cursor.last.object_key}
 
 
 def _plain(raw: Mapping[str, Any]) -> dict[str, Any]:

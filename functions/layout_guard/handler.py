@@ -15,7 +15,9 @@ resource, so it runs before any of them changes, and its answer decides:
 
 The same function serves `Custom::DeployedConfiguration` (`record_configuration`): on create and update it
 writes the deployed configuration record of the bucket into the table (`file_index.deployment`), which
-the writers check their own settings against; on delete it leaves the record (the table may be kept).
+the writers check their own settings against, and marks an empty name table complete when the table holds
+no live entry yet (else `file_search_admin index-names` builds and marks it); on delete it leaves the
+record (the table may be kept).
 
 The function answers CloudFormation itself (an HTTPS PUT of the result to the request's presigned
 `ResponseURL`) and answers on every path, errors included: a custom resource that never answers holds
@@ -50,7 +52,8 @@ logger = Logger()
 
 CONFIGURATION_RESOURCE_TYPE = "Custom::DeployedConfiguration"
 SETTINGS_PROPERTY = "Settings"  # the deployed configuration's settings, one JSON object in cdk.json's terms
-# The name table, when the deployment has one: marked complete where empty (`names.mark_table_complete`).
+# The name table, when the deployment has one: marked complete where it and the entry table are empty
+# (`names.mark_table_complete`).
 NAME_TABLE_PROPERTY = "NameTableName"
 SUCCESS = "SUCCESS"
 FAILED = "FAILED"
@@ -141,8 +144,16 @@ def record_configuration(event: dict[str, Any], *, dynamodb: Any) -> dict[str, s
         bucket, configuration, written_by="deployment", now=now_iso()
     )
     name_table = properties.get(NAME_TABLE_PROPERTY)
-    if isinstance(name_table, str) and mark_table_complete(dynamodb, name_table, datetime.now(UTC)):
-        logger.info("empty name table marked complete: term items only", extra={"table": name_table})
+    if isinstance(name_table, str):
+        # A name table beside entries (a table upgraded from 0.3.0, which had no name index) is complete only
+        # once `file_search_admin index-names` has given every entry its items.
+        if holds_entries(dynamodb, table):
+            logger.info(
+                "table with entries: the name table is left as it is (index-names marks it complete)",
+                extra={"table": name_table},
+            )
+        elif mark_table_complete(dynamodb, name_table, datetime.now(UTC)):
+            logger.info("empty name table marked complete", extra={"table": name_table})
     logger.info("deployed configuration recorded", extra={"table": table, "bucket": bucket, "settings": raw})
     return {}
 

@@ -41,6 +41,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.shared.json_encoder import Encoder
 from botocore.exceptions import ClientError, ConnectionClosedError, ConnectTimeoutError, ReadTimeoutError
 
+from file_index.names import NameIndexIncomplete
 from file_index.unprocessed import UnprocessedError
 from search.errors import (
     BadRequest,
@@ -96,6 +97,8 @@ _STATUS_OF_ERROR: dict[type[Exception], HTTPStatus] = {
     ConnectionClosedError: HTTPStatus.SERVICE_UNAVAILABLE,
     # DynamoDB kept leaving a batch read's keys unprocessed (throttled), round after round.
     UnprocessedError: HTTPStatus.SERVICE_UNAVAILABLE,
+    # A name list of a bucket whose name index `file_search_admin index-names` has not built yet.
+    NameIndexIncomplete: HTTPStatus.SERVICE_UNAVAILABLE,
 }
 # The error codes of AWS's answers that mean "too many requests now", after the SDK's own retries:
 # DynamoDB's (ProvisionedThroughputExceeded, ThrottlingException, RequestLimitExceeded), S3's (SlowDown) and
@@ -112,6 +115,8 @@ _THROTTLING_CODES = frozenset(
 # Seconds a 503 tells the caller to wait (`Retry-After`) before it tries again.
 RETRY_AFTER_SECONDS = 1
 RETRY_LATER_MESSAGE = "the index is busy or slow to answer right now; retry in a moment"
+# A name index being built answers after `index-names` has run: minutes, not a moment.
+NAME_INDEX_RETRY_AFTER_SECONDS = 300
 
 
 def status_of_error(error: BaseException) -> HTTPStatus:
@@ -163,6 +168,9 @@ def _error(error: Exception) -> Response:
     names the missing variable); the client learns nothing inside.
     """
     status = status_of_error(error)
+    if isinstance(error, NameIndexIncomplete):
+        logger.warning("name index incomplete", extra={"bucket": error.bucket, "detail": str(error)})
+        return _message(status, str(error), {"Retry-After": str(NAME_INDEX_RETRY_AFTER_SECONDS)})
     if status == HTTPStatus.SERVICE_UNAVAILABLE:
         if isinstance(error, ClientError):
             logger.warning("throttled", extra={"code": error.response.get("Error", {}).get("Code")})

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 from file_index.name_reader import ORDER_KEY, ORDER_SIZE, ORDER_UPLOAD_DATE, NameQuery
-from file_index.names import MAX_INDEXED_WORD, normalize_extension, words
+from file_index.name_terms import query_words as read_query_words
+from file_index.names import MAX_EXTENSION, normalize_extension
 from file_index.objects import MAX_KEY_BYTES, iso_utc_millis
 from file_index.reader import BucketQuery, FileQuery, UserQuery
 from file_index.shards import SHARD_SEPARATOR
@@ -203,7 +204,8 @@ def _name_query(params: ListParameters, scope: UserQuery | BucketQuery) -> NameQ
     if params.q is not None:
         if len(params.q) > MAX_Q_LENGTH:
             raise BadRequest(f"q is longer than {MAX_Q_LENGTH} characters")
-        query_words = tuple(dict.fromkeys(words(params.q)))
+        # The words `q` is matched by (`name_terms.query_words`): cut at white space only.
+        query_words = tuple(read_query_words(params.q))
         if not query_words:
             raise BadRequest(f"q has no word in it (a word is letters or digits): {params.q!r}")
         if len(query_words) > MAX_Q_WORDS:
@@ -216,7 +218,7 @@ def _name_query(params: ListParameters, scope: UserQuery | BucketQuery) -> NameQ
     ext = None
     if params.ext is not None:
         ext = normalize_extension(params.ext)
-        if not words(ext) or "/" in ext or len(ext) > MAX_INDEXED_WORD:
+        if not read_query_words(ext) or "/" in ext or len(ext) > MAX_EXTENSION:
             raise BadRequest(f"ext must be a file extension such as pdf or tar.gz, not {params.ext!r}")
     if prefix is not None or params.delimiter is not None:
         order_by, ascending = ORDER_KEY, params.order != "desc"

@@ -1,5 +1,5 @@
 """Measure 16's models of name searches equal the real reader, page for page, on moto and DynamoDB Local:
-items read, items returned and round trips, on both plans and every shape (`bench.name_checks`)."""
+items read, items returned and round trips, on every shape (`bench.name_checks`)."""
 
 from __future__ import annotations
 

@@ -61,7 +61,8 @@ from file_index import schema
 from file_index.key_pattern import KeyPattern
 from file_index.name_reader import NameQuery, NameReader
 from file_index.name_sync import sync_names
-from file_index.names import NameIndex, entry_items, matches_words, name_of, words
+from file_index.name_terms import folded_words, matches
+from file_index.names import NameIndex, entry_items, name_of
 from file_index.placement import ShardPlacement
 from file_index.reader import BucketQuery, FileReader, UserQuery
 from file_index.repair import ListedObject, backfill_object, expected_z_address, is_live
@@ -220,16 +221,14 @@ class World:
             item = items.get(key)
             if item is None or not is_live(item):
                 continue  # told by the entry checks
-            wanted = {
-                (i[schema.NAME_SCOPE], i[schema.NAME_TERM]) for i in entry_items(item, "", with_words=True)
-            }
+            wanted = {(i[schema.NAME_SCOPE], i[schema.NAME_TERM]) for i in entry_items(item, "")}
             if not wanted <= held:
                 problems.append(f"{key!r} lacks name items {sorted(wanted - held)}")
         built = {
             (i[schema.NAME_SCOPE], i[schema.NAME_TERM], i.get(schema.NAME_USER))
             for item in items.values()
             if item is not None and is_live(item)
-            for i in entry_items(item, "", with_words=True)
+            for i in entry_items(item, "")
         }
         extra = self.name_items_with_users() - built
         if extra:
@@ -242,9 +241,9 @@ class World:
             layout=self.shard_placement,
             entries=FileReader(table, self.shard_placement),
         )
-        every_word = {word for key in self.keys for word in words(name_of(LAYOUT.split(key).file_id))}
+        every_word = {word for key in self.keys for word in folded_words(name_of(LAYOUT.split(key).file_id))}
         for word in sorted(every_word):
-            truth = {key for key in live if matches_words(name_of(LAYOUT.split(key).file_id), [word])}
+            truth = {key for key in live if matches(name_of(LAYOUT.split(key).file_id), [word])}
             scopes: list[Any] = [BucketQuery(bucket=self.bucket.name)]
             users = {LAYOUT.split(key).upload_user for key in self.keys}
             scopes += [UserQuery(user=user) for user in users if user is not None]
@@ -505,7 +504,7 @@ def test_listings_backfills_events_and_repairs_converge_to_the_bucket(
             (i[schema.NAME_SCOPE], i[schema.NAME_TERM])
             for item in live_items.values()
             if item is not None and is_live(item)
-            for i in entry_items(item, "", with_words=True)
+            for i in entry_items(item, "")
         }
         assert w.name_items() == expected_names
         assert drained == [], (

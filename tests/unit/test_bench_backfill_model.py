@@ -46,7 +46,7 @@ def test_name_units_per_entry_are_what_a_backfill_puts_in_the_name_index(
     units, items = name_units_per_entry(layout, files=50)  # each of the 50 is that file
     terms = len(name_terms("quarterly_report_2024.pdf"))
     assert items == 1 + terms
-    put = names.entry_items(one, "", with_words=False)
+    put = names.entry_items(one, "")
     assert all(schema.NAME_USER in item for item in put)
     assert units == 2 * items  # every item under 1 KB, written in the table and in the user GSI
 

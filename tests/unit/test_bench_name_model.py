@@ -1,5 +1,5 @@
 """Measure 16's model of name searches: its stand-in Query, its sampled streams, the pages it counts against
-the data they come from, the words plan's scaling, and the write units of both layouts."""
+the data they come from, and the write units of the name items."""
 
 from __future__ import annotations
 
@@ -140,21 +140,6 @@ def test_a_sampled_bucket_reads_as_the_materialised_one_does(data) -> None:
         assert sampled.returned == pytest.approx(exact.returned, rel=0.25), shape.name
 
 
-def test_the_words_model_scales_its_counts_and_reads_every_candidate_on_every_page(data) -> None:
-    files, rare, _ = data
-    index = name_reads.WordIndex.of(files)
-    cost = name_reads.words_model(files, index, name_reads.SHAPES[3], rare, 16, 100.0)  # "i"
-    assert cost.pages > 1
-    assert cost.per_item_returned == pytest.approx(cost.pages * cost.per_page / cost.matches)
-    bigger = cost.scaled(1000)
-    assert (bigger.items, bigger.candidates, bigger.matches) == (
-        cost.items * 1000,
-        cost.candidates * 1000,
-        cost.matches * 1000,
-    )
-    assert bigger.rounds(16) > cost.rounds(16)
-
-
 def _entry(name: str, user: str = "u1") -> dict:
     event = create_event(
         bucket="b",
@@ -167,14 +152,12 @@ def _entry(name: str, user: str = "u1") -> dict:
     return entry(event, event.order_key, LAYOUT)
 
 
-def test_write_units_of_both_layouts() -> None:
+def test_write_units_of_the_name_items() -> None:
     written = Written.of(_entry("Invoice_March_2017.pdf"))
     assert len(written.terms) == len(name_terms.name_terms("Invoice_March_2017.pdf"))
     assert len(written.key) == 1
-    old, new = layout_writes([written])
+    new = layout_writes([written])
     term_units = sum(units(item) for item in written.terms)
-    assert old.overwrite == 0
-    assert old.new == old.delete == sum(units(item) for item in written.words)
     assert new.overwrite == 2 * term_units
     assert new.new == new.delete == term_units + sum(units(item) for item in written.key)
     # Every item is written in the table and again in the user GSI.

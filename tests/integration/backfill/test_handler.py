@@ -287,8 +287,7 @@ def test_batches_and_repairs_keep_the_name_index_in_step(
     run = handler.start_run({}, lambda_context)["runId"]
     batch = {"BatchInput": {"bucket": BUCKET, "operation": "backfill", "runId": run}, "Items": items}
     assert handler.write_batch(batch, lambda_context)["written"] == 2
-    # Each key: its own item and one per distinct word (invoice, march, pdf / q, 3, plan, txt), and while
-    # the table's term items are not complete, one term item per term of its name as well.
+    # Each key: its own item (folders), and one term item per term of its name.
     scanned = env.dynamodb.scan(TableName=names_table)["Items"]
 
     def count(key: str, *, terms: bool) -> int:
@@ -299,8 +298,8 @@ def test_batches_and_repairs_keep_the_name_index_in_step(
             and (f"|{names.TERM_MARK}" in item[schema.NAME_SCOPE]["S"]) == terms
         )
 
-    assert count("USER001_Invoice_March.pdf", terms=False) == 4
-    assert count("USER002/notes/Q3 plan.txt", terms=False) == 5
+    assert count("USER001_Invoice_March.pdf", terms=False) == 1
+    assert count("USER002/notes/Q3 plan.txt", terms=False) == 1
     assert count("USER001_Invoice_March.pdf", terms=True) == len(name_terms("Invoice_March.pdf"))
     assert count("USER002/notes/Q3 plan.txt", terms=True) == len(name_terms("Q3 plan.txt"))
 

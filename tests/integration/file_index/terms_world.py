@@ -1,9 +1,9 @@
 """A bucket of entries and their name items written as the contract says, on moto or DynamoDB Local, for the
-name list tests: `World` writes, overwrites and deletes files (entry, term items, and the old word and key
-items), reads with a `NameReader`, and gives the brute-force answer of a list.
+name list tests: `World` writes, overwrites and deletes files (entry, key item and term items), reads with a
+`NameReader`, and gives the brute-force answer of a list.
 
-The items are those of `names.term_items` and `names.name_items`; an overwrite puts its new term items,
-then deletes the old upload time's, as the writer does.
+The items are those of `names.entry_items`; an overwrite puts its new term items, then deletes the old
+upload time's, as the writer does.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from moto import mock_aws
 
 from file_index import name_terms, schema
 from file_index.name_reader import NamePage, NameQuery, NameReader
-from file_index.names import has_extension, item_key, name_items, name_of, term_items, time_term
+from file_index.names import entry_items, has_extension, item_key, name_of, time_term
 from file_index.placement import ShardPlacement
 from file_index.reader import BucketQuery, FileReader, UserQuery
 from tests.integration.conftest import DynamoDBLocal
@@ -51,7 +51,6 @@ class World:
     users: tuple[str, ...] = ()
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     clock: int = 0
-    old_words: bool = False  # also write the old word and key items (a bucket before its move)
 
     def now(self, *, same: bool = False) -> str:
         """The next upload time (ISO, milliseconds); `same`: the last one again (a tie)."""
@@ -64,7 +63,7 @@ class World:
         old = self.entries.get(key)
         entry = self._entry(key, user, size, date or self.now())
         table = self.engine.resource.Table(self.engine.name_table)
-        new_items = term_items(entry, "") + (name_items(entry, "") if self.old_words else [])
+        new_items = self._items(entry)
         with table.batch_writer(overwrite_by_pkeys=[schema.NAME_SCOPE, schema.NAME_TERM]) as batch:
             for item in new_items:
                 batch.put_item(Item=item)
@@ -109,7 +108,7 @@ class World:
         return entry
 
     def _items(self, entry: dict[str, Any]) -> list[dict[str, Any]]:
-        return term_items(entry, "") + (name_items(entry, "") if self.old_words else [])
+        return entry_items(entry, "")
 
     def _delete_items(self, items: list[dict[str, Any]]) -> None:
         table = self.engine.resource.Table(self.engine.name_table)

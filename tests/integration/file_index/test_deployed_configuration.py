@@ -266,22 +266,33 @@ def test_the_backfill_function_refuses_to_start_a_run_with_other_settings(
 # -- the deployment's custom resource ---------------------------------------------------------------------
 
 
+def record(
+    dynamodb: Any, request: str, settings: DeployedConfiguration = DEPLOYED, *, name_table: bool = False
+) -> dict[str, str]:
+    """The deployed configuration's custom resource as CloudFormation sends it (`name_table`: naming the
+    name table too)."""
+    from layout_guard import handler
+
+    properties = {
+        "TableName": TABLE,
+        "BucketName": BUCKET,
+        handler.SETTINGS_PROPERTY: json.dumps(settings.to_json()),
+    }
+    if name_table:
+        properties[handler.NAME_TABLE_PROPERTY] = schema.NAME_TABLE_NAME
+    event = {
+        "RequestType": request,
+        "ResourceType": handler.CONFIGURATION_RESOURCE_TYPE,
+        "ResourceProperties": properties,
+    }
+    return handler.record_configuration(event, dynamodb=dynamodb)
+
+
 def test_the_deployments_custom_resource_writes_the_record_and_leaves_it_on_delete(
     dynamodb: Any, lambda_context: Any
 ) -> None:
-    from layout_guard import handler
-
     def call(request: str, settings: DeployedConfiguration) -> None:
-        event = {
-            "RequestType": request,
-            "ResourceType": handler.CONFIGURATION_RESOURCE_TYPE,
-            "ResourceProperties": {
-                "TableName": TABLE,
-                "BucketName": BUCKET,
-                handler.SETTINGS_PROPERTY: json.dumps(settings.to_json()),
-            },
-        }
-        assert handler.record_configuration(event, dynamodb=dynamodb) == {}
+        assert record(dynamodb, request, settings) == {}
 
     store = DeployedConfigurationStore(dynamodb, TABLE)
     call("Create", DEPLOYED)
@@ -309,22 +320,11 @@ def test_the_custom_resource_marks_an_empty_name_table_complete_and_leaves_a_fil
     dynamodb: Any,
 ) -> None:
     from file_index import names
-    from layout_guard import handler
 
     dynamodb.create_table(**schema.create_name_table_request())
 
     def deploy() -> None:
-        event = {
-            "RequestType": "Create",
-            "ResourceType": handler.CONFIGURATION_RESOURCE_TYPE,
-            "ResourceProperties": {
-                "TableName": TABLE,
-                "BucketName": BUCKET,
-                handler.SETTINGS_PROPERTY: json.dumps(DEPLOYED.to_json()),
-                handler.NAME_TABLE_PROPERTY: schema.NAME_TABLE_NAME,
-            },
-        }
-        handler.record_configuration(event, dynamodb=dynamodb)
+        record(dynamodb, "Create", name_table=True)
 
     deploy()
     # A new deployment's name table: searches read term items from the first upload.
@@ -339,3 +339,24 @@ def test_the_custom_resource_marks_an_empty_name_table_complete_and_leaves_a_fil
     )
     deploy()
     assert not names.TermItemsState(dynamodb, schema.NAME_TABLE_NAME).complete(BUCKET)
+
+
+def test_the_custom_resource_leaves_an_empty_name_table_beside_entries_for_index_names(dynamodb: Any) -> None:
+    """A name table added to a table that holds entries (an upgrade from 0.3.0, which had no name index):
+    those entries have no name items, so it is not complete until `index-names` has run."""
+    from file_index import names
+
+    dynamodb.create_table(**schema.create_name_table_request())
+    dynamodb.put_item(
+        TableName=TABLE,
+        Item={
+            schema.OBJECT_KEY: {"S": "USER001_old.txt"},
+            schema.BUCKET_NAME: {"S": BUCKET},
+            schema.UPLOAD_USER: {"S": "USER001"},
+            schema.UPLOAD_DATE: {"S": "2026-11-01T00:00:00.000Z"},
+            schema.SIZE: {"N": "1"},
+        },
+    )
+    record(dynamodb, "Update", name_table=True)
+    assert not names.TermItemsState(dynamodb, schema.NAME_TABLE_NAME).complete(BUCKET)
+    assert dynamodb.scan(TableName=schema.NAME_TABLE_NAME)["Items"] == []

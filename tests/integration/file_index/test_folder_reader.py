@@ -1,7 +1,7 @@
 """Folder lists read from the key items (`FolderReader`), on moto and on DynamoDB Local.
 
 Entries are written as the writer makes them (`writer.entry_item`) with the key items of their names
-(`names.name_items`), in the shards the layout gives them. Every list is followed to its end and compared
+(`names.key_item`), in the shards the layout gives them. Every list is followed to its end and compared
 with the brute-force truth of the live entries: each file and each sub-folder once, in key order, in
 both orders; a sub-folder of 20,000 keys is jumped over, read by one Query per shard.
 """
@@ -25,7 +25,7 @@ from bench.entries import create_event
 from file_index import name_reader, schema
 from file_index.folder_reader import FolderPage, FolderReader, key_after, key_before, top_key
 from file_index.name_reader import NameQuery, NameReader
-from file_index.names import name_items
+from file_index.names import key_item
 from file_index.placement import ShardPlacement
 from file_index.reader import PAGE_ROUNDS, BucketQuery, InvalidStartKey, UserQuery
 from file_index.writer import entry_item
@@ -69,7 +69,7 @@ class Tables:
                 if entries:
                     table.put_item(Item=entry)
                     self.live[(bucket, key)] = entry
-                names.put_item(Item=name_items(entry, "")[0])  # the key item
+                names.put_item(Item=key_item(entry, ""))
 
     def reader(self, layout: ShardPlacement, executor: ThreadPoolExecutor | None = None) -> FolderReader:
         # A resource's client: it takes boto3's condition objects, as the search's does.

@@ -2,8 +2,8 @@
 
 Random names (ASCII, accents, CJK) in a bucket of several shards and a hot user of several, overwritten,
 deleted and re-created between pages: paging through shows every file that stayed live and matching exactly
-once, each answer live when read, in the list's order. Before the bucket's term items are complete the words
-plan answers as it did; cursors go on across the switch and across a page cut short (`cursor_after`).
+once, each answer live when read, in the list's order. Before the bucket's name index is complete a list is
+refused; cursors go on across a page cut short (`cursor_after`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,15 @@ from hypothesis import strategies as st
 
 from file_index import schema
 from file_index.name_reader import NameQuery
-from file_index.names import ALL_BUCKETS, TERMS_COMPLETE, state_key, term_items, time_term, words
+from file_index.name_terms import folded_words, query_words
+from file_index.names import (
+    ALL_BUCKETS,
+    TERMS_COMPLETE,
+    NameIndexIncomplete,
+    state_key,
+    term_items,
+    time_term,
+)
 from file_index.placement import ShardPlacement
 from file_index.reader import BucketQuery, InvalidStartKey, UserQuery
 from tests.integration.file_index.terms_world import Engine, World, engine, pages
@@ -120,7 +128,7 @@ def test_paging_shows_each_live_matching_file_once_in_order(engine: Engine, data
         keys.append((user, key))
         # A tie now and then: files of one upload time are ordered by key digest.
         world.put(key, user=user, size=100 + 7 * index, date=world.now(same=data.draw(st.booleans())))
-    known = sorted({word for name in names for word in words(name)})
+    known = sorted({word for name in names for word in folded_words(name)})
     word = data.draw(st.sampled_from(known), label="word")
     query_words: tuple[str, ...] = (word[: data.draw(st.integers(1, len(word)))],)
     if data.draw(st.booleans()):
@@ -227,18 +235,19 @@ def test_a_page_cut_short_goes_on_just_after_its_last_item(engine: Engine) -> No
         page.cursor_after(11)
 
 
-def test_the_words_plan_answers_until_the_term_items_are_complete(engine: Engine) -> None:
-    world = world_of(engine, old_words=True)
+def test_a_name_list_is_refused_until_the_name_index_is_complete(engine: Engine) -> None:
+    """A bucket whose name index is not complete (a table of 0.3.0 before `index-names`): its name and
+    folder lists are refused, not answered without the files indexed before; once its flag is set they
+    answer, exactly."""
+    world = world_of(engine)
     for index in range(12):
         world.put(key_of(world.users[0], index, f"IMG_{index}.jpg"), user=world.users[0])
     query = NameQuery(scope=BucketQuery(bucket=world.bucket), words=("img",))
-    truth = world.truth(query)
-    # The flag is not set: the words plan (its cursor: the last item's time and key).
+    folder = NameQuery(scope=BucketQuery(bucket=world.bucket), prefix=f"{world.users[0]}/", delimiter="/")
     before = world.reader(terms=None, state_client=engine.client)
-    first = before.list_files(query, limit=5)
-    assert set(first.next_position or {}) == {"v", "k"}
-    assert [item[schema.OBJECT_KEY] for item in first.items] == truth[:5]
-    # Once set, the terms plan goes on from the words plan's cursor (and the other way round).
+    for refused in (query, folder):
+        with pytest.raises(NameIndexIncomplete, match=f"index-names --bucket {world.bucket}"):
+            before.list_files(refused, limit=5)
     engine.client.put_item(
         TableName=engine.name_table,
         Item={
@@ -246,14 +255,11 @@ def test_the_words_plan_answers_until_the_term_items_are_complete(engine: Engine
             TERMS_COMPLETE: {"BOOL": True},
         },
     )
-    # (A reader keeps the flag it read for a minute: this one is another.)
+    # (A reader keeps an unset flag it read for a minute: this one is another.)
     after = world.reader(terms=None, state_client=engine.fresh_client())
-    second = after.list_files(query, limit=5, position=first.next_position)
-    assert set(second.next_position or {}) == {"terms"}
-    assert [item[schema.OBJECT_KEY] for item in second.items] == truth[5:10]
-    third = world.reader(terms=False).list_files(query, limit=5, position=second.next_position)
-    assert [item[schema.OBJECT_KEY] for item in third.items] == truth[10:]
-    assert third.next_position is None
+    found = [item[schema.OBJECT_KEY] for page in pages(after, query, limit=5) for item in page.items]
+    assert found == world.truth(query)
+    assert after.list_files(folder, limit=100).common_prefixes
 
 
 def test_the_table_flag_completes_a_users_list(engine: Engine) -> None:
@@ -339,7 +345,7 @@ def test_a_query_word_finds_its_pieces_consecutive_as_typed_in_every_script(
     for index, name in enumerate(every):
         world.put(key_of(world.users[0], index, name), user=world.users[0])
     for scope in (BucketQuery(bucket=world.bucket), UserQuery(user=world.users[0])):
-        query = NameQuery(scope=scope, words=tuple(dict.fromkeys(words(q))), q=q)
+        query = NameQuery(scope=scope, words=tuple(query_words(q)), q=q)
         answered = [
             item[schema.OBJECT_KEY].rsplit("/", 1)[-1]
             for page in pages(world.reader(), query, limit=5)

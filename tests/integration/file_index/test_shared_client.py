@@ -47,8 +47,8 @@ class ConditionObjects:
 
 @pytest.fixture
 def world(engine: Engine) -> World:
-    # The old word and key items too: a folder list reads the key items.
-    world = World(engine, "bucket-shared", ShardPlacement(bucket_shards=8), users=("anna",), old_words=True)
+    # A folder list reads the key items, which `World` writes beside the term items.
+    world = World(engine, "bucket-shared", ShardPlacement(bucket_shards=8), users=("anna",))
     for index in range(60):
         world.put(f"anna/{index}/{NAMES[index % len(NAMES)]}", user="anna", size=100 * index)
     return world

@@ -1,5 +1,5 @@
 """The term items the writer keeps beside each live entry (`file_index.names`), and the per-bucket flag
-that says a bucket's term items are complete: a new key, an overwrite, a delete, a shard move, on moto."""
+that says a bucket's name index is complete: a new key, an overwrite, a delete, a shard move, on moto."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from file_index import schema
 from file_index.name_terms import name_terms
 from file_index.names import (
     ALL_BUCKETS,
-    OLD_WORDS_SECONDS,
     NameIndex,
     TermItemsState,
     key_digest,
@@ -42,11 +41,9 @@ class World:
     dynamodb: Any
     s3: Any
     position: int = 0
-    wall: float = START.timestamp()
 
     def names(self) -> NameIndex:
-        state = TermItemsState(self.dynamodb, NAME_TABLE, ttl=0.0, wall_clock=lambda: self.wall)
-        return NameIndex(self.dynamodb, NAME_TABLE, state=state)
+        return NameIndex(self.dynamodb, NAME_TABLE)
 
     def apply(self, kind: str, key: str = KEY, layout: ShardPlacement = ONE_SHARD) -> NameIndex:
         self.position += 1
@@ -118,7 +115,7 @@ def test_a_new_key_gets_one_term_item_per_term_under_its_upload_time(world: Worl
         assert item[schema.NAME_SINCE] == entry[schema.ORDER_KEY]
     assert world.term_keys() == expected_terms(entry)
     assert (f"{BUCKET}|/", KEY) in held  # the key item, as before
-    assert world.word_keys()  # the bucket is not complete: the old word items too
+    assert not world.word_keys()  # the bucket is not complete: still term and key items only
 
 
 def test_an_overwrite_moves_the_term_items_to_its_upload_time(world: World) -> None:
@@ -198,20 +195,8 @@ def test_a_cached_incomplete_flag_is_read_again_after_the_ttl(world: World) -> N
     assert state.complete(BUCKET)
 
 
-def test_writers_keep_the_old_word_items_until_readers_have_seen_the_flag(world: World) -> None:
-    TermItemsState(world.dynamodb, NAME_TABLE).mark_complete(BUCKET, START)
-    world.wall = START.timestamp() + OLD_WORDS_SECONDS - 1
-    world.apply("put", "alice/early.txt")
-    assert world.word_keys()
-    world.apply("delete", "alice/early.txt")
-    world.wall = START.timestamp() + OLD_WORDS_SECONDS + 1
-    world.apply("put")
-    assert world.word_keys() == set()
-    assert world.term_keys() == expected_terms(world.entry())
-
-
 def test_an_empty_table_is_marked_complete_for_every_bucket(world: World) -> None:
-    """Nobody read word items from it: writers write none from the start."""
+    """Every entry it will hold gets its items from its first write."""
     assert mark_table_complete(world.dynamodb, NAME_TABLE, START)
     assert TermItemsState(world.dynamodb, NAME_TABLE).complete("any-bucket")
     world.apply("put")

@@ -14,7 +14,6 @@ import io
 import json
 import os
 import random
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -29,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from file_index import name_terms
-from file_index.names import key_digest, name_of, words
+from file_index.names import key_digest, name_of
 from local_stack.stack import LocalFileSearch
 from tests.integration.local_stack.signed_in import retry_delay
 
@@ -259,11 +258,11 @@ def file_id_of(key: str) -> str:
     return key
 
 
-def truth(corpus: Corpus, params: Mapping[str, Any], *, terms: bool = True) -> tuple[list[str], list[str]]:
+def truth(corpus: Corpus, params: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """The keys (in the answer's order) and sub-folders a list must answer, from the uploads alone: query
-    words by the term items' rule (`terms`: the local stack's name table starts complete) or by the word
-    items' (a bucket not moved yet); files uploaded at one millisecond in their key digest's order."""
-    query_words = (name_terms.query_words if terms else words)(params.get("q", ""))
+    words by the term rules (`name_terms`; the local stack's name table starts complete); files uploaded
+    at one millisecond in their key digest's order."""
+    query_words = name_terms.query_words(params.get("q", ""))
     prefix = params.get("prefix")
     delimiter = params.get("delimiter")
     ext = params.get("ext")
@@ -273,10 +272,7 @@ def truth(corpus: Corpus, params: Mapping[str, Any], *, terms: bool = True) -> t
         if "user" in params and user_of(key) != params["user"]:
             continue
         name = name_of(file_id_of(key))
-        name_words = words(name)
-        if terms and query_words and not name_terms.matches(name, query_words):
-            continue
-        if not terms and not all(any(word.startswith(query) for word in name_words) for query in query_words):
+        if query_words and not name_terms.matches(name, query_words):
             continue
         if ext is not None and not name.casefold().endswith("." + ext.removeprefix(".").casefold()):
             continue
@@ -306,8 +302,7 @@ def truth(corpus: Corpus, params: Mapping[str, Any], *, terms: bool = True) -> t
         return keys, folders
     if query_words or (ext is not None and "user" not in params):
         ascending = params.get("order") == "asc"
-        tie = (lambda key: key_digest(key)) if terms else (lambda key: key)
-        matching.sort(key=lambda upload: (upload.upload_date, tie(upload.key)), reverse=not ascending)
+        matching.sort(key=lambda upload: (upload.upload_date, key_digest(upload.key)), reverse=not ascending)
     elif "user" in params:
         matching.sort(
             key=lambda upload: (upload.upload_date, upload.key), reverse=params.get("order") == "desc"
@@ -317,11 +312,11 @@ def truth(corpus: Corpus, params: Mapping[str, Any], *, terms: bool = True) -> t
     return [upload.key for upload in matching], []
 
 
-def check(corpus: Corpus, params: dict[str, Any], *, terms: bool = True) -> None:
+def check(corpus: Corpus, params: dict[str, Any]) -> None:
     params = {"bucket": corpus.bucket, **params} if "user" not in params else params
     items, folders, _ = follow(corpus, params)
     keys = [item["objectKey"] for item in items]
-    expected_keys, expected_folders = truth(corpus, params, terms=terms)
+    expected_keys, expected_folders = truth(corpus, params)
     assert len(keys) == len(set(keys)), "a file answered twice"
     assert keys == expected_keys
     assert folders == expected_folders
@@ -333,7 +328,11 @@ def check(corpus: Corpus, params: dict[str, Any], *, terms: bool = True) -> None
 
 def word_prefixes(corpus: Corpus) -> list[str]:
     found = sorted(
-        {word for upload in corpus.files.values() for word in words(name_of(file_id_of(upload.key)))}
+        {
+            word
+            for upload in corpus.files.values()
+            for word in name_terms.folded_words(name_of(file_id_of(upload.key)))
+        }
     )
     return found
 
@@ -523,25 +522,10 @@ def test_the_client_searches_by_name_folder_and_extension(corpus: Corpus) -> Non
     ],
     ids=lambda params: urlencode(params),
 )
-def test_a_user_list_of_a_common_word_reads_its_term_not_the_upload_time_index(
-    corpus: Corpus, params: dict[str, Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A user's list of a word in many of their names: with term items (the local stack's name table starts
-    complete) it reads the word's term, never 0.4's scan of the user's upload-time index, whatever the
-    number of candidates: the same exact answer, each file once, in order."""
-    # The stack imports the functions' modules afresh when it starts: patch the ones it runs.
-    name_reader = sys.modules["file_index.name_reader"]
-    scans: list[int] = []
-    original = name_reader.NameReader._list_scan
-
-    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
-        scans.append(1)
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(name_reader, "MAX_WORD_CANDIDATES", 2)
-    monkeypatch.setattr(name_reader.NameReader, "_list_scan", counted)
+def test_a_user_list_of_a_common_word_reads_its_term(corpus: Corpus, params: dict[str, Any]) -> None:
+    """A user's list of a word in many of their names reads the word's term whatever the number of
+    candidates (the local stack's name table starts complete): the exact answer, each file once, in order."""
     check(corpus, params)
-    assert not scans, "the scan plan answered"
 
 
 def test_a_filter_the_deployment_does_not_enrich_is_a_400_naming_it(corpus: Corpus) -> None:

@@ -331,6 +331,22 @@ def _plain_client(api: SearchApi) -> Any:
     return boto3.client("dynamodb", endpoint_url=api.table.meta.client.meta.endpoint_url, region_name=REGION)
 
 
+def upload(key: str, *, user: str, file_id: str) -> ObjectEvent:
+    """The create event of one upload of 42 bytes (1 May 2024) of `key` by `user`."""
+    return ObjectEvent(
+        event_name="ObjectCreated:Put",
+        bucket=BUCKET,
+        key=key,
+        event_time=datetime(2024, 5, 1, tzinfo=UTC),
+        sequencer="0A",
+        size=42,
+        e_tag=None,
+        version_id=None,
+        upload_user=user,
+        file_id=file_id,
+    )
+
+
 def write_entries(api: SearchApi, events: Iterable[ObjectEvent]) -> None:
     """The entries of `events` (creates) as the writer stores them under INDEXED_LAYOUT, and their name
     items as the writer puts them, into `indexed_api`'s tables."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -19,8 +18,7 @@ from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 
 from file_index import unprocessed
 from file_index.name_reader import ENTRY_READ_ROUNDS
-from file_index.objects import ObjectEvent
-from tests.integration.search.conftest import BUCKET, RawBody, SearchApi, sdk_hook, write_entries
+from tests.integration.search.conftest import BUCKET, RawBody, SearchApi, sdk_hook, upload, write_entries
 
 KEY = "bot/quarterly budget.xlsx"
 
@@ -28,8 +26,7 @@ KEY = "bot/quarterly budget.xlsx"
 class LeavesKeysUnprocessed:
     """Answers the first `times` BatchGetItem calls for entries (None: all) with every key left unprocessed.
 
-    Only the entries' reads: the name table's state item is read with BatchGetItem too, and a state read
-    left unfinished only means the term items are not taken as complete (`tests/unit/test_unprocessed.py`).
+    Only the entries' reads: the name table's state item is read with BatchGetItem too (`LeavesStateUnread`).
     """
 
     def __init__(self, times: int | None) -> None:
@@ -50,23 +47,7 @@ class LeavesKeysUnprocessed:
 
 @pytest.fixture
 def named(indexed_api: SearchApi) -> SearchApi:
-    write_entries(
-        indexed_api,
-        [
-            ObjectEvent(
-                event_name="ObjectCreated:Put",
-                bucket=BUCKET,
-                key=KEY,
-                event_time=datetime(2024, 5, 1, tzinfo=UTC),
-                sequencer="0A",
-                size=42,
-                e_tag=None,
-                version_id=None,
-                upload_user="bot",
-                file_id="quarterly budget.xlsx",
-            )
-        ],
-    )
+    write_entries(indexed_api, [upload(KEY, user="bot", file_id="quarterly budget.xlsx")])
     return indexed_api
 
 
@@ -120,3 +101,35 @@ def test_keys_left_unprocessed_a_few_times_are_read_after_pauses(
     assert [item["objectKey"] for item in response.json["items"]] == [KEY]
     assert throttle.calls == ENTRY_READ_ROUNDS
     assert len(pauses) == ENTRY_READ_ROUNDS - 1
+
+
+class LeavesStateUnread:
+    """Answers every BatchGetItem of the name table's state items with every key left unprocessed."""
+
+    def __init__(self, name_table: str) -> None:
+        self.name_table = name_table
+        self.calls = 0
+
+    def __call__(self, request: AWSPreparedRequest, event_name: str, **_: Any) -> AWSResponse | None:
+        asked = json.loads(request.body or b"{}").get("RequestItems", {})
+        if not event_name.endswith(".BatchGetItem") or list(asked) != [self.name_table]:
+            return None
+        self.calls += 1
+        body = json.dumps({"Responses": {self.name_table: []}, "UnprocessedKeys": asked}).encode()
+        return AWSResponse(request.url, 200, {"Content-Type": "application/x-amz-json-1.0"}, RawBody(body))
+
+
+def test_a_name_index_state_left_unread_is_a_throttle_not_an_incomplete_index(
+    named: SearchApi, pauses: list[float]
+) -> None:
+    """Unsure whether the name index is complete (its state read kept throttled): the busy 503, never the
+    answer that tells an operator to build the name index."""
+    assert named.name_table is not None
+    injector = LeavesStateUnread(named.name_table)
+    with sdk_hook("before-send.dynamodb", injector):
+        response = named.get(f"/files?bucket={BUCKET}&q=budget")
+
+    assert injector.calls >= 1
+    assert response.status == 503, response.body
+    assert response.json["message"] == "the index is busy or slow to answer right now; retry in a moment"
+    assert response.headers["Retry-After"] == "1"

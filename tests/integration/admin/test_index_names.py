@@ -1,6 +1,7 @@
-"""`index-names` moves a bucket to the term items (`file_index.name_sync`): every live entry gets its term
-items, the bucket's flag is set, the old word items go once readers can have seen the flag, and a second
-run (or the run after an interrupted one) finishes the job and then changes nothing."""
+"""`index-names` builds the name index of a bucket whose entries have none (a table of 0.3.0, which had no
+name index; `file_index.name_sync`): every live entry gets its key and term items, the bucket's flag is
+set, items of no entry go, and a second run (or the run after an interrupted one) finishes the job and
+then changes nothing."""
 
 from __future__ import annotations
 
@@ -14,15 +15,7 @@ import pytest
 
 from file_index import schema, unprocessed
 from file_index.name_sync import sync_names
-from file_index.names import (
-    OLD_WORDS_SECONDS,
-    NameIndex,
-    TermItemsState,
-    entry_items,
-    mark_table_complete,
-    name_items,
-    term_items,
-)
+from file_index.names import NameIndex, TermItemsState, entry_items, mark_table_complete, term_items
 from file_index.repair import plain_item
 from tests.integration.admin.conftest import BUCKET, TABLE, Account
 
@@ -30,33 +23,13 @@ NAME_TABLE = schema.NAME_TABLE_NAME
 START = datetime(2024, 5, 1, 10, tzinfo=UTC)
 
 
-class Clock:
-    """A wall clock that only moves when the run sleeps (or a test moves it)."""
-
-    def __init__(self) -> None:
-        self.moment = START
-        self.slept = 0.0
-
-    def now(self) -> datetime:
-        return self.moment
-
-    def sleep(self, seconds: float) -> None:
-        self.slept += seconds
-        self.moment += timedelta(seconds=seconds)
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
 @pytest.fixture
 def old_table(account: Account) -> Account:
-    """A bucket indexed before the term items: entries with their key and old word items only, one stray
-    word item of no entry, and entries of another bucket left alone."""
+    """A bucket indexed by 0.3.0: entries and an empty name table beside them, but for one stray term item
+    of no entry; and another bucket whose entries have their items, left alone."""
     dynamodb = account.dynamodb
     dynamodb.create_table(**schema.create_name_table_request(NAME_TABLE))
-    old_writer = NameIndex(dynamodb, NAME_TABLE)
+    writer = NameIndex(dynamodb, NAME_TABLE)
     for n in range(40):
         bucket = BUCKET if n % 4 else "other-bucket"
         entry: dict[str, Any] = {
@@ -69,7 +42,8 @@ def old_table(account: Account) -> Account:
             schema.ORDER_KEY: f"{n:016X}",
         }
         dynamodb.put_item(TableName=TABLE, Item={k: _attr(v) for k, v in entry.items()})
-        old_writer.put_items(name_items(entry, entry[schema.ORDER_KEY]))
+        if bucket != BUCKET:
+            writer.put_items(entry_items(entry, entry[schema.ORDER_KEY]))
     gone = {
         schema.OBJECT_KEY: "USER009_gone.pdf",
         schema.BUCKET_NAME: BUCKET,
@@ -77,7 +51,7 @@ def old_table(account: Account) -> Account:
         schema.SIZE: 1,
         schema.UPLOAD_DATE: START.isoformat(),
     }
-    old_writer.put_items(name_items(gone, ""))
+    writer.put_items(term_items(gone, "")[:1])
     return account
 
 
@@ -108,12 +82,11 @@ def keys_of(items: list[dict[str, Any]]) -> set[tuple[str, str]]:
     return {(item[schema.NAME_SCOPE], item[schema.NAME_TERM]) for item in items}
 
 
-def moved(dynamodb: Any) -> set[tuple[str, str]]:
-    """What the bucket holds after the move: key and term items of each live entry; the other bucket's
-    items as they were (key and old word items)."""
-    mine = [i for e in live_entries(dynamodb, BUCKET) for i in entry_items(e, "", with_words=False)]
-    others = [i for e in live_entries(dynamodb, "other-bucket") for i in name_items(e, "")]
-    return keys_of(mine) | keys_of(others)
+def built(dynamodb: Any) -> set[tuple[str, str]]:
+    """What the name table holds once built: the key and term items of each live entry of either bucket."""
+    return keys_of(
+        [i for b in (BUCKET, "other-bucket") for e in live_entries(dynamodb, b) for i in entry_items(e, "")]
+    )
 
 
 def state_item(dynamodb: Any) -> dict[str, Any]:
@@ -121,68 +94,47 @@ def state_item(dynamodb: Any) -> dict[str, Any]:
     return plain_item(dynamodb.get_item(TableName=NAME_TABLE, Key=key, ConsistentRead=True)["Item"])
 
 
-def run(account: Account, clock: Clock, **options: Any) -> dict[str, Any]:
+def run(account: Account, **options: Any) -> dict[str, Any]:
     counts = sync_names(
-        account.dynamodb, TABLE, NAME_TABLE, BUCKET, move=True, now=clock.now, sleep=clock.sleep, **options
+        account.dynamodb, TABLE, NAME_TABLE, BUCKET, complete=True, now=lambda: START, **options
     )
     return counts.to_json()
 
 
-def test_the_move_gives_every_entry_its_term_items_and_removes_the_old_word_items(
-    old_table: Account, clock: Clock
-) -> None:
+def test_index_names_gives_every_entry_its_items_and_marks_the_bucket_complete(old_table: Account) -> None:
     dynamodb = old_table.dynamodb
     assert not TermItemsState(dynamodb, NAME_TABLE).complete(BUCKET)
     entries = live_entries(dynamodb, BUCKET)
-    terms = keys_of([i for e in entries for i in term_items(e, "")])
+    items = keys_of([i for e in entries for i in entry_items(e, "")])
 
-    summary = run(old_table, clock)
+    summary = run(old_table)
 
-    assert held(dynamodb) - {(f"{BUCKET}|!", "termItems")} == moved(dynamodb)
+    assert held(dynamodb) - {(f"{BUCKET}|!", "termItems")} == built(dynamodb)
     assert summary["entries"] == len(entries) == 30
-    assert summary["put"] == len(terms)
-    assert summary["removed"] == 1  # the stray's key item (its word items went with the old ones)
-    assert summary["oldWordItemsRemoved"] > 0
+    assert summary["put"] == len(items)
+    assert summary["removed"] == 1  # the stray's term item
     assert summary["termItemsComplete"] is True
-    assert clock.slept >= OLD_WORDS_SECONDS
     state = state_item(dynamodb)
     assert state["complete"] is True
-    assert state["oldWordsRemoved"] is True
     assert state["completedAt"] == "2024-05-01T10:00:00.000Z"
     assert TermItemsState(dynamodb, NAME_TABLE).complete(BUCKET)
     # The other bucket is untouched, and its flag unset.
     assert not TermItemsState(dynamodb, NAME_TABLE).complete("other-bucket")
 
 
-def test_running_the_move_again_changes_nothing(old_table: Account, clock: Clock) -> None:
-    run(old_table, clock)
+def test_running_index_names_again_changes_nothing(old_table: Account) -> None:
+    run(old_table)
     before = held(old_table.dynamodb)
-    again = run(old_table, clock)
-    assert (again["put"], again["removed"], again["oldWordItemsRemoved"]) == (0, 0, 0)
+    again = run(old_table)
+    assert (again["put"], again["removed"]) == (0, 0)
     assert held(old_table.dynamodb) == before
 
 
-def test_a_run_that_did_not_wait_is_finished_by_the_next(old_table: Account, clock: Clock) -> None:
-    """The first run sets the flag and leaves the old word items (readers may still read them); a run
-    once readers can have seen the flag removes them, keeping the flag's first time."""
-    first = run(old_table, clock, wait=False)
-    assert first["oldWordItemsRemoved"] == 0
-    assert first["termItemsComplete"] is True
-    assert "oldWordsRemoved" not in state_item(old_table.dynamodb)
-    assert clock.slept == 0
-    clock.moment += timedelta(seconds=OLD_WORDS_SECONDS + 1)
-    second = run(old_table, clock, wait=False)
-    assert second["put"] == 0
-    assert second["oldWordItemsRemoved"] > 0
-    assert held(old_table.dynamodb) - {(f"{BUCKET}|!", "termItems")} == moved(old_table.dynamodb)
-    assert state_item(old_table.dynamodb)["completedAt"] == "2024-05-01T10:00:00.000Z"
-
-
-def test_an_interrupted_move_is_finished_by_running_it_again(
-    old_table: Account, clock: Clock, monkeypatch: pytest.MonkeyPatch
+def test_an_interrupted_run_is_finished_by_running_it_again(
+    old_table: Account, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A run that fails part-way through its puts (here: the fourth BatchWriteItem) leaves some entries
-    without term items and the flag unset; running it again finishes the job."""
+    without items and the flag unset; running it again finishes the job."""
     calls = {"n": 0}
     original = NameIndex._batch_write
 
@@ -194,16 +146,16 @@ def test_an_interrupted_move_is_finished_by_running_it_again(
 
     monkeypatch.setattr(NameIndex, "_batch_write", failing)
     with pytest.raises(RuntimeError, match="interrupted"):
-        run(old_table, clock, segments=1)
+        run(old_table, segments=1)
     assert not TermItemsState(old_table.dynamodb, NAME_TABLE).complete(BUCKET)
     monkeypatch.setattr(NameIndex, "_batch_write", original)
-    run(old_table, clock)
-    assert held(old_table.dynamodb) - {(f"{BUCKET}|!", "termItems")} == moved(old_table.dynamodb)
-    assert run(old_table, clock)["put"] == 0
+    run(old_table)
+    assert held(old_table.dynamodb) - {(f"{BUCKET}|!", "termItems")} == built(old_table.dynamodb)
+    assert run(old_table)["put"] == 0
 
 
-def test_index_names_runs_the_move_and_reports_it(old_table: Account) -> None:
-    result = old_table.admin("index-names", "--bucket", BUCKET, "--json", "--no-wait", "--segments", "2")
+def test_index_names_runs_and_reports_it(old_table: Account) -> None:
+    result = old_table.admin("index-names", "--bucket", BUCKET, "--json", "--segments", "2")
     assert result.status == 0, result.stderr
     summary = result.json()
     assert summary["command"] == "index-names"
@@ -231,13 +183,12 @@ def test_bad_input_is_refused_with_exit_2(
     assert not TermItemsState(old_table.dynamodb, NAME_TABLE).complete(BUCKET)
 
 
-def test_a_table_marked_complete_when_created_moves_without_waiting(account: Account, clock: Clock) -> None:
+def test_a_table_marked_complete_when_created_stays_complete(account: Account) -> None:
     account.dynamodb.create_table(**schema.create_name_table_request(NAME_TABLE))
     assert mark_table_complete(account.dynamodb, NAME_TABLE, START)
-    summary = run(account, clock)
-    assert clock.slept == 0
+    summary = run(account)
     assert summary["termItemsComplete"] is True
-    assert state_item(account.dynamodb)["oldWordsRemoved"] is True
+    assert summary["put"] == 0
 
 
 @pytest.mark.parametrize(
@@ -261,7 +212,7 @@ def test_batch_calls_dynamodb_keeps_throttling_are_one_line_and_exit_1(
         return made
 
     monkeypatch.setattr(boto3.session.Session, "client", throttling_client)
-    result = old_table.admin("index-names", "--bucket", BUCKET, "--no-wait")
+    result = old_table.admin("index-names", "--bucket", BUCKET)
 
     assert result.status == 1
     assert result.stderr.startswith("file_search_admin: error: DynamoDB left ")
