@@ -84,10 +84,11 @@ test-integration: setup
 test-infra: setup
 	$(PY) -m pytest tests/infra
 
-lint: setup  ## ruff and mypy
+lint: setup  ## ruff, mypy and the import contracts (pyproject.toml: which layer may import which)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	PYTHONPATH=functions:. $(VENV)/bin/lint-imports
 
 synth: setup  ## synthesize the CloudFormation template into cdk.out/
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx cdk synth --quiet

@@ -1,7 +1,7 @@
 """The AWS side of the in-process benchmarks: moto resources built from the shared schema, a Lambda context.
 
-Everything runs on moto's in-process mock: the table comes from `file_index.schema.create_table_request`,
-so the benchmarked table has the deployed keys and indexes.
+Everything runs on moto's in-process mock: the table comes from
+`file_index.rules.schema.create_table_request`, so the benchmarked table has the deployed keys and indexes.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import boto3
 
-from file_index import schema
+from file_index.rules import schema
 
 REGION = "us-east-1"
 BUCKET = "fileupload.bench"

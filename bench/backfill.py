@@ -18,11 +18,11 @@ import time
 
 from bench import seeding
 from bench.report import Measured, Row, progress
-from file_index import schema
+from file_index.rules import schema
 
 
 def run(*, sizes: list[int], concurrency: int) -> Measured:
-    from file_index.key_pattern import KeyPattern
+    from file_index.rules.key_pattern import KeyPattern
     from file_search_admin.aws import Aws, list_current_objects
     from file_search_admin.backfill import run_backfill
     from local_stack.stack import LocalFileSearch

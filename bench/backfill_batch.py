@@ -35,8 +35,8 @@ from typing import Any
 from bench import aws, deployment, events, instrument
 from bench.partition_heat import Kind, sustainable
 from bench.report import Row, progress
-from file_index.names import entry_items
-from file_index.placement import ShardPlacement
+from file_index.rules.name_items import entry_items
+from file_index.rules.placement import ShardPlacement
 
 # infra/config.py and infra/backfill.py: the defaults a deploy gets.
 BATCH_SIZE = 500

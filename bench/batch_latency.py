@@ -9,8 +9,8 @@ GIL and hide the effect being measured. Three writers index the same kind of bat
   (`WRITE_CONCURRENCY` writes in flight, 32 by default);
 - the same handler with one write in flight (`WRITE_CONCURRENCY=1`, a cold start of its own): every
   write pays its round trip, so a batch of n costs about n;
-- sequential: the same parser and writer (`indexer.events.parse_message`, `file_index.writer.apply_event`)
-  called one event after the other;
+- sequential: the same parser and writer (`indexer.events.parse_message`,
+  `file_index.write.writer.apply_event`) called one event after the other;
 - the guideline's listener, one message at a time (a read and a write per event).
 
 The floor is one round trip: no writer that calls DynamoDB at all can finish a batch faster. The handler's
@@ -26,7 +26,7 @@ from typing import Any
 
 from bench import aws, events, instrument
 from bench.report import Measured, Row, progress
-from file_index import schema
+from file_index.rules import schema
 
 ONE_WRITER = "ours, WRITE_CONCURRENCY=1"
 
@@ -56,8 +56,9 @@ def run(*, latency_ms: float, batch_sizes: list[int], repeats: int) -> Measured:
     import boto3
 
     from bench.guideline_listener import GuidelineListener
-    from file_index.key_pattern import KeyPattern
-    from file_index.writer import apply_event, dynamodb_client, s3_client
+    from file_index.rules.key_pattern import KeyPattern
+    from file_index.store.sdk import dynamodb_client, s3_client
+    from file_index.write.writer import apply_event
     from indexer.events import parse_message
     from indexer.handler import cold_start, lambda_handler
 

@@ -27,7 +27,7 @@ data, exactly, not sampled:
 reader that pages (limit per page) reads the same items over more requests.
 
 A bucket only uploads wrote has no statistics from a backfill: each bucket box is also chosen with the
-statistics of the indexer's sample of uploads (`file_index.upload_statistics`; "uploads only") and
+statistics of the indexer's sample of uploads (`file_index.rules.upload_statistics`; "uploads only") and
 without any (before), against the cheapest; `bench.box_statistics` does the same from 1,000 to 100 times
 this run's objects.
 
@@ -50,10 +50,10 @@ from bench.entries import YEAR_2017, create_event, entry, item_bytes, log_unifor
 from bench.memory_table import MemoryTable
 from bench.reader_030 import Reader030
 from bench.report import Row, progress
-from file_index import cost, schema, shards, upload_statistics, zorder
-from file_index.objects import iso_utc_millis
-from file_index.placement import ShardPlacement
-from file_index.reader import BucketQuery, FileReader, ListCursor, Plan, UserQuery
+from file_index.read.reader import BucketQuery, FileReader, ListCursor, Plan, UserQuery
+from file_index.rules import cost, schema, shards, upload_statistics, zorder
+from file_index.rules.objects import iso_utc_millis
+from file_index.rules.placement import ShardPlacement
 
 USERS = 10  # 10,000 files each at 100k objects, so narrow user boxes still match something
 USER = "USER007"
@@ -290,7 +290,8 @@ def read_whole(
 
 
 def upload_statistics_of(data: Sequence[Entry]) -> cost.IndexStatistics | None:
-    """The statistics the indexer's sample of `data`'s uploads leaves (`file_index.upload_statistics`)."""
+    """The statistics the indexer's sample of `data`'s uploads leaves
+    (`file_index.rules.upload_statistics`)."""
     counts: Counter[str] = Counter()
     for e in data:
         sample = upload_statistics.upload_sample(e.key, aws.BUCKET, e.size, e.upload_ms)

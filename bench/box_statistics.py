@@ -25,8 +25,8 @@ from types import SimpleNamespace
 from bench import aws, deployment
 from bench.entries import YEAR_2017, log_uniform_size
 from bench.report import Row, progress
-from file_index import cost, shards, upload_statistics, zorder
-from file_index.reader import BucketQuery, FileReader, Plan
+from file_index.read.reader import BucketQuery, FileReader, Plan
+from file_index.rules import cost, shards, upload_statistics, zorder
 
 ENTRY_BYTES = 310  # the bench's entries' mean stored size (`bench.entries`)
 PAGE = 100

@@ -7,7 +7,7 @@ the CDK app's own configuration reader (`infra.config.StackConfig.from_cdk_json`
 
 from __future__ import annotations
 
-from file_index.placement import ShardPlacement
+from file_index.rules.placement import ShardPlacement
 from infra.config import StackConfig
 from infra.sizing import IndexerSizing
 

@@ -29,7 +29,7 @@ def requests_per_upload(setting: str, uploads: int) -> dict[str, float]:
     from moto import mock_aws
 
     from bench import aws, events
-    from file_index import schema
+    from file_index.rules import schema
     from indexer import handler
 
     calls: list[str] = []

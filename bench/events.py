@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote_plus
 
-from file_index.objects import iso_utc_millis
+from file_index.rules.objects import iso_utc_millis
 
 REGION = "us-east-1"
 QUEUE_ARN = f"arn:aws:sqs:{REGION}:123456789012:file-search-events"

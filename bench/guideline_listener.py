@@ -29,7 +29,7 @@ from urllib.parse import unquote_plus
 from boto3.dynamodb.conditions import Attr
 from botocore.exceptions import ClientError
 
-from file_index import schema
+from file_index.rules import schema
 
 VERSION = "version"  # the guideline's @DynamoDBVersionAttribute
 EV_CREATED = "ObjectCreated"

@@ -8,7 +8,7 @@ picks a contiguous run of one partition, `ExclusiveStartKey` starts after a key,
 `LastEvaluatedKey` is set when the read stopped on `Limit` or 1 MB. It is checked against moto by
 `box_reads.cross_check` (the same reads, item for item).
 
-Every Query is billed (`file_index.cost.query_read_units`) at the items it *read*, filtered or not:
+Every Query is billed (`file_index.rules.cost.query_read_units`) at the items it *read*, filtered or not:
 `consumed_read_units` is the total, `queries` the calls, both reset by `reset()`.
 """
 
@@ -35,7 +35,7 @@ from boto3.dynamodb.conditions import (
     LessThanEquals,
 )
 
-from file_index import cost, schema
+from file_index.rules import cost, schema
 
 _MISSING = object()
 

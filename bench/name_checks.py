@@ -23,10 +23,11 @@ from bench.name_data import USERS, NamedFile, make_files
 from bench.name_terms_model import TermTable, terms_page
 from bench.name_writes import Written, busiest, layout_writes
 from bench.report import Row
-from file_index import schema
-from file_index.name_reader import ORDER_UPLOAD_DATE, NameQuery, NameReader
-from file_index.names import NameIndex
-from file_index.placement import ShardPlacement
+from file_index.read.name_query import ORDER_UPLOAD_DATE, NameQuery
+from file_index.read.name_reader import NameReader
+from file_index.rules import schema
+from file_index.rules.placement import ShardPlacement
+from file_index.write.names import NameIndex
 
 CHECK_PAGES = 2
 RATE = 10_000

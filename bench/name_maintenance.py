@@ -1,5 +1,5 @@
-"""Measure 20: the name index's maintenance, `file_index.name_sync.sync_names`, in memory and time as the
-table grows, on DynamoDB Local.
+"""Measure 20: the name index's maintenance, `file_index.write.name_sync.sync_names`, in memory and
+time as the table grows, on DynamoDB Local.
 
 Two runs of the same function, as the command line makes them (`file_search_admin.cli._sync_names`, four
 segments):
@@ -46,9 +46,9 @@ from boto3.dynamodb.types import TypeSerializer
 from bench.entries import create_event, entry
 from bench.name_data import make_files
 from bench.report import Row, format_number, markdown_table, progress, text_table
-from file_index import schema
-from file_index.name_sync import DEFAULT_SEGMENTS, sync_names
-from file_index.placement import ShardPlacement
+from file_index.rules import schema
+from file_index.rules.placement import ShardPlacement
+from file_index.write.name_sync import DEFAULT_SEGMENTS, sync_names
 from file_search_admin.aws import ADMIN_SDK
 
 BUCKET = "fileupload.bench"

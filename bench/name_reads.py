@@ -33,11 +33,11 @@ from bench.name_terms_model import (
     terms_list,
 )
 from bench.report import Row, progress
-from file_index import name_terms
-from file_index.names import term_scope, time_term
-from file_index.placement import ShardPlacement
-from file_index.reader import BucketQuery, UserQuery
-from file_index.term_reader import TermSearch
+from file_index.read.reader import BucketQuery, UserQuery
+from file_index.read.term_reader import TermSearch
+from file_index.rules import name_terms
+from file_index.rules.name_items import term_scope, time_term
+from file_index.rules.placement import ShardPlacement
 
 BUCKET = aws.BUCKET
 LIMIT = 100

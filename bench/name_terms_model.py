@@ -1,7 +1,8 @@
 """Measure 16's model of the terms plan: what a name-search page reads when it reads one term's items in
-upload-time order (the term items of `file_index.names`: `{partition}|:{term}` / `{uploadDate} {digest}`).
+upload-time order (the term items of `file_index.rules.name_items`: `{partition}|:{term}` /
+`{uploadDate} {digest}`).
 
-A page is read by the reader's own code (`file_index.term_reader`: its `TermShard` fetchers, their Limits
+A page is read by the reader's own code (`file_index.read.term_reader`: its `TermShard` fetchers, their Limits
 and checks, its merge with its round bound) over `TermTable`, a stand-in for the one call it makes, a
 Query of one partition's term items inside a `nameTerm` range; then one entry per candidate (the page's
 BatchGetItem, one round trip). The model counts what the Queries read (resumed items included), the
@@ -23,10 +24,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from file_index import schema, term_reader
-from file_index.names import term_scope, time_term
-from file_index.reader import UserQuery
-from file_index.shards import MergeCursor
+from file_index.read import term_reader
+from file_index.read.reader import UserQuery
+from file_index.rules import schema
+from file_index.rules.name_items import term_scope, time_term
+from file_index.rules.shards import MergeCursor
 
 # Entries one BatchGetItem reads at most (a page of up to 100 candidates is one request).
 MAX_BATCH_GET = 100

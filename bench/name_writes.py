@@ -5,8 +5,9 @@ One key item per key (folders), never rewritten while the key stays in one place
 distinct term of the name (`name_terms.name_terms`), keyed by the upload time, so an overwrite puts the new
 time's items and deletes the old time's, and a delete deletes them all. Each item is written (or deleted)
 in the table and again in the user GSI (every key has a user; the GSI projects every attribute), at
-DynamoDB's rule: one write unit per started 1 KB of the item (`file_index.cost.item_bytes`), a delete
-billed at the deleted item's size. Items are the writer's own (`names.key_item`, `names.term_items`).
+DynamoDB's rule: one write unit per started 1 KB of the item (`file_index.rules.cost.item_bytes`), a delete
+billed at the deleted item's size. Items are the writer's own (`name_items.key_item`,
+`name_items.term_items`).
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from file_index import names, schema
-from file_index.cost import item_bytes
+from file_index.rules import name_items, schema
+from file_index.rules.cost import item_bytes
 
 WRITE_UNIT_BYTES = 1024
 
@@ -40,7 +41,7 @@ class Written:
     def of(cls, entry: Mapping[str, Any]) -> Written:
         """Items as the writer writes them, `since` = the entry's orderKey."""
         since = str(entry.get(schema.ORDER_KEY) or "")
-        return cls([names.key_item(entry, since)], names.term_items(entry, since))
+        return cls([name_items.key_item(entry, since)], name_items.term_items(entry, since))
 
 
 @dataclass(frozen=True)

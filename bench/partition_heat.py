@@ -29,8 +29,8 @@ from enum import StrEnum
 from bench import aws
 from bench.entries import TABLE, create_event, entry, index_writes, item_bytes, log_uniform_size
 from bench.report import Row, progress
-from file_index import schema
-from file_index.placement import ShardPlacement
+from file_index.rules import schema
+from file_index.rules.placement import ShardPlacement
 
 PARTITION_WRITE_UNITS_PER_SECOND = 1000  # DynamoDB's documented limit per partition
 HOT_USER = "ingest-bot"

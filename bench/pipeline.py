@@ -19,7 +19,7 @@ from __future__ import annotations
 from bench import deployment
 from bench.report import Row, progress
 from bench.throughput import measure_cpu
-from file_index.placement import ShardPlacement
+from file_index.rules.placement import ShardPlacement
 from indexer.config import DEFAULT_WRITE_CONCURRENCY
 from infra.sizing import LAMBDA_MB_PER_VCPU, WRITE_LATENCY_SECONDS, IndexerSizing
 

@@ -31,8 +31,8 @@ from urllib.parse import quote, urlencode
 
 from bench import aws, events, instrument
 from bench.report import Measured, Row, progress
-from file_index import schema
-from file_index.objects import iso_utc_millis
+from file_index.rules import schema
+from file_index.rules.objects import iso_utc_millis
 
 USERS = 50
 PAGE = 100  # the API's default limit

@@ -1,6 +1,6 @@
 """Release 0.3.0's reader, the comparison of measure 13: the deployed reader with 0.3.0's walk and merge.
 
-`Reader030` is `file_index.reader.FileReader` (the same plans, planner, Queries and checks) except where
+`Reader030` is `file_index.read.reader.FileReader` (the same plans, planner, Queries and checks) except where
 0.3.0 read differently:
 
 - the Z-order walk reads the box's `zorder.DEFAULT_MAX_RANGES` (32) z-ranges, each at least one Query
@@ -21,20 +21,20 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
-from file_index import zorder
-from file_index.placement import ShardPlacement
-from file_index.reader import FileQuery, FileReader, Plan, ZWalk, _ShardReader
-from file_index.shards import (  # the merge's heap entries and shard buffers are today's
+from file_index.read.reader import FileQuery, FileReader, Plan, ShardReader, ZWalk
+from file_index.rules import zorder
+from file_index.rules.placement import ShardPlacement
+from file_index.rules.shards import (
+    Descending,
     MergeCursor,
     MergedPage,
+    MergingShard,
     Position,
     ShardCursor,
     ShardFetch,
-    _Descending,
-    _fetch_round,
-    _Shard,
-    _take_next,
     fair_share,
+    fetch_round,
+    take_next,
 )
 
 # The Queries one page makes at most: at least PAGE_REQUESTS, or two per shard when there are more
@@ -50,7 +50,7 @@ def page_request_budget(shard_count: int, plan: Plan) -> int:
     return max(PAGE_REQUESTS, 2 * shard_count)
 
 
-class _ShardReader030(_ShardReader):
+class _ShardReader030(ShardReader):
     """The deployed fetcher of one partition, walking 0.3.0's way: no jumps, read-ahead Limits."""
 
     def _query_limit(self, count: int) -> int:
@@ -84,7 +84,7 @@ class Reader030(FileReader):
 
     def _fetchers(
         self, query: FileQuery, plan: Plan, keep: Callable[[Mapping[str, Any]], bool] | None = None
-    ) -> tuple[list[_ShardReader], str]:
+    ) -> tuple[list[ShardReader], str]:
         fetchers, sort_attribute = super()._fetchers(query, plan, keep)
         # The page about to be merged (`_merge`, right after) is bounded by its plan's Queries.
         self._budget = page_request_budget(len(fetchers), plan)
@@ -123,7 +123,7 @@ def merge_page[T](
     max_fetches: int | None = None,
 ) -> MergedPage[T]:
     """0.3.0's merge: the next `limit` items of a sharded read in global order, and where the next page
-    starts (`file_index.shards.merge_page` without top-ups, bounded by fetches instead of rounds).
+    starts (`file_index.rules.shards.merge_page` without top-ups, bounded by fetches instead of rounds).
 
     A round fetches the shards that need their next item (on `executor`, when given), each asked for
     what the page may still need, capped by `batch_size`. Once `max_fetches` fetches were made and a
@@ -138,17 +138,17 @@ def merge_page[T](
     if max_fetches is not None and max_fetches < 1:
         raise ValueError(f"max_fetches must be at least 1, not {max_fetches}")
     start = MergeCursor.start(len(fetchers)) if cursor is None else cursor.widened(len(fetchers))
-    shards: list[_Shard[T]] = [_Shard(shard_cursor) for shard_cursor in start.shards]
+    shards: list[MergingShard[T]] = [MergingShard(shard_cursor) for shard_cursor in start.shards]
     last = start.last
     items: list[T] = []
     sources: list[int] = []
     fetches = rounds = items_read = 0
     stopped_early = False
 
-    def rank(position: Position) -> Position | _Descending:
-        return position if ascending else _Descending(position)
+    def rank(position: Position) -> Position | Descending:
+        return position if ascending else Descending(position)
 
-    heap: list[tuple[Position | _Descending, int]] = []
+    heap: list[tuple[Position | Descending, int]] = []
     while len(items) < limit:
         needing = [index for index, shard in enumerate(shards) if shard.needs_fetch]
         if needing:
@@ -160,7 +160,7 @@ def merge_page[T](
             wanted = limit - len(items)
             if batch_size is not None:
                 wanted = min(wanted, batch_size)
-            items_read += _fetch_round(
+            items_read += fetch_round(
                 fetchers, shards, needing, wanted, executor, heap, rank, position_of, ascending, start.last
             )
             fetches += len(needing)
@@ -168,7 +168,7 @@ def merge_page[T](
             continue
         if not heap:
             break
-        _, last = _take_next(shards, heap, rank, items, sources)
+        _, last = take_next(shards, heap, rank, items, sources)
 
     next_cursor = MergeCursor(
         tuple(

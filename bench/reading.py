@@ -19,9 +19,9 @@ from typing import Any
 import boto3
 
 from bench import aws, instrument
-from file_index import schema
-from file_index.placement import ShardPlacement
-from file_index.reader import FileQuery, FileReader, ListCursor, Page
+from file_index.read.reader import FileQuery, FileReader, ListCursor, Page
+from file_index.rules import schema
+from file_index.rules.placement import ShardPlacement
 
 
 class CountMismatchError(RuntimeError):

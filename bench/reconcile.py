@@ -20,7 +20,7 @@ from typing import Any
 
 from bench import instrument, seeding
 from bench.report import Row, progress
-from file_index import schema
+from file_index.rules import schema
 
 SERVICES = ("s3", "dynamodb")
 
@@ -56,7 +56,7 @@ def _break_index(dynamodb: Any, table: str, differences: int) -> None:
 
 
 def run(*, objects: int, differences: int, concurrency: int) -> list[Row]:
-    from file_index.key_pattern import KeyPattern
+    from file_index.rules.key_pattern import KeyPattern
     from file_search_admin.aws import Aws
     from file_search_admin.backfill import run_backfill
     from file_search_admin.reconcile import run_reconcile

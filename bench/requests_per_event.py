@@ -14,8 +14,8 @@ from typing import Any
 from bench import aws, events, instrument
 from bench.guideline_listener import GuidelineListener
 from bench.report import Row, progress
-from file_index import schema
-from file_index.state import is_state_key
+from file_index.rules import schema
+from file_index.store.state import is_state_key
 
 GUIDELINE_TABLE = "FileMetaDataGuideline"
 SQS_BATCH_SIZE = 10

@@ -17,8 +17,8 @@ import time
 
 from bench import aws, deployment, events, instrument
 from bench.report import Row, progress
-from file_index import schema
-from file_index.placement import ShardPlacement
+from file_index.rules import schema
+from file_index.rules.placement import ShardPlacement
 
 
 def measure_cpu(records: int, *, batch_size: int, layout: ShardPlacement) -> float:

@@ -1,15 +1,15 @@
 """Measure 21: every write unit one upload costs, entries and name index together, on DynamoDB Local.
 
-The indexer's own code path writes each upload: `file_index.writer.apply_event` under the default
+The indexer's own code path writes each upload: `file_index.write.writer.apply_event` under the default
 deployment's layout (`cdk.json`: 16 bucket shards, the bucket's time index, the name index) with a
-`file_index.names.NameIndex` on a name table marked complete at creation, as a new deployment's is (term
+`file_index.write.names.NameIndex` on a name table marked complete at creation, as a new deployment's is (term
 items and key items). Every write request it makes asks for
 `ReturnConsumedCapacity=INDEXES` (a botocore `before-parameter-build` hook), and DynamoDB Local's answer
 (the units AWS bills: one per started 1 KB of the item, in the table and again in every GSI the item
 enters, leaves or moves in) is summed per upload over four parts: the `FileMetaData` entry, its GSIs,
 the `FileNameIndex` items and their user GSI. Each file is uploaded as a new key, overwritten (a new size
 and a later upload time) and deleted (a delete in an unversioned bucket: a tombstone); and, under another
-key, backfilled (`file_index.repair.backfill_object`, the command line's and the state machine's write:
+key, backfilled (`file_index.write.repair.backfill_object`, the command line's and the state machine's write:
 the entry and its name items). Measure 16's names are written again with `multiAttributeIndex` on (the
 Z-order index: one GSI more for the entry).
 
@@ -17,7 +17,7 @@ Names: measure 16's people's names (`name_data.py`: camera files, documents, scr
 ordinary document names (`DOCUMENT_NAMES`), and one name of 255 bytes (`LONG_NAME`: the longest name most
 file systems allow). Dollars: on-demand write request units at `backfill_batch.PRICES`, storage and reads
 left out, and so are the indexer's upload statistics (one upload in a hundred adds one update of a
-statistics item, `file_index.upload_statistics`). A write whose condition fails reports no capacity (AWS
+statistics item, `file_index.rules.upload_statistics`). A write whose condition fails reports no capacity (AWS
 bills it all the same); the note counts them (none in these paths).
 
     .venv/bin/python -m bench --only upload_writes --no-charts
@@ -197,9 +197,11 @@ def measure(variants: Sequence[Variant]) -> dict[str, dict[str, list[Units]]]:
 
     from bench import deployment
     from bench.entries import create_event
-    from file_index import names, repair, schema, writer
-    from file_index.key_pattern import KeyPattern
-    from file_index.objects import ObjectEvent
+    from file_index.rules import schema
+    from file_index.rules.key_pattern import KeyPattern
+    from file_index.rules.objects import ObjectEvent
+    from file_index.store import name_state
+    from file_index.write import names, repair, writer
     from local_stack.dynamodb_local import DynamoDBLocalProcess  # Java only when measured
 
     config = deployment.stack_config()
@@ -228,7 +230,7 @@ def measure(variants: Sequence[Variant]) -> dict[str, dict[str, list[Units]]]:
                 )
             )
         dynamodb.create_table(**schema.create_name_table_request(NAME_TABLE))
-        names.mark_table_complete(dynamodb, NAME_TABLE, datetime.now(UTC))
+        name_state.mark_table_complete(dynamodb, NAME_TABLE, datetime.now(UTC))
         # As the indexer's: the items of a name written and deleted in parallel on a pool of its own.
         pool = ThreadPoolExecutor(max_workers=NAME_WRITERS, thread_name_prefix="upload-writes")
         name_index = names.NameIndex(dynamodb, NAME_TABLE, executor=pool)
@@ -299,7 +301,7 @@ def measure(variants: Sequence[Variant]) -> dict[str, dict[str, list[Units]]]:
 
 
 def terms_of(uploads: Sequence[Upload]) -> list[int]:
-    from file_index.name_terms import name_terms
+    from file_index.rules.name_terms import name_terms
 
     return [len(name_terms(upload.name)) for upload in uploads]
 

@@ -21,7 +21,7 @@ from bench import deployment
 from bench.backfill_batch import PRICES
 from bench.partition_heat import HOT_SHARE, Kind, simulate
 from bench.report import Row, progress
-from file_index.placement import ShardPlacement
+from file_index.rules.placement import ShardPlacement
 
 PER_MILLION = 1_000_000
 

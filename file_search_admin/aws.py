@@ -15,8 +15,8 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
-from file_index.config import SdkSettings
-from file_index.repair import ListedObject
+from file_index.store.sdk import SdkSettings
+from file_index.write.repair import ListedObject
 from file_search_admin.errors import (
     ACCESS_DENIED,
     BucketNotFoundError,

@@ -18,12 +18,12 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from file_index import cost
-from file_index.key_pattern import KeyPattern
-from file_index.names import NameIndex
-from file_index.placement import ShardPlacement
-from file_index.repair import BackfillOutcome, ListedObject, backfill_object
-from file_index.state import IndexStateStore, Operation, State
+from file_index.rules import cost
+from file_index.rules.key_pattern import KeyPattern
+from file_index.rules.placement import ShardPlacement
+from file_index.store.state import IndexStateStore, Operation, State
+from file_index.write.names import NameIndex
+from file_index.write.repair import BackfillOutcome, ListedObject, backfill_object
 from file_search_admin.aws import Client, is_versioned, list_current_objects
 
 # Listing pages whose writes may be in flight at once: the listing stays ahead of the writers without

@@ -7,7 +7,7 @@ exits 1 with one line on stderr naming the problem (a missing bucket, table or q
 denied); argument errors exit 2, as do a layout that is not valid and a migrate with the Z-order index
 off. The commands that write entries (backfill, reconcile, migrate) place them and name their owners by
 the deployment's settings (`file_search_admin.writer_settings`: cdk.json context, overridable), held
-against the deployed configuration the table records (`file_index.deployment`; settings nothing names
+against the deployed configuration the table records (`file_index.store.deployment`; settings nothing names
 are taken from it), and refuse with exit 2, before any write, settings that differ from it or a
 multiAttributeIndex the table's indexes contradict (a dry-run reconcile, which writes nothing, only
 warns). No command writes to a bucket.
@@ -25,14 +25,14 @@ from typing import Any, TextIO
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from file_index.deployment import DeployedConfigurationStore, mismatch_message
-from file_index.name_sync import sync_names
-from file_index.names import NameIndex
-from file_index.repair import Difference
-from file_index.schema import NAME_TABLE_NAME, TABLE_NAME
-from file_index.state import IndexStateStore, State, effective_state
-from file_index.unprocessed import UnprocessedError
-from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
+from file_index.rules.objects import DEFAULT_TOMBSTONE_TTL_DAYS
+from file_index.rules.schema import NAME_TABLE_NAME, TABLE_NAME
+from file_index.store.deployment import DeployedConfigurationStore, mismatch_message
+from file_index.store.state import IndexStateStore, State, effective_state
+from file_index.store.unprocessed import UnprocessedError
+from file_index.write.name_sync import sync_names
+from file_index.write.names import NameIndex
+from file_index.write.repair import Difference
 from file_search_admin import __version__
 from file_search_admin.aws import Aws, check_bucket, check_queue, check_table
 from file_search_admin.backfill import run_backfill

@@ -8,9 +8,9 @@ import json
 
 from botocore.exceptions import ClientError
 
-from file_index.config import ConfigError, key_pattern
-from file_index.deployment import DeployedConfiguration
-from file_index.placement import LayoutError, ShardPlacement
+from file_index.rules.config import ConfigError, key_pattern
+from file_index.rules.placement import LayoutError, ShardPlacement
+from file_index.store.deployment import DeployedConfiguration
 from file_search_admin.aws import Client
 from file_search_admin.errors import ACCESS_DENIED, DeploymentError, denied, error_code
 

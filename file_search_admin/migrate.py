@@ -8,7 +8,7 @@ This command fills the addresses in and clears the flag.
 A parallel Scan (`segments` segments, one thread each, consistent reads) reads the table; state records,
 tombstones and entries of other buckets are passed over. For each live entry whose `zAddress` is missing
 or not the one its upload time and size give, one conditional UpdateItem sets it
-(`file_index.repair.place_entry`): it applies only while the entry still has the `orderKey` (or none),
+(`file_index.write.repair.place_entry`): it applies only while the entry still has the `orderKey` (or none),
 size and upload date that were read, so an event that changed the entry meanwhile wins; its own write
 carries the address. Such an entry is read again and placed if it still lacks the address (a writer
 without the Z-order layout, e.g. one of the release before the switch), else counted `skipped`.
@@ -30,9 +30,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from file_index import schema
-from file_index.placement import ShardPlacement
-from file_index.repair import (
+from file_index.rules import schema
+from file_index.rules.placement import ShardPlacement
+from file_index.store.state import IndexStateStore, is_state_key
+from file_index.write.repair import (
     Placement,
     entry_bucket,
     get_items,
@@ -41,7 +42,6 @@ from file_index.repair import (
     place_entry,
     plain_item,
 )
-from file_index.state import IndexStateStore, is_state_key
 from file_search_admin.aws import Client
 from file_search_admin.errors import AdminError
 

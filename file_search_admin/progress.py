@@ -9,7 +9,7 @@ from types import TracebackType
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
-from file_index.name_sync import NameSyncCounts
+from file_index.write.name_sync import NameSyncCounts
 from file_search_admin.backfill import BackfillCounts
 from file_search_admin.migrate import MigrateCounts
 

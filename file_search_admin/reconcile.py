@@ -2,7 +2,7 @@
 
 One table Scan (state records left out) and one listing of the bucket's current versions; an object
 whose entry agrees with the listing costs no request of its own. Each difference is confirmed by a HEAD
-of the object and repaired by one conditional write (`file_index.repair`): objects missing from the
+of the object and repaired by one conditional write (`file_index.write.repair`): objects missing from the
 index, entries of another version, and live entries of objects the listing no longer shows. With the
 Z-order index on, entries lacking their `zAddress` are given it (no HEAD needed), as `migrate` does. With
 `dry_run` nothing is written, not even the state record.
@@ -20,13 +20,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from file_index import cost, schema
-from file_index.key_pattern import KeyPattern
-from file_index.names import NameIndex
-from file_index.placement import ShardPlacement
-from file_index.repair import Difference, Finding, Repair, Repairer, entry_bucket, is_live, scan_index
-from file_index.state import IndexStateStore, Operation
-from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
+from file_index.rules import cost, schema
+from file_index.rules.key_pattern import KeyPattern
+from file_index.rules.objects import DEFAULT_TOMBSTONE_TTL_DAYS
+from file_index.rules.placement import ShardPlacement
+from file_index.store.state import IndexStateStore, Operation
+from file_index.write.names import NameIndex
+from file_index.write.repair import Difference, Finding, Repair, Repairer, entry_bucket, is_live, scan_index
 from file_search_admin.aws import Client, is_versioned, list_current_objects
 
 DEFAULT_MAX_KEYS = 20
@@ -115,7 +115,7 @@ def run_reconcile(
     judge_shards: bool = True,
 ) -> ReconcileSummary:
     """Compare `bucket` with `table` and repair; `shard_placement` is the deployment's (default 0.2.0);
-    `names`, when given, follows every repair (`file_index.repair.repair`); `judge_shards` False: the
+    `names`, when given, follows every repair (`file_index.write.repair.repair`); `judge_shards` False: the
     layout's shard counts are a guess, so entries are never moved between shards."""
     started = time.monotonic()
     summary = ReconcileSummary(bucket=bucket, table=table, dry_run=dry_run, max_keys=max_keys)

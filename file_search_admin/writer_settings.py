@@ -8,7 +8,7 @@ read. `--bucket-index-shards`, `--hot-users`, `--(no-)multi-attribute-index` and
 single keys, e.g. to match a deployment made with `cdk -c`.
 
 What the command was given is then held against the deployed configuration the table records
-(`file_index.deployment`, checked in `cli`): a difference is refused before any write, and a setting
+(`file_index.store.deployment`, checked in `cli`): a difference is refused before any write, and a setting
 nothing here names is taken from the record. A table without a record (a deployment older than it) is
 checked against the deployed stack's indexer instead, and settings nothing names fall back to the 0.2.0
 layout (one shard, no hot users, no Z-order index, the default key pattern) with a note on stderr.
@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from file_index import deployment
-from file_index.deployment import DeployedConfiguration
-from file_index.key_pattern import InvalidKeyPatternError, KeyPattern
-from file_index.placement import LayoutError, ShardPlacement, check_hot_users, check_shard_count
-from file_index.schema import Z_ORDER_INDEX
-from file_index.shards import MAX_SHARD_COUNT
+from file_index.rules.key_pattern import InvalidKeyPatternError, KeyPattern
+from file_index.rules.placement import LayoutError, ShardPlacement, check_hot_users, check_shard_count
+from file_index.rules.schema import Z_ORDER_INDEX
+from file_index.rules.shards import MAX_SHARD_COUNT
+from file_index.store import deployment
+from file_index.store.deployment import DeployedConfiguration
 from file_search_admin.errors import TableLayoutMismatchError
 
 DEFAULT_CDK_JSON = Path("cdk.json")

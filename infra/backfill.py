@@ -42,8 +42,8 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from aws_cdk import custom_resources as cr
 from constructs import Construct, IConstruct
 
-from file_index.placement import ShardPlacement
-from file_index.unprocessed import UnprocessedItemsError, UnprocessedKeysError
+from file_index.rules.placement import ShardPlacement
+from file_index.store.unprocessed import UnprocessedItemsError, UnprocessedKeysError
 from infra.nag import BASIC_EXECUTION_ROLE, acknowledge, arn_reference
 from infra.powertools_function import LOG_RETENTION, FunctionBasics, PowertoolsFunction
 from infra.storage import grant_object_lookup, private_bucket_settings
@@ -68,8 +68,9 @@ LAMBDA_TRANSIENT_ERRORS = (
     "Lambda.SdkClientException",
     "Lambda.ClientExecutionTimeoutException",
 )
-# A batch call DynamoDB kept leaving unprocessed (throttled) for all its rounds (`file_index.unprocessed`):
-# retried with the same backoff, so a throttled table slows a run down instead of failing it.
+# A batch call DynamoDB kept leaving unprocessed (throttled) for all its rounds
+# (`file_index.store.unprocessed`): retried with the same backoff, so a throttled table slows a run down
+# instead of failing it.
 THROTTLED_BATCH_ERRORS = (UnprocessedKeysError.__name__, UnprocessedItemsError.__name__)
 # Map Run reports are for diagnosing a failed run; a month is enough to look.
 REPORT_RETENTION = Duration.days(30)

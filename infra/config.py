@@ -14,13 +14,18 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from file_index import schema, shards
-from file_index.config import ConfigError as FunctionConfigError
-from file_index.deployment import DeployedConfiguration
-from file_index.enrich import check_enrich
-from file_index.key_pattern import DEFAULT_LAYOUT, InvalidKeyPatternError, KeyPattern
-from file_index.placement import DEFAULT_BUCKET_INDEX_SHARDS, LayoutError, ShardPlacement, check_hot_users
-from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
+from file_index.rules import schema, shards
+from file_index.rules.config import ConfigError as FunctionConfigError
+from file_index.rules.key_pattern import DEFAULT_LAYOUT, InvalidKeyPatternError, KeyPattern
+from file_index.rules.objects import DEFAULT_TOMBSTONE_TTL_DAYS
+from file_index.rules.placement import (
+    DEFAULT_BUCKET_INDEX_SHARDS,
+    LayoutError,
+    ShardPlacement,
+    check_hot_users,
+)
+from file_index.store.deployment import DeployedConfiguration
+from file_index.store.enrich import check_enrich
 from infra import federation, sizing
 from infra.federation import FederationError, IdentityProvider
 from infra.sizing import IndexerSizing
@@ -176,7 +181,7 @@ class StackConfig:
     # gives the 0.3.0 stack: no name table, and lists narrowed by name are refused.
     name_index: bool = True
     name_table_name: str = schema.NAME_TABLE_NAME
-    # What the indexer reads from S3 for each create (`file_index.enrich`): none by default.
+    # What the indexer reads from S3 for each create (`file_index.store.enrich`): none by default.
     enrich: frozenset[str] = frozenset()
     # Sign-in for people (a Cognito user pool, the `/me/...` routes, the page). False gives the stack
     # without them, exactly as before.
@@ -212,7 +217,8 @@ class StackConfig:
         _check_federation(self)
 
     def deployed_configuration(self) -> DeployedConfiguration:
-        """What the deployment records in its table for every writer to check (`file_index.deployment`)."""
+        """What the deployment records in its table for every writer to check
+        (`file_index.store.deployment`)."""
         return DeployedConfiguration.of(
             layout=self.layout,
             key_pattern=self.key_pattern,

@@ -23,7 +23,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from file_index import schema
+from file_index.rules import schema
 
 NAMESPACE = "S3FileSearch"
 # POWERTOOLS_SERVICE_NAME of each function (infra/ingest.py, infra/search_api.py).

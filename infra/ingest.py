@@ -18,8 +18,8 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk.interfaces.aws_s3 import IBucketRef
 from constructs import Construct
 
-from file_index.enrich import to_env as enrich_to_env
-from file_index.placement import ShardPlacement
+from file_index.rules.placement import ShardPlacement
+from file_index.store.enrich import to_env as enrich_to_env
 from infra.config import INDEXER_TIMEOUT_SECONDS, EventSource
 from infra.nag import BASIC_EXECUTION_ROLE, acknowledge
 from infra.powertools_function import FunctionBasics, PowertoolsFunction
@@ -49,7 +49,7 @@ INDEXER_NAME_TABLE_ACTIONS = ("dynamodb:BatchGetItem", "dynamodb:BatchWriteItem"
 # The EventBridge events of one object's life that change the index: the reasons (PutObject, CopyObject,
 # CompleteMultipartUpload, DeleteObject, Lifecycle Expiration, ...) are in the event's detail.
 EVENTBRIDGE_DETAIL_TYPES = ("Object Created", "Object Deleted")
-# Tag changes, subscribed to only when the deployment enriches tags (`file_index.enrich`).
+# Tag changes, subscribed to only when the deployment enriches tags (`file_index.store.enrich`).
 TAGGING_EVENTS = (s3.EventType.OBJECT_TAGGING_PUT, s3.EventType.OBJECT_TAGGING_DELETE)
 EVENTBRIDGE_TAGGING_DETAIL_TYPES = ("Object Tags Added", "Object Tags Deleted")
 
@@ -118,7 +118,7 @@ class Ingest(Construct):
     ) -> None:
         """`layout`: where the indexer puts entries; `sizing`: its memory and event source; `name_table`:
         the name index it keeps in step (None: none); `enrich`: what it reads from S3 per create
-        (`file_index.enrich`), and with tags, the tag changes it subscribes to."""
+        (`file_index.store.enrich`), and with tags, the tag changes it subscribes to."""
         super().__init__(scope, construct_id)
         tags = "tags" in enrich
         layout = layout or ShardPlacement()

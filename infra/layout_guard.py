@@ -7,7 +7,7 @@ properties on every update; the table, every function that reads or writes the i
 source mapping depend on it, so they change only after it has accepted the new layout, and a refused
 change fails the deployment with nothing else changed.
 
-The same function then writes the deployed configuration record (`file_index.deployment`) as a second
+The same function then writes the deployed configuration record (`file_index.store.deployment`) as a second
 custom resource, `Custom::DeployedConfiguration`, which waits for the table (a fresh stack's table does not
 exist when the guard runs) and which every writer waits for; a rollback rewrites the previous record.
 """
@@ -21,8 +21,8 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from constructs import Construct, IConstruct
 
-from file_index.deployment import DeployedConfiguration
-from file_index.placement import ShardPlacement
+from file_index.rules.placement import ShardPlacement
+from file_index.store.deployment import DeployedConfiguration
 from infra.powertools_function import FunctionBasics, PowertoolsFunction
 from layout_guard.guard import to_properties
 from layout_guard.handler import CONFIGURATION_RESOURCE_TYPE, NAME_TABLE_PROPERTY, SETTINGS_PROPERTY
@@ -93,8 +93,8 @@ class LayoutGuard(Construct):
         """`Custom::DeployedConfiguration`: the record of `configuration`, written once `after` (the table)
         exists; make every writer wait for the returned resource. With `name_table` (named `name_table_name`
         in the context), a name table it finds empty beside an entry table without entries is marked
-        complete (`file_index.names.mark_table_complete`): every entry gets its items from its first write,
-        and searches read them from the first upload."""
+        complete (`file_index.store.name_state.mark_table_complete`): every entry gets its items from its
+        first write, and searches read them from the first upload."""
         name_properties: dict[str, str] = {}
         if name_table is not None:
             # By its name, as the entry table's grant: a reference would make the guard wait for the table.

@@ -18,9 +18,9 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from file_index.enrich import to_env as enrich_to_env
-from file_index.placement import ShardPlacement
-from file_index.state import State
+from file_index.rules.placement import ShardPlacement
+from file_index.store.enrich import to_env as enrich_to_env
+from file_index.store.state import State
 from infra.config import ApiAuth
 from infra.nag import acknowledge, arn_reference
 from infra.powertools_function import LOG_RETENTION, FunctionBasics, PowertoolsFunction
@@ -161,7 +161,7 @@ class SearchApi(Construct):
                 **layout.to_env(),
                 "BUCKET_TIME_INDEX": "true" if bucket_time_index else "false",
                 **({"NAME_TABLE_NAME": name_table.table_name} if name_table is not None else {}),
-                # Which filters a list may use: what the indexer stores (`file_index.enrich`).
+                # Which filters a list may use: what the indexer stores (`file_index.store.enrich`).
                 **({"ENRICH": enrich_to_env(enrich)} if enrich else {}),
                 **(signed_in.environment() if signed_in is not None else {}),
             },
@@ -182,7 +182,7 @@ class SearchApi(Construct):
         if name_table is not None:
             # A name list: Query of the name index (table and its user GSI), then BatchGetItem of the
             # candidates' entries; BatchGetItem of the name table's state items too (whether a bucket's
-            # term items are complete, `file_index.names.terms_complete`).
+            # term items are complete, `file_index.store.name_state.terms_complete`).
             iam.Grant.add_to_principal(
                 grantee=self.function,
                 actions=["dynamodb:Query"],

@@ -7,7 +7,7 @@ from typing import Any
 from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
-from file_index.state import State
+from file_index.store.state import State
 from infra.alarms import Alarms
 from infra.backfill import Backfill
 from infra.config import StackConfig
@@ -157,8 +157,8 @@ class FileSearchStack(Stack):
         # entry is ever written where the deployed search does not look, and no cursor skips one.
         for writer in (self.ingest.indexer, *self.backfill.functions.values()):
             writer.node.add_dependency(self.search_api.function)
-        # Every writer checks its settings against this record (file_index.deployment): it is written once
-        # the tables exist, and before any writer runs with the configuration it records.
+        # Every writer checks its settings against this record (file_index.store.deployment): it is written
+        # once the tables exist, and before any writer runs with the configuration it records.
         self.configuration_record = self.layout_guard.record_configuration(
             config.deployed_configuration(),
             after=self.storage.table,

@@ -16,7 +16,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from file_index import schema
+from file_index.rules import schema
 from infra.config import RemovalChoice
 from infra.nag import acknowledge, arn_reference
 
@@ -61,7 +61,8 @@ def grant_object_lookup(grantee: iam.IGrantable, bucket: s3.IBucket, *, reason: 
 
 
 class Storage(Construct):
-    """The indexed bucket and the `FileMetaData` table, keys and indexes taken from `file_index.schema`."""
+    """The indexed bucket and the `FileMetaData` table, keys and indexes taken from
+    `file_index.rules.schema`."""
 
     bucket: s3.IBucket
     # Only for a bucket the stack creates: an imported bucket keeps whatever logging its owner set up.
@@ -142,7 +143,7 @@ class Storage(Construct):
         )
 
     def _name_table(self, table_name: str, removal: RemovalChoice) -> dynamodb.Table:
-        """The name index (`file_index.names`), with the same protection as the entries' table."""
+        """The name index (`file_index.write.names`), with the same protection as the entries' table."""
         table = dynamodb.Table(
             self,
             "FileNameIndex",

@@ -58,10 +58,11 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
-from file_index import enrich, names, schema
-from file_index.deployment import DeployedConfiguration, DeployedConfigurationStore
-from file_index.key_pattern import InvalidKeyPatternError, KeyPattern
-from file_index.state import now_iso
+from file_index.rules import schema
+from file_index.rules.key_pattern import InvalidKeyPatternError, KeyPattern
+from file_index.store import enrich, name_state
+from file_index.store.deployment import DeployedConfiguration, DeployedConfigurationStore
+from file_index.store.state import now_iso
 from infra.config import CDK_JSON, ConfigError, EventSource, StackConfig
 from infra.people import page_password_policy
 from infra.sizing import SEARCH_MEMORY_MB
@@ -673,7 +674,7 @@ class LocalFileSearch:
                 ) from None
             dynamodb.get_waiter("table_exists").wait(TableName=self.config.name_table_name)
             # Empty, beside an empty entry table: every entry gets its items from its first write.
-            names.mark_table_complete(dynamodb, self.config.name_table_name, dt.datetime.now(dt.UTC))
+            name_state.mark_table_complete(dynamodb, self.config.name_table_name, dt.datetime.now(dt.UTC))
         dynamodb.update_time_to_live(
             TableName=self.table_name,
             TimeToLiveSpecification={"Enabled": True, "AttributeName": schema.TTL_ATTRIBUTE},

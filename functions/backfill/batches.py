@@ -15,8 +15,9 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from file_index import schema
-from file_index.repair import (
+from file_index.rules import schema
+from file_index.store.state import Operation, is_state_key
+from file_index.write.repair import (
     BackfillOutcome,
     Finding,
     ListedObject,
@@ -29,7 +30,6 @@ from file_index.repair import (
     plain_item,
     strip_etag,
 )
-from file_index.state import Operation, is_state_key
 
 # Items per Scan page of the sweep: the sweep stops between pages, so a page bounds the overrun.
 SWEEP_PAGE = 100

@@ -10,7 +10,7 @@
 | `WRITE_CONCURRENCY` | requests in flight within one invocation (default 16) |
 | `BUCKET_INDEX_SHARDS`, `HOT_USERS`, `MULTI_ATTRIBUTE_INDEX` | the shard placement, as the indexer's |
 | `NAME_TABLE_NAME` | the name index, kept in step by every backfill write and repair (unset: none) |
-| `DYNAMODB_MAX_ATTEMPTS` | SDK attempts per call, as the indexer's (`file_index.config.SdkSettings`) |
+| `DYNAMODB_MAX_ATTEMPTS` | SDK attempts per call, as the indexer's (`file_index.store.sdk.SdkSettings`) |
 | `SDK_CONNECT_TIMEOUT_SECONDS`, `SDK_READ_TIMEOUT_SECONDS` | as the indexer's: seconds, not botocore's 60 |
 """
 
@@ -20,10 +20,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from file_index.config import ConfigError, SdkSettings, key_pattern, positive_int, required
-from file_index.key_pattern import KeyPattern
-from file_index.placement import ShardPlacement
-from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
+from file_index.rules.config import ConfigError, key_pattern, positive_int, required
+from file_index.rules.key_pattern import KeyPattern
+from file_index.rules.objects import DEFAULT_TOMBSTONE_TTL_DAYS
+from file_index.rules.placement import ShardPlacement
+from file_index.store.sdk import SdkSettings
 
 __all__ = ["BackfillConfig", "ConfigError"]
 

@@ -3,7 +3,7 @@
 The state machine runs `start_run`, then a Distributed Map over the bucket's listing whose children call
 `write_batch` with batches of items, then (for a reconcile) a Map over the table's Scan segments whose
 iterations call `sweep_segment` until each is done, then `finish_run`; any failure goes to `fail_run`.
-The writes are `file_index.repair`'s, the same as the command line's, and every one is idempotent, so a
+The writes are `file_index.write.repair`'s, the same as the command line's, and every one is idempotent, so a
 retried child changes nothing it already changed.
 
 Shapes (the state machine's contract):
@@ -19,7 +19,7 @@ Shapes (the state machine's contract):
 
 A batch or segment of any bucket other than `BUCKET_NAME` is refused (`ForeignBucketError`), and so is
 every call while the function's settings differ from the deployed configuration recorded in the table
-(`file_index.deployment.ConfigurationMismatchError`, naming both): the run fails before it writes.
+(`file_index.store.deployment.ConfigurationMismatchError`, naming both): the run fails before it writes.
 """
 
 from __future__ import annotations
@@ -46,11 +46,11 @@ from backfill.batches import (
     write_backfill,
 )
 from backfill.config import BackfillConfig
-from file_index import cost
-from file_index.deployment import ConfigurationCheck, DeployedConfiguration, DeployedConfigurationStore
-from file_index.names import NameIndex
-from file_index.repair import Repairer
-from file_index.state import IndexStateStore, Operation
+from file_index.rules import cost
+from file_index.store.deployment import ConfigurationCheck, DeployedConfiguration, DeployedConfigurationStore
+from file_index.store.state import IndexStateStore, Operation
+from file_index.write.names import NameIndex
+from file_index.write.repair import Repairer
 
 logger = Logger()
 # Share of the remaining invocation time a sweep may use; the rest covers the page in progress.
@@ -70,7 +70,7 @@ class Runtime:
 def cold_start() -> Runtime:
     """Configuration, clients and thread pool, once per process; `cold_start.cache_clear()` starts afresh."""
     config = BackfillConfig.from_env()
-    # Timeouts that fit an invocation (file_index.config.SdkSettings), not botocore's 60 s per attempt.
+    # Timeouts that fit an invocation (file_index.store.sdk.SdkSettings), not botocore's 60 s per attempt.
     session = boto3.session.Session()
     dynamodb = config.sdk.client("dynamodb", session)
     s3 = config.sdk.client("s3", session)

@@ -1,5 +1,10 @@
-"""The data-access layer: the only package that talks to DynamoDB.
+"""The index every function shares, by layer (docs/architecture.md):
 
-`schema` names the table and its indexes (read by the CDK stack, the local stack and the tests alike),
-`writer` applies S3 events to the table, `reader` answers the search queries.
+- `rules`: pure models and rules (the table's names, events, keys, shards, terms, costs); no AWS SDK;
+- `store`: data access beside the entries (the SDK's clients, index state, deployed configuration,
+  statistics, the name index's flag), on `rules`;
+- `write`: the write path (events into entries, the name index's items, backfill and repair);
+- `read`: the read path (a file, the lists, the name and folder lists).
+
+`write` and `read` sit on `store` and `rules` and never import each other; `make lint` checks it.
 """

@@ -3,7 +3,7 @@
 The events of different keys are independent (ordering lives in each write's condition), so they are
 written at once on a thread pool: a batch of 100 costs about one DynamoDB round trip of wall time. The
 events of one key are written one after another in delivery order, which is what gives events without a
-sequencer their "last delivered wins on a tie" rule (see `file_index.objects`); it costs nothing for
+sequencer their "last delivered wins on a tie" rule (see `file_index.rules.objects`); it costs nothing for
 sequenced events, whose order the condition settles anyway.
 
 Events of any bucket but the indexed one are refused before anything is written: they are reported as
@@ -31,9 +31,9 @@ from datetime import UTC, datetime
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from file_index.key_pattern import KeyPattern
-from file_index.unprocessed import UnprocessedError
-from file_index.writer import Outcome, WriteContentionError
+from file_index.rules.key_pattern import KeyPattern
+from file_index.store.unprocessed import UnprocessedError
+from file_index.write.writer import Outcome, WriteContentionError
 from indexer.events import MalformedMessageError, ObjectEvent, parse_message
 
 ApplyEvent = Callable[[ObjectEvent], Outcome]

@@ -13,11 +13,11 @@
 | `BUCKET_INDEX_SHARDS` | shards of the bucket on `bucketName-size-index` (default 1, at most 256) |
 | `HOT_USERS` | JSON object of user -> shard count on `uploadUser-uploadDate-index` (default none) |
 | `MULTI_ATTRIBUTE_INDEX` | `true`: entries carry `zAddress` for the Z-order index (default false) |
-| `NAME_TABLE_NAME` | the name index table (`file_index.names`); unset: no name index is kept |
-| `ENRICH` | comma-separated `contentType`, `metadata`, `tags`, read per create (`file_index.enrich`) |
+| `NAME_TABLE_NAME` | the name index table (`file_index.write.names`); unset: no name index is kept |
+| `ENRICH` | comma-separated `contentType`, `metadata`, `tags`, read per create (`file_index.store.enrich`) |
 
-The last three are the shard placement (`file_index.placement`), set by the stack from the same `cdk.json`
-context as the search function's; unset, entries are written as release 0.2.0 wrote them.
+The last three are the shard placement (`file_index.rules.placement`), set by the stack from the same
+`cdk.json` context as the search function's; unset, entries are written as release 0.2.0 wrote them.
 
 The tombstone must outlive any redelivery of an older create: SQS keeps a message at most 14 days, so the
 default leaves a margin. The SDK settings bound one call (`SdkSettings.worst_call_seconds`, 24 s with the
@@ -31,12 +31,13 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from file_index import enrich
-from file_index.config import ConfigError, SdkSettings, key_pattern, positive_int, required
-from file_index.enrich import NONE, Enrich
-from file_index.key_pattern import KeyPattern
-from file_index.placement import ShardPlacement
-from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
+from file_index.rules.config import ConfigError, key_pattern, positive_int, required
+from file_index.rules.key_pattern import KeyPattern
+from file_index.rules.objects import DEFAULT_TOMBSTONE_TTL_DAYS
+from file_index.rules.placement import ShardPlacement
+from file_index.store import enrich
+from file_index.store.enrich import NONE, Enrich
+from file_index.store.sdk import SdkSettings
 
 __all__ = ["ConfigError", "IndexerConfig"]
 

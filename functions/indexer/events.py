@@ -16,7 +16,7 @@ A body is one of:
 | Object Deleted, deletion-type "Permanently Deleted" | `ObjectRemoved:Delete` |
 | the same with reason "Lifecycle Expiration" | `LifecycleExpiration:DeleteMarkerCreated` / `:Delete` |
 
-Both shapes carry S3's sequencer, so both get the same ordering rule (`file_index.objects`). moto 5.2.5
+Both shapes carry S3's sequencer, so both get the same ordering rule (`file_index.rules.objects`). moto 5.2.5
 sends a shape of its own, recognised by its reasons "ObjectCreated" / "ObjectRemoved" (AWS names the API
 call): `eTag` spelled so, no deletion-type (it only reports deletes that remove the object), version-id
 "null" for an object without versions, keys as they are, and one constant sequencer for every event,
@@ -27,7 +27,7 @@ A body that is none of these fails as a whole with `MalformedMessageError`, whos
 for the log. Keys of S3 notifications arrive URL-encoded (`my+file.txt` is `my file.txt`) and are decoded
 with `unquote_plus`; for EventBridge see `eventbridge_key`.
 
-Ordering, and the event model itself, live in `file_index.objects`: the indexer only parses.
+Ordering, and the event model itself, live in `file_index.rules.objects`: the indexer only parses.
 """
 
 from __future__ import annotations
@@ -37,18 +37,18 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote_plus
 
-from file_index.key_pattern import KeyPattern
-from file_index.objects import (
+from file_index.rules.key_pattern import KeyPattern
+from file_index.rules.objects import (
     CREATE_PREFIXES,
     MAX_KEY_BYTES,
     MAX_OBJECT_SIZE,
+    NULL_VERSION,
     REMOVE_PREFIXES,
     TAGGING_PREFIXES,
     InvalidSequencerError,
     ObjectEvent,
     order_key_for_sequencer,
 )
-from file_index.writer import NULL_VERSION
 
 TEST_EVENT = "s3:TestEvent"
 EVENTBRIDGE_SOURCE = "aws.s3"
@@ -66,7 +66,7 @@ _LIFECYCLE_REASON = "Lifecycle Expiration"
 # moto 5.2.5's reasons; AWS's name the API call (see the module docstring).
 _EMULATOR_REASONS = frozenset({"ObjectCreated", "ObjectRemoved"})
 _OBJECT_DETAIL_TYPES = frozenset({"Object Created", "Object Deleted"})
-# Tag changes, applied only where the deployment enriches tags (`file_index.enrich`).
+# Tag changes, applied only where the deployment enriches tags (`file_index.store.enrich`).
 _TAGGING_DETAIL_TYPES = {
     "Object Tags Added": "ObjectTagging:Put",
     "Object Tags Deleted": "ObjectTagging:Delete",

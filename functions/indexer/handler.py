@@ -1,7 +1,7 @@
 """Indexer Lambda: SQS batches of S3 events (notifications or EventBridge) into FileMetaData, with partial
 batch responses.
 
-Thin on purpose: `indexer.batch` parses and writes (concurrently), `file_index.writer` holds the rule;
+Thin on purpose: `indexer.batch` parses and writes (concurrently), `file_index.write.writer` holds the rule;
 this module reads the configuration once, logs, emits metrics and turns per-message results into
 `batchItemFailures` with Powertools' batch processor.
 
@@ -9,7 +9,7 @@ The invocation's deadline: no write starts once the remaining time is at most th
 call (`SdkSettings.worst_call_seconds`) plus a reserve for answering; the records left are reported as
 batch item failures. An invocation that starts with less time than that cannot write anything: it fails
 with a `ConfigError` naming the variables to change. The margin covers one call: a permanent version
-delete that needs a lookup makes up to three (see `file_index.writer`), so only if all three stall to
+delete that needs a lookup makes up to three (see `file_index.write.writer`), so only if all three stall to
 their timeouts can such a record still outlast the invocation.
 
 Metrics (EMF): IndexedFiles, DeletedFiles, StaleEvents (older or duplicate events that changed nothing),
@@ -17,12 +17,12 @@ FailedRecords (records not written, malformed messages counted once), DeferredRe
 FailedRecords not started because the invocation was about to end), ForeignBucketEvents (events of another
 bucket than BUCKET_NAME, refused: never written, their messages acknowledged; one warning per bucket and
 batch) and IndexLagMs (event time to write), ConfigurationMismatches (batches refused whole because the
-indexer's settings differ from the deployed configuration recorded in the table, `file_index.deployment`:
-its messages go back to the queue).
+indexer's settings differ from the deployed configuration recorded in the table,
+`file_index.store.deployment`: its messages go back to the queue).
 
 After a batch, what its writes did to the sampled keys' entries (about one key in a hundred: entries made,
 and those deletes and overwrites removed) is added to the bucket's statistics
-(`file_index.upload_statistics`), so the search's planner knows what a bucket only uploads wrote holds.
+(`file_index.rules.upload_statistics`), so the search's planner knows what a bucket only uploads wrote holds.
 """
 
 from __future__ import annotations
@@ -43,19 +43,21 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import BotoCoreError, ClientError
 
-from file_index.config import ConfigError, SdkSettings
-from file_index.deployment import (
+from file_index.rules.config import ConfigError
+from file_index.rules.objects import ObjectEvent
+from file_index.rules.upload_statistics import StatisticsTally
+from file_index.store.deployment import (
     ConfigurationCheck,
     ConfigurationMismatchError,
     DeployedConfiguration,
     DeployedConfigurationStore,
 )
-from file_index.enrich import TAGS, enriched, update_tags
-from file_index.names import NameIndex
-from file_index.objects import ObjectEvent
-from file_index.upload_statistics import StatisticsTally, add_counts
-from file_index.writer import DynamoDBClient, Outcome, S3Client, apply_event, dynamodb_client
-from file_index.writer import s3_client as writer_s3_client
+from file_index.store.enrich import TAGS, enriched, update_tags
+from file_index.store.sdk import DynamoDBClient, S3Client, SdkSettings, dynamodb_client
+from file_index.store.sdk import s3_client as writer_s3_client
+from file_index.store.statistics import add_counts
+from file_index.write.names import NameIndex
+from file_index.write.writer import Outcome, apply_event
 from indexer.batch import Deadline, Message, MessageReport, index_batch, is_expected
 from indexer.config import IndexerConfig
 
@@ -77,7 +79,7 @@ class Runtime:
 
     config: IndexerConfig
     dynamodb: DynamoDBClient
-    s3: S3Client  # for the writer's rare HEAD of an object (see file_index.writer)
+    s3: S3Client  # for the writer's rare HEAD of an object (see file_index.write.writer)
     executor: ThreadPoolExecutor
     names: NameIndex | None = None  # the name index, when the deployment keeps one
     # The indexer's settings against the deployment's record in the table (None: not checked).
@@ -302,7 +304,7 @@ def _report(reports: list[MessageReport]) -> None:
 
 def _count_uploads(runtime: Runtime) -> None:
     """Add what the batch's writes tallied (sampled entries made, and removed by deletes and overwrites) to
-    the bucket's statistics (`file_index.upload_statistics`). The entries are written already: a failure
+    the bucket's statistics (`file_index.rules.upload_statistics`). The entries are written already: a failure
     here costs the planner a few samples, never a message."""
     try:
         tallied = runtime.statistics.drain()

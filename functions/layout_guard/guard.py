@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from file_index import placement as layout_env
-from file_index import schema
-from file_index.placement import ShardPlacement
-from file_index.state import is_state_key
+from file_index.rules import placement as layout_env
+from file_index.rules import schema
+from file_index.rules.placement import ShardPlacement
+from file_index.store.state import is_state_key
 
 # The custom resource's properties; CloudFormation hands every value over as a string.
 TABLE_NAME = "TableName"

@@ -14,7 +14,7 @@ resource, so it runs before any of them changes, and its answer decides:
 - Delete: accepted; nothing to undo.
 
 The same function serves `Custom::DeployedConfiguration` (`record_configuration`): on create and update it
-writes the deployed configuration record of the bucket into the table (`file_index.deployment`), which
+writes the deployed configuration record of the bucket into the table (`file_index.store.deployment`), which
 the writers check their own settings against, and marks an empty name table complete when the table holds
 no live entry yet (else `file_search_admin index-names` builds and marks it); on delete it leaves the
 record (the table may be kept).
@@ -35,10 +35,11 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from file_index.config import ConfigError, SdkSettings
-from file_index.deployment import DeployedConfiguration, DeployedConfigurationStore
-from file_index.names import mark_table_complete
-from file_index.state import IndexStateStore, now_iso
+from file_index.rules.config import ConfigError
+from file_index.store.deployment import DeployedConfiguration, DeployedConfigurationStore
+from file_index.store.name_state import mark_table_complete
+from file_index.store.sdk import SdkSettings
+from file_index.store.state import IndexStateStore, now_iso
 from layout_guard.guard import (
     GuardedLayout,
     InvalidPropertiesError,

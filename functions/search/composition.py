@@ -10,11 +10,11 @@ import functools
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
-from file_index.config import SdkSettings
-from file_index.name_reader import NameReader
-from file_index.placement import ShardPlacement
-from file_index.reader import FileReader
-from file_index.state import IndexStateStore
+from file_index.read.name_reader import NameReader
+from file_index.read.reader import FileReader
+from file_index.rules.placement import ShardPlacement
+from file_index.store.sdk import SdkSettings
+from file_index.store.state import IndexStateStore
 from search.config import load_config, queue_name
 from search.dal import BacklogReader, ObjectStore
 from search.directory import PeopleDirectory

@@ -7,11 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from file_index import enrich
-from file_index.config import ConfigError, key_pattern, positive_int, required
-from file_index.key_pattern import DEFAULT_LAYOUT, KeyPattern
-from file_index.placement import ShardPlacement
-from file_index.state import State
+from file_index.rules.config import ConfigError, key_pattern, positive_int, required
+from file_index.rules.key_pattern import DEFAULT_LAYOUT, KeyPattern
+from file_index.rules.placement import ShardPlacement
+from file_index.store import enrich
+from file_index.store.state import State
 from search.directory import DEFAULT_NAME_ATTRIBUTE, NAME_ATTRIBUTES
 from search.people import (
     DEFAULT_ADMIN_GROUP,
@@ -45,7 +45,7 @@ class SearchConfig:
     bucket_time_index: bool = True
     # The name index table (`q`, `prefix`, `delimiter`, `ext`); None: the deployment keeps none.
     name_table_name: str | None = None
-    # What the indexer reads from S3 for each entry (`file_index.enrich`): which filters a list may use.
+    # What the indexer reads from S3 for each entry (`file_index.store.enrich`): which filters a list may use.
     enrich: frozenset[str] = frozenset()
     # The `/me/...` routes of signed-in people; None: the deployment has no user pool (userAccess off).
     user_access: UserAccess | None = None

@@ -24,8 +24,8 @@ import json
 import zlib
 from typing import Any
 
-from file_index.name_reader import NameQuery
-from file_index.reader import FileQuery
+from file_index.read.name_query import NameQuery
+from file_index.read.reader import FileQuery
 
 VERSION = 2
 # What a query string carries comfortably through API Gateway (its request line and headers take at most

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 # The functions' one configuration error, here too so the handler names all it answers for in one place.
-from file_index.config import ConfigError
+from file_index.rules.config import ConfigError
 
 __all__ = [
     "BadRequest",

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from file_index.key_pattern import KeyPattern
-from file_index.objects import MAX_KEY_BYTES
+from file_index.rules.key_pattern import KeyPattern
+from file_index.rules.objects import MAX_KEY_BYTES
 from search.errors import BadRequest, FileNotFound, Forbidden, Unauthorized
 from search.queries import MAX_PREFIX_BYTES, PREFIX_LIMIT, utf8_length
 

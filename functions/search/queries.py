@@ -1,7 +1,7 @@
 """Turn the list parameters of `GET /files` into one list query, or say clearly why not.
 
 A user or a bucket, each with any of `minSize`/`maxSize` and `from`/`to` (or `date`): a box of size and
-upload time. Which index answers it is the reader's plan (`file_index.reader.FileReader.plan`).
+upload time. Which index answers it is the reader's plan (`file_index.read.reader.FileReader.plan`).
 
 Times: `uploadDate` is stored as `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC, milliseconds), so bounds are rendered
 the same way and compared as strings by DynamoDB. `date=D` is the UTC day D (`begins_with "DT"` on a
@@ -17,12 +17,12 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from file_index.name_reader import ORDER_KEY, ORDER_SIZE, ORDER_UPLOAD_DATE, NameQuery
-from file_index.name_terms import query_words as read_query_words
-from file_index.names import MAX_EXTENSION, normalize_extension
-from file_index.objects import MAX_KEY_BYTES, iso_utc_millis
-from file_index.reader import BucketQuery, FileQuery, UserQuery
-from file_index.shards import SHARD_SEPARATOR
+from file_index.read.name_query import ORDER_KEY, ORDER_SIZE, ORDER_UPLOAD_DATE, NameQuery
+from file_index.read.reader import BucketQuery, FileQuery, UserQuery
+from file_index.rules.name_items import MAX_EXTENSION, normalize_extension
+from file_index.rules.name_terms import query_words as read_query_words
+from file_index.rules.objects import MAX_KEY_BYTES, iso_utc_millis
+from file_index.rules.shards import SHARD_SEPARATOR
 from search.errors import BadRequest
 
 # S3 keys are at most MAX_KEY_BYTES of UTF-8; user names come from keys, bucket names are at most 63.

@@ -12,11 +12,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from file_index.enrich import CONTENT_TYPE, METADATA, TAGS
-from file_index.key_pattern import KeyPattern
-from file_index.name_reader import NameQuery, NameReader
-from file_index.reader import FileQuery, FileReader, InvalidStartKey, ListCursor, UnavailableOrder
-from file_index.state import State
+from file_index.read.name_query import NameQuery
+from file_index.read.name_reader import NameReader
+from file_index.read.reader import FileQuery, FileReader, InvalidStartKey, ListCursor, UnavailableOrder
+from file_index.rules.key_pattern import KeyPattern
+from file_index.store.enrich import CONTENT_TYPE, METADATA, TAGS
+from file_index.store.state import State
 from search.cursor import InvalidCursor, decode_cursor, encode_cursor
 from search.dal import BacklogReader, ObjectStore
 from search.directory import PeopleDirectory

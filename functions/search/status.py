@@ -1,6 +1,6 @@
 """The index state and the indexer's backlog: `GET /status`, and the `indexState` of every list answer.
 
-The state is the indexed bucket's state record (`file_index.state`); without one, the configured
+The state is the indexed bucket's state record (`file_index.store.state`); without one, the configured
 initial state. Lists read it through `IndexStateView`, which keeps it for `STATE_MAX_AGE_SECONDS` per
 execution environment: the record is one item, so one DynamoDB partition (3,000 read units/s, 6,000
 eventually consistent reads/s), and reading it on every list of every environment would cap the whole
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from time import monotonic
 from typing import Any
 
-from file_index.cost import IndexStatistics
-from file_index.state import IndexState, IndexStateStore, State, effective_state
+from file_index.rules.cost import IndexStatistics
+from file_index.store.state import IndexState, IndexStateStore, State, effective_state
 
 STATE_MAX_AGE_SECONDS = 2.0
 # The indexer's upload statistics (a GetItem of each of their items) change slowly and only steer the plan:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from file_index.key_pattern import KeyPattern
+from file_index.rules.key_pattern import KeyPattern
 from search.dal import ObjectStore
 from search.errors import BadRequest, Conflict
 from search.people import (

@@ -15,7 +15,7 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from file_index.config import ConfigError
+from file_index.rules.config import ConfigError
 from sign_up_guard.guard import (
     DOMAINS_VARIABLE,
     InvalidDomainError,

@@ -19,7 +19,7 @@ import boto3
 import pytest
 
 from bench.page import FIRST_LOAD_BUDGET_BYTES, TRANSFERRED_BYTES
-from file_index.state import IndexStateStore, Operation
+from file_index.store.state import IndexStateStore, Operation
 from local_stack.browser import CHROMIUM_ARGS, chromium_path
 from tests.browser.helpers import (
     TIMEOUT_MS,

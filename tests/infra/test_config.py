@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from file_index import schema, writer
-from file_index.placement import ShardPlacement
+from file_index.rules import objects, schema
+from file_index.rules.placement import ShardPlacement
 from infra.config import ApiAuth, ConfigError, EventSource, LogLevel, RemovalChoice, StackConfig
 from infra.sizing import IndexerSizing
 from tests.infra.conftest import REPO_ROOT, cdk_json_context
@@ -271,7 +271,7 @@ def test_app_py_refuses_another_powertools_release() -> None:
 
 def test_the_tombstone_expiry_default_is_the_writers() -> None:
     """One default for the stack, the indexer and the backfill: the writer's."""
-    assert StackConfig().tombstone_ttl_days == writer.DEFAULT_TOMBSTONE_TTL_DAYS
+    assert StackConfig().tombstone_ttl_days == objects.DEFAULT_TOMBSTONE_TTL_DAYS
     assert "DEFAULT_TOMBSTONE_TTL_DAYS =" not in (REPO_ROOT / "infra" / "config.py").read_text()
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from file_index import schema
+from file_index.rules import schema
 from infra import dashboard
 from tests.infra.conftest import Synth
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from file_index import schema
-from file_index.placement import ShardPlacement
+from file_index.rules import schema
+from file_index.rules.placement import ShardPlacement
 from infra import layout_guard
 from tests.infra.conftest import LAYOUT_OVERRIDES, Synth
 from tests.infra.test_stack import (

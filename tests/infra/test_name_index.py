@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from file_index import schema
+from file_index.rules import schema
 from infra.config import ConfigError, StackConfig
 from tests.infra.conftest import Synth, synthesize
 from tests.infra.test_stack import INDEXER_HANDLER, SEARCH_HANDLER, actions_of, function, role_statements

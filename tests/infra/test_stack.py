@@ -11,7 +11,7 @@ from unittest.mock import ANY
 import pytest
 from aws_cdk.assertions import Match
 
-from file_index import schema
+from file_index.rules import schema
 from infra import alarms as alarms_module
 from infra import powertools_function, search_api
 from infra.config import RemovalChoice
@@ -362,7 +362,7 @@ def test_function_code_is_the_functions_directory_without_caches(default_synth: 
     asset_dir = default_synth.outdir / f"asset.{asset_hash}"
 
     assert search["Code"]["S3Key"] == indexer["Code"]["S3Key"]
-    assert (asset_dir / "file_index" / "schema.py").is_file()
+    assert (asset_dir / "file_index" / "rules" / "schema.py").is_file()
     assert (asset_dir / "indexer" / "__init__.py").is_file()
     assert (asset_dir / "search" / "__init__.py").is_file()
     assert (asset_dir / "backfill" / "__init__.py").is_file()

@@ -4,7 +4,7 @@
 in memory, and stops it at the end; under xdist each worker starts its own. Tests that run the same
 DynamoDB code against both engines catch what only an emulator lets pass.
 
-`dynamodb_local_table` gives a fresh FileMetaData table (built from `file_index.schema`) on it.
+`dynamodb_local_table` gives a fresh FileMetaData table (built from `file_index.rules.schema`) on it.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from file_index import schema
+from file_index.rules import schema
 from local_stack.dynamodb_local import DynamoDBLocalProcess
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bench import name_checks, name_reads
-from file_index.placement import ShardPlacement
+from file_index.rules.placement import ShardPlacement
 from tests.integration.conftest import DynamoDBLocal
 
 pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bench import events
 from bench.runner import run_isolated
-from file_index.upload_statistics import sampled
+from file_index.rules.upload_statistics import sampled
 
 KEYS = 100
 

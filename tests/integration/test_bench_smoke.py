@@ -35,8 +35,8 @@ from bench.__main__ import DEFAULT_CHARTS, parse_args
 from bench.guideline_listener import GuidelineListener, data_split, is_new_entry
 from bench.partition_heat import Kind
 from bench.runner import MEASURES
-from file_index import schema, zorder
-from file_index.placement import ShardPlacement
+from file_index.rules import schema, zorder
+from file_index.rules.placement import ShardPlacement
 
 pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
 

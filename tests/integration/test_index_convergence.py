@@ -57,16 +57,19 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from file_index import schema
-from file_index.key_pattern import KeyPattern
-from file_index.name_reader import NameQuery, NameReader
-from file_index.name_sync import sync_names
-from file_index.name_terms import folded_words, matches
-from file_index.names import NameIndex, entry_items, name_of
-from file_index.placement import ShardPlacement
-from file_index.reader import BucketQuery, FileReader, UserQuery
-from file_index.repair import ListedObject, backfill_object, expected_z_address, is_live
-from file_index.writer import NULL_VERSION, DynamoDBClient, dynamodb_client
+from file_index.read.name_query import NameQuery
+from file_index.read.name_reader import NameReader
+from file_index.read.reader import BucketQuery, FileReader, UserQuery
+from file_index.rules import schema
+from file_index.rules.key_pattern import KeyPattern
+from file_index.rules.name_items import entry_items, name_of
+from file_index.rules.name_terms import folded_words, matches
+from file_index.rules.objects import NULL_VERSION
+from file_index.rules.placement import ShardPlacement
+from file_index.store.sdk import DynamoDBClient, dynamodb_client
+from file_index.write.name_sync import sync_names
+from file_index.write.names import NameIndex
+from file_index.write.repair import ListedObject, backfill_object, expected_z_address, is_live
 from file_search_admin.reconcile import ReconcileSummary, run_reconcile
 from indexer import handler
 from tests.conftest import FakeLambdaContext

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from file_index.placement import ShardPlacement
+from file_index.rules.placement import ShardPlacement
 from file_search_admin.cli import build_parser, main, parse_args
 from file_search_admin.errors import TableLayoutMismatchError
 from file_search_admin.writer_settings import WriterSettings, check_table_layout, resolve_writer_settings
@@ -228,7 +228,7 @@ def test_the_table_layout_check_compares_the_z_order_index(
 def test_settings_taken_from_the_deployed_configuration_are_only_those_a_writer_uses(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from file_index.deployment import DeployedConfiguration
+    from file_index.store.deployment import DeployedConfiguration
 
     monkeypatch.chdir(tmp_path)  # no cdk.json: nothing named
     recorded = DeployedConfiguration.of(

@@ -6,7 +6,7 @@ import pytest
 
 from backfill import handler
 from backfill.config import BackfillConfig, ConfigError
-from file_index.placement import ShardPlacement
+from file_index.rules.placement import ShardPlacement
 
 BASE = {"TABLE_NAME": "FileMetaData", "BUCKET_NAME": "fileupload.a"}
 

@@ -9,9 +9,9 @@ import pytest
 
 from bench.backfill_batch import PRICES, WRITE_UNITS_WITH_USER, model, name_units_per_entry
 from bench.entries import create_event, entry
-from file_index import names, schema
-from file_index.name_terms import name_terms
-from file_index.placement import ShardPlacement
+from file_index.rules import name_items, schema
+from file_index.rules.name_terms import name_terms
+from file_index.rules.placement import ShardPlacement
 
 PRICE = PRICES.dynamodb_per_million_write_units
 
@@ -46,7 +46,7 @@ def test_name_units_per_entry_are_what_a_backfill_puts_in_the_name_index(
     units, items = name_units_per_entry(layout, files=50)  # each of the 50 is that file
     terms = len(name_terms("quarterly_report_2024.pdf"))
     assert items == 1 + terms
-    put = names.entry_items(one, "")
+    put = name_items.entry_items(one, "")
     assert all(schema.NAME_USER in item for item in put)
     assert units == 2 * items  # every item under 1 KB, written in the table and in the user GSI
 

@@ -14,10 +14,10 @@ from bench.entries import create_event, entry
 from bench.name_data import USER, make_files
 from bench.name_terms_model import ListStream, SampledStream, TermItem, TermTable, split, terms_list
 from bench.name_writes import Written, busiest, layout_writes, units
-from file_index import name_terms, schema
-from file_index.names import term_scope, time_term
-from file_index.placement import ShardPlacement
-from file_index.reader import PAGE_ROUNDS
+from file_index.read.reader import PAGE_ROUNDS
+from file_index.rules import name_terms, schema
+from file_index.rules.name_items import term_scope, time_term
+from file_index.rules.placement import ShardPlacement
 
 LAYOUT = ShardPlacement(bucket_shards=16)
 

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench import reader_030
-from file_index.reader import Plan
-from file_index.shards import MergeCursor, Position, ShardBatch, ShardContractError, ShardCursor
+from file_index.read.reader import Plan
+from file_index.rules.shards import MergeCursor, Position, ShardBatch, ShardContractError, ShardCursor
 from tests.unit.test_shards import (
     MERGE_CASES,
     Entry,

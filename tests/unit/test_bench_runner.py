@@ -21,10 +21,10 @@ from bench import runner
 from bench.report import Row
 from bench.requests_per_event import indexed_state
 from bench.runner import MEASURES, MeasureFailed, failure_reason, run_isolated
-from file_index import schema
-from file_index.deployment import configuration_key
-from file_index.state import state_key
-from file_index.upload_statistics import statistics_key
+from file_index.rules import schema
+from file_index.rules.upload_statistics import statistics_key
+from file_index.store.deployment import configuration_key
+from file_index.store.state import state_key
 
 HERE = __name__  # "tests.unit.test_bench_runner": the child imports the measures from here
 

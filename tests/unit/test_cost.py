@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from file_index import cost, zorder
+from file_index.rules import cost, zorder
 
 
 def test_a_query_is_billed_half_a_unit_per_started_4_kb_and_never_less_than_half() -> None:

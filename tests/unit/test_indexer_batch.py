@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
-from file_index.key_pattern import KeyPattern
-from file_index.objects import ObjectEvent
-from file_index.writer import Outcome, WriteContentionError
+from file_index.rules.key_pattern import KeyPattern
+from file_index.rules.objects import ObjectEvent
+from file_index.write.writer import Outcome, WriteContentionError
 from indexer.batch import Deadline, DeadlineReachedError, Message, index_batch, is_expected
 from indexer.events import MalformedMessageError
 

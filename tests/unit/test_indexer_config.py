@@ -7,11 +7,11 @@ from botocore.config import Config
 
 import backfill.config
 import search.errors
-from file_index import config as shared
-from file_index.config import SdkSettings
-from file_index.key_pattern import KeyPattern
-from file_index.placement import LayoutError, ShardPlacement
-from file_index.writer import DEFAULT_TOMBSTONE_TTL_DAYS
+from file_index.rules import config as shared
+from file_index.rules.key_pattern import KeyPattern
+from file_index.rules.objects import DEFAULT_TOMBSTONE_TTL_DAYS
+from file_index.rules.placement import LayoutError, ShardPlacement
+from file_index.store.sdk import SdkSettings
 from indexer import handler
 from indexer.config import ConfigError, IndexerConfig
 

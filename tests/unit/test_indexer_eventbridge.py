@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from file_index.objects import ObjectEvent, order_key_for_sequencer
+from file_index.rules.objects import ObjectEvent, order_key_for_sequencer
 from indexer.events import MalformedMessageError, eventbridge_key, parse_message
 
 # AWS's examples, as the S3 user guide documents them ("Using EventBridge", event message structure).
@@ -187,7 +187,7 @@ def test_other_s3_detail_types_change_no_object(detail_type: str) -> None:
     [("Object Tags Added", "ObjectTagging:Put"), ("Object Tags Deleted", "ObjectTagging:Delete")],
 )
 def test_tag_changes_are_tagging_events(detail_type: str, name: str) -> None:
-    """Applied only where the deployment enriches tags (file_index.enrich); they change no object."""
+    """Applied only where the deployment enriches tags (file_index.store.enrich); they change no object."""
     event = parse_one({**AWS_OBJECT_CREATED, "detail-type": detail_type})
     assert event.event_name == name
     assert event.is_tagging

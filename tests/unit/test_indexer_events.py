@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from file_index.key_pattern import KeyPattern
-from file_index.objects import ObjectEvent, iso_utc_millis, order_key_for_sequencer, order_key_for_time
+from file_index.rules.key_pattern import KeyPattern
+from file_index.rules.objects import ObjectEvent, iso_utc_millis, order_key_for_sequencer, order_key_for_time
 from indexer.events import MalformedMessageError, parse_message
 
 

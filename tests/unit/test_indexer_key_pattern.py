@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from file_index.key_pattern import InvalidKeyPatternError, KeyParts, KeyPattern
+from file_index.rules.key_pattern import InvalidKeyPatternError, KeyParts, KeyPattern
 
 DEFAULT = KeyPattern.parse("default")
 

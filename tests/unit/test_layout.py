@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from file_index import shards, zorder
-from file_index.config import ConfigError
-from file_index.placement import DEFAULT_BUCKET_INDEX_SHARDS, LayoutError, ShardPlacement
+from file_index.rules import shards, zorder
+from file_index.rules.config import ConfigError
+from file_index.rules.placement import DEFAULT_BUCKET_INDEX_SHARDS, LayoutError, ShardPlacement
 
 object_keys = st.text(min_size=1, max_size=40)
 

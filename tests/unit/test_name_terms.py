@@ -1,5 +1,5 @@
-"""What a query word matches (`file_index.name_terms`), the terms a name is indexed under, and the law that
-ties them: every name a word matches is under the word's lookup term."""
+"""What a query word matches (`file_index.rules.name_terms`), the terms a name is indexed under, and the law
+that ties them: every name a word matches is under the word's lookup term."""
 
 from __future__ import annotations
 
@@ -9,7 +9,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from file_index.name_terms import MAX_TERM, fold, folded_words, lookup_term, matches, name_terms, query_words
+from file_index.rules.name_terms import (
+    MAX_TERM,
+    fold,
+    folded_words,
+    lookup_term,
+    matches,
+    name_terms,
+    query_words,
+)
 
 
 def finds(q: str, name: str) -> bool:

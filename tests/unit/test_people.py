@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from file_index.key_pattern import KeyPattern
+from file_index.rules.key_pattern import KeyPattern
 from local_stack.api_gateway import rest_claim, rest_claims
 from search.errors import BadRequest, Forbidden, Unauthorized
 from search.people import (

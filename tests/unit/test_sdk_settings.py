@@ -8,13 +8,12 @@ from pathlib import Path
 
 import boto3
 
-from file_index.config import SdkSettings
-from file_index.writer import dynamodb_client, s3_client
+from file_index.store.sdk import SdkSettings, dynamodb_client, s3_client
 from file_search_admin.aws import Aws
 
 ROOT = Path(__file__).resolve().parents[2]
 # The one module that may call boto3's factories.
-FACTORY = ROOT / "functions" / "file_index" / "config.py"
+FACTORY = ROOT / "functions" / "file_index" / "store" / "sdk.py"
 
 
 def _factory_calls(path: Path) -> list[str]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from file_index.placement import ShardPlacement
-from file_index.state import State
+from file_index.rules.placement import ShardPlacement
+from file_index.store.state import State
 from search.config import SearchConfig, load_config, queue_name
 from search.errors import ConfigError
 

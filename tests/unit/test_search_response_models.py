@@ -11,7 +11,7 @@ import pytest
 from aws_lambda_powertools.event_handler import Response
 from pydantic import ValidationError
 
-from file_index.state import State
+from file_index.store.state import State
 from local_stack.api_gateway import to_rest_event
 from search import handler, models
 from search.payload import dumps

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from file_index.shards import (
+from file_index.rules.shards import (
     MAX_SHARD_COUNT,
     InvalidMergeCursorError,
     InvalidShardCountError,

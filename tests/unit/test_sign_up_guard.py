@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from file_index.config import ConfigError
+from file_index.rules.config import ConfigError
 from sign_up_guard import handler
 from sign_up_guard.guard import (
     DOMAINS_VARIABLE,

@@ -1,4 +1,4 @@
-"""The indexer's sample of uploads (`file_index.upload_statistics`): its share, its spread over the
+"""The indexer's sample of uploads (`file_index.rules.upload_statistics`): its share, its spread over the
 statistics items, what it writes, and what it costs next to the entries' own writes."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from decimal import Decimal
 from types import SimpleNamespace
 
 from bench.entries import create_event
-from file_index import cost, upload_statistics
-from file_index.objects import MAX_KEY_BYTES, ObjectEvent
-from file_index.reader import BucketQuery, FileReader, Plan, UserQuery
-from file_index.state import is_state_key
-from file_index.writer import entry_item
+from file_index.read.reader import BucketQuery, FileReader, Plan, UserQuery
+from file_index.rules import cost, upload_statistics
+from file_index.rules.objects import MAX_KEY_BYTES, ObjectEvent
+from file_index.store.state import is_state_key
+from file_index.write.writer import entry_item
 
 # A new upload's write units in the entry table today (the entry and its GSI copies), as the issue states.
 ENTRY_WRITE_UNITS = 4

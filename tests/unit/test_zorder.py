@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from file_index.zorder import (
+from file_index.rules.zorder import (
     ADDRESS_WIDTH,
     DEFAULT_MAX_RANGES,
     MAX_SIZE,

@@ -12,8 +12,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from file_index import schema
-from file_index.repair import plain_item, scan_index
+from file_index.rules import schema
+from file_index.write.repair import plain_item, scan_index
 from file_search_admin.cli import main
 
 BUCKET = "fileupload.a"

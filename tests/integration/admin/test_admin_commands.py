@@ -13,9 +13,9 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ClientError, EndpointConnectionError
 
-from file_index.objects import ObjectEvent
-from file_index.state import IndexStateStore, state_key
-from file_index.writer import apply_event
+from file_index.rules.objects import ObjectEvent
+from file_index.store.state import IndexStateStore, state_key
+from file_index.write.writer import apply_event
 from tests.integration.admin.conftest import BUCKET, TABLE, Account
 
 
@@ -270,7 +270,7 @@ def test_a_live_event_between_scan_and_repair_wins(account: Account, monkeypatch
     upload(account, 2)
     account.admin("backfill", "--bucket", BUCKET)
     account.dynamodb.delete_item(TableName=TABLE, Key={"objectKey": {"S": "USER001_0000.txt"}})
-    import file_index.repair as repair_module
+    import file_index.write.repair as repair_module
 
     original = repair_module.head_object
 
@@ -358,7 +358,7 @@ def test_redrive_keeps_a_message_whose_send_failed(account: Account, monkeypatch
 def test_status_without_a_record_is_what_get_status_says(
     account: Account, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One answer, from one function (`file_index.state.effective_state`): a bucket the stack created is
+    """One answer, from one function (`file_index.store.state.effective_state`): a bucket the stack created is
     READY from its first object; the existing bucket cdk.json names is BUILDING until its backfill."""
     monkeypatch.chdir(tmp_path)  # no cdk.json: a bucket the stack created
     result = account.admin("status", "--bucket", BUCKET, "--json").json()

@@ -15,8 +15,8 @@ from typing import Any
 
 import boto3
 
-from file_index.placement import DEFAULT_BUCKET_INDEX_SHARDS, ShardPlacement
-from file_index.reader import BucketQuery, FileReader
+from file_index.read.reader import BucketQuery, FileReader
+from file_index.rules.placement import DEFAULT_BUCKET_INDEX_SHARDS, ShardPlacement
 from tests.integration.admin.conftest import BUCKET, TABLE, Account
 
 DEPLOYED_ENV = {"BUCKET_INDEX_SHARDS": "4", "HOT_USERS": "{}", "MULTI_ATTRIBUTE_INDEX": "false"}

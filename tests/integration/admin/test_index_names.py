@@ -1,5 +1,5 @@
 """`index-names` builds the name index of a bucket whose entries have none (a table of 0.3.0, which had no
-name index; `file_index.name_sync`): every live entry gets its key and term items, the bucket's flag is
+name index; `file_index.write.name_sync`): every live entry gets its key and term items, the bucket's flag is
 set, items of no entry go, and a second run (or the run after an interrupted one) finishes the job and
 then changes nothing."""
 
@@ -13,10 +13,13 @@ from typing import Any
 import boto3
 import pytest
 
-from file_index import schema, unprocessed
-from file_index.name_sync import sync_names
-from file_index.names import NameIndex, TermItemsState, entry_items, mark_table_complete, term_items
-from file_index.repair import plain_item
+from file_index.rules import schema
+from file_index.rules.name_items import entry_items, term_items
+from file_index.store import unprocessed
+from file_index.store.name_state import TermItemsState, mark_table_complete
+from file_index.write.name_sync import sync_names
+from file_index.write.names import NameIndex
+from file_index.write.repair import plain_item
 from tests.integration.admin.conftest import BUCKET, TABLE, Account
 
 NAME_TABLE = schema.NAME_TABLE_NAME

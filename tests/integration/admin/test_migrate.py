@@ -13,12 +13,13 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from file_index import schema, shards
-from file_index.objects import ObjectEvent
-from file_index.placement import ShardPlacement
-from file_index.repair import expected_z_address, is_live, place_entry, scan_index
-from file_index.state import IndexStateStore
-from file_index.writer import apply_event, serialize
+from file_index.rules import schema, shards
+from file_index.rules.objects import ObjectEvent
+from file_index.rules.placement import ShardPlacement
+from file_index.store.sdk import serialize
+from file_index.store.state import IndexStateStore
+from file_index.write.repair import expected_z_address, is_live, place_entry, scan_index
+from file_index.write.writer import apply_event
 from file_search_admin.migrate import ZOrderIndexOffError, run_migrate
 from tests.integration.admin.conftest import BUCKET, TABLE, Account
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from file_index import schema
-from file_index.placement import ShardPlacement
-from file_index.repair import (
+from file_index.rules import schema
+from file_index.rules.placement import ShardPlacement
+from file_index.write.repair import (
     Difference,
     Placement,
     Repair,

@@ -11,10 +11,10 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from file_index import schema
-from file_index.key_pattern import KeyPattern
-from file_index.objects import ObjectEvent
-from file_index.repair import (
+from file_index.rules import schema
+from file_index.rules.key_pattern import KeyPattern
+from file_index.rules.objects import ObjectEvent
+from file_index.write.repair import (
     BackfillOutcome,
     Difference,
     ListedObject,
@@ -24,7 +24,7 @@ from file_index.repair import (
     plain_item,
     repair,
 )
-from file_index.writer import Outcome, apply_event
+from file_index.write.writer import Outcome, apply_event
 
 BUCKET = "fileupload.a"
 LAYOUT = KeyPattern.parse("default")
@@ -45,7 +45,7 @@ class Table:
         return plain_item(raw["Item"]) if "Item" in raw else None
 
     def put(self, item: dict[str, Any]) -> None:
-        from file_index.writer import serialize
+        from file_index.store.sdk import serialize
 
         self.client.put_item(TableName=self.name, Item=serialize(item))
 

@@ -14,10 +14,10 @@ from moto import mock_aws
 from backfill import handler
 from backfill.batches import ForeignBucketError, InvalidInputError
 from backfill.config import ConfigError
-from file_index import names, schema
-from file_index.name_terms import name_terms
-from file_index.repair import plain_item
-from file_index.state import IndexStateStore, State
+from file_index.rules import name_items, schema
+from file_index.rules.name_terms import name_terms
+from file_index.store.state import IndexStateStore, State
+from file_index.write.repair import plain_item
 from tests.conftest import FakeLambdaContext
 
 BUCKET = "fileupload.a"
@@ -295,7 +295,7 @@ def test_batches_and_repairs_keep_the_name_index_in_step(
             1
             for item in scanned
             if item["objectKey"]["S"] == key
-            and (f"|{names.TERM_MARK}" in item[schema.NAME_SCOPE]["S"]) == terms
+            and (f"|{name_items.TERM_MARK}" in item[schema.NAME_SCOPE]["S"]) == terms
         )
 
     assert count("USER001_Invoice_March.pdf", terms=False) == 1

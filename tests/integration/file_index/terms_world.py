@@ -19,11 +19,12 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from file_index import name_terms, schema
-from file_index.name_reader import NamePage, NameQuery, NameReader
-from file_index.names import entry_items, has_extension, item_key, name_of, time_term
-from file_index.placement import ShardPlacement
-from file_index.reader import BucketQuery, FileReader, UserQuery
+from file_index.read.name_query import NamePage, NameQuery
+from file_index.read.name_reader import NameReader
+from file_index.read.reader import BucketQuery, FileReader, UserQuery
+from file_index.rules import name_terms, schema
+from file_index.rules.name_items import entry_items, has_extension, item_key, name_of, time_term
+from file_index.rules.placement import ShardPlacement
 from tests.integration.conftest import DynamoDBLocal
 
 START = datetime(2024, 5, 1, 10, tzinfo=UTC)

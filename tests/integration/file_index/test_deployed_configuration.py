@@ -12,9 +12,11 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from file_index import schema
-from file_index.config import ConfigError
-from file_index.deployment import (
+from file_index.rules import schema
+from file_index.rules.config import ConfigError
+from file_index.rules.objects import MAX_KEY_BYTES
+from file_index.rules.placement import ShardPlacement
+from file_index.store.deployment import (
     RECHECK_SECONDS,
     ConfigurationCheck,
     ConfigurationMismatchError,
@@ -22,9 +24,7 @@ from file_index.deployment import (
     DeployedConfigurationStore,
     configuration_key,
 )
-from file_index.objects import MAX_KEY_BYTES
-from file_index.placement import ShardPlacement
-from file_index.state import is_state_key, state_key
+from file_index.store.state import is_state_key, state_key
 from tests.integration.indexer.notifications import notification, s3_record
 
 TABLE = "FileMetaData"
@@ -319,7 +319,7 @@ def test_the_custom_resource_refuses_settings_it_does_not_know(dynamodb: Any) ->
 def test_the_custom_resource_marks_an_empty_name_table_complete_and_leaves_a_filled_one(
     dynamodb: Any,
 ) -> None:
-    from file_index import names
+    from file_index.store import name_state
 
     dynamodb.create_table(**schema.create_name_table_request())
 
@@ -328,7 +328,7 @@ def test_the_custom_resource_marks_an_empty_name_table_complete_and_leaves_a_fil
 
     deploy()
     # A new deployment's name table: searches read term items from the first upload.
-    assert names.TermItemsState(dynamodb, schema.NAME_TABLE_NAME).complete(BUCKET)
+    assert name_state.TermItemsState(dynamodb, schema.NAME_TABLE_NAME).complete(BUCKET)
 
     # A name table that already holds items (a deployment from before term items) is left for index-names.
     dynamodb.delete_table(TableName=schema.NAME_TABLE_NAME)
@@ -338,13 +338,13 @@ def test_the_custom_resource_marks_an_empty_name_table_complete_and_leaves_a_fil
         Item={schema.NAME_SCOPE: {"S": f"{BUCKET}|r"}, schema.NAME_TERM: {"S": "report 0123"}},
     )
     deploy()
-    assert not names.TermItemsState(dynamodb, schema.NAME_TABLE_NAME).complete(BUCKET)
+    assert not name_state.TermItemsState(dynamodb, schema.NAME_TABLE_NAME).complete(BUCKET)
 
 
 def test_the_custom_resource_leaves_an_empty_name_table_beside_entries_for_index_names(dynamodb: Any) -> None:
     """A name table added to a table that holds entries (an upgrade from 0.3.0, which had no name index):
     those entries have no name items, so it is not complete until `index-names` has run."""
-    from file_index import names
+    from file_index.store import name_state
 
     dynamodb.create_table(**schema.create_name_table_request())
     dynamodb.put_item(
@@ -358,5 +358,5 @@ def test_the_custom_resource_leaves_an_empty_name_table_beside_entries_for_index
         },
     )
     record(dynamodb, "Update", name_table=True)
-    assert not names.TermItemsState(dynamodb, schema.NAME_TABLE_NAME).complete(BUCKET)
+    assert not name_state.TermItemsState(dynamodb, schema.NAME_TABLE_NAME).complete(BUCKET)
     assert dynamodb.scan(TableName=schema.NAME_TABLE_NAME)["Items"] == []

@@ -22,13 +22,15 @@ from hypothesis import strategies as st
 from moto import mock_aws
 
 from bench.entries import create_event
-from file_index import name_reader, schema
-from file_index.folder_reader import FolderPage, FolderReader, key_after, key_before, top_key
-from file_index.name_reader import NameQuery, NameReader
-from file_index.names import key_item
-from file_index.placement import ShardPlacement
-from file_index.reader import PAGE_ROUNDS, BucketQuery, InvalidStartKey, UserQuery
-from file_index.writer import entry_item
+from file_index.read import name_reader
+from file_index.read.folder_reader import FolderPage, FolderReader, key_after, key_before, top_key
+from file_index.read.name_query import NameQuery
+from file_index.read.name_reader import NameReader
+from file_index.read.reader import PAGE_ROUNDS, BucketQuery, InvalidStartKey, UserQuery
+from file_index.rules import schema
+from file_index.rules.name_items import key_item
+from file_index.rules.placement import ShardPlacement
+from file_index.write.writer import entry_item
 from tests.integration.conftest import DynamoDBLocal
 
 # One worker builds the module's fixtures once (xdist --dist loadgroup).
@@ -358,7 +360,7 @@ def test_a_keys_plan_position_goes_on_where_it_stopped(tables: Tables, limit: in
     keys = [f"f/{name}" for name in ("a", "b/1", "b/2", "c", "d/x/y", "d/z", "e", "h/", "i")]
     tables.put("bucket", keys, layout)
     reader = tables.reader(layout)
-    names = NameReader(reader._names._client, tables.table, tables.name_table, layout=layout)
+    names = NameReader(reader._names.client, tables.table, tables.name_table, layout=layout)
     for ascending in (True, False):
         query = NameQuery(scope=BucketQuery(bucket="bucket"), prefix="f/", delimiter="/", ascending=ascending)
         # 0.4's keys plan (what answered folder lists before FolderReader), as it left a list begun then.

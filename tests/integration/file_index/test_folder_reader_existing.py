@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 import tests.integration.file_index.test_name_index_shard_raise as folder_tests
-from file_index.folder_reader import FolderReader
-from file_index.name_reader import NamePage, NameQuery, NameReader
+from file_index.read.folder_reader import FolderReader
+from file_index.read.name_query import NamePage, NameQuery
+from file_index.read.name_reader import NameReader
 from tests.integration.file_index.test_name_index_shard_raise import (  # noqa: F401 (collected here again)
     tables,
     test_a_delete_removes_the_items_in_the_shard_the_entry_was_in,

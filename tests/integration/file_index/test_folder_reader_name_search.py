@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from file_index.folder_reader import FolderReader
-from file_index.name_reader import NamePage, NameQuery, NameReader
+from file_index.read.folder_reader import FolderReader
+from file_index.read.name_query import NamePage, NameQuery
+from file_index.read.name_reader import NameReader
 from tests.integration.local_stack.conftest import module_aws_environment  # noqa: F401 (a fixture)
 from tests.integration.local_stack.test_name_search import (  # noqa: F401 (collected here again)
     HOT_USER,

@@ -19,16 +19,18 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from file_index import schema
-from file_index.key_pattern import KeyPattern
-from file_index.name_reader import NameQuery, NameReader
-from file_index.name_sync import sync_names
-from file_index.names import NameIndex, term_items
-from file_index.objects import ObjectEvent
-from file_index.placement import ShardPlacement
-from file_index.reader import BucketQuery, FileReader, UserQuery
-from file_index.repair import ListedObject, Placement, place_entry, plain_item, repair
-from file_index.writer import apply_event
+from file_index.read.name_query import NameQuery
+from file_index.read.name_reader import NameReader
+from file_index.read.reader import BucketQuery, FileReader, UserQuery
+from file_index.rules import schema
+from file_index.rules.key_pattern import KeyPattern
+from file_index.rules.name_items import term_items
+from file_index.rules.objects import ObjectEvent
+from file_index.rules.placement import ShardPlacement
+from file_index.write.name_sync import sync_names
+from file_index.write.names import NameIndex
+from file_index.write.repair import ListedObject, Placement, place_entry, plain_item, repair
+from file_index.write.writer import apply_event
 from tests.integration.conftest import DynamoDBLocal
 
 pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from file_index import schema
-from file_index.name_reader import NameQuery
-from file_index.names import NameIndex
-from file_index.objects import ObjectEvent
-from file_index.placement import ShardPlacement
-from file_index.reader import BucketQuery
-from file_index.writer import apply_event
+from file_index.read.name_query import NameQuery
+from file_index.read.reader import BucketQuery
+from file_index.rules import schema
+from file_index.rules.objects import ObjectEvent
+from file_index.rules.placement import ShardPlacement
+from file_index.write.names import NameIndex
+from file_index.write.writer import apply_event
 from tests.integration.file_index.test_name_index_shard_raise import (
     AFTER,
     BEFORE,

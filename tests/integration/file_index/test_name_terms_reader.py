@@ -1,4 +1,5 @@
-"""The terms plan of a name list (`file_index.term_reader` through `NameReader`), on moto and DynamoDB Local.
+"""The terms plan of a name list (`file_index.read.term_reader` through `NameReader`), on moto and DynamoDB
+Local.
 
 Random names (ASCII, accents, CJK) in a bucket of several shards and a hot user of several, overwritten,
 deleted and re-created between pages: paging through shows every file that stayed live and matching exactly
@@ -18,19 +19,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from file_index import schema
-from file_index.name_reader import NameQuery
-from file_index.name_terms import folded_words, query_words
-from file_index.names import (
-    ALL_BUCKETS,
-    TERMS_COMPLETE,
-    NameIndexIncomplete,
-    state_key,
-    term_items,
-    time_term,
-)
-from file_index.placement import ShardPlacement
-from file_index.reader import BucketQuery, InvalidStartKey, UserQuery
+from file_index.read.name_query import NameQuery
+from file_index.read.reader import BucketQuery, InvalidStartKey, UserQuery
+from file_index.rules import schema
+from file_index.rules.name_items import term_items, time_term
+from file_index.rules.name_terms import folded_words, query_words
+from file_index.rules.placement import ShardPlacement
+from file_index.store.name_state import ALL_BUCKETS, TERMS_COMPLETE, NameIndexIncomplete, state_key
 from tests.integration.file_index.terms_world import Engine, World, engine, pages
 
 __all__ = ["engine"]

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from file_index import schema
-from file_index.name_reader import NameQuery
-from file_index.placement import ShardPlacement
-from file_index.reader import BucketQuery, UserQuery
+from file_index.read.name_query import NameQuery
+from file_index.read.reader import BucketQuery, UserQuery
+from file_index.rules import schema
+from file_index.rules.placement import ShardPlacement
 from tests.integration.file_index.terms_world import Engine, World, engine, pages
 
 # One worker builds the module's fixtures once (xdist --dist loadgroup).

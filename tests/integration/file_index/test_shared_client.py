@@ -1,6 +1,6 @@
 """The readers' shard threads share one table client, and every request reaches it with its conditions
-built already (`file_index.expressions`): the client's own condition builder, one per client and reset by
-every call, would number two threads' placeholders over each other.
+built already (`file_index.store.expressions`): the client's own condition builder, one per client and reset
+by every call, would number two threads' placeholders over each other.
 
 The check is where the client takes a call (`provide-client-params`, before it builds anything): no
 request of a name list, a folder list or a filtered bucket list read in parallel carries a `Key`/`Attr`
@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 
-from file_index import schema
-from file_index.expressions import SharedClient, built
-from file_index.folder_reader import FolderReader
-from file_index.name_reader import NameQuery
-from file_index.placement import ShardPlacement
-from file_index.reader import BucketQuery, FileReader
+from file_index.read.folder_reader import FolderReader
+from file_index.read.name_query import NameQuery
+from file_index.read.reader import BucketQuery, FileReader
+from file_index.rules import schema
+from file_index.rules.placement import ShardPlacement
+from file_index.store.expressions import SharedClient, built
 from tests.integration.file_index import terms_world
 from tests.integration.file_index.terms_world import Engine, World, pages
 
@@ -57,7 +57,7 @@ def world(engine: Engine) -> World:
 def test_lists_read_in_parallel_hand_the_client_built_conditions_only(world: World) -> None:
     with ThreadPoolExecutor(max_workers=8) as executor:
         reader = world.reader(executor=executor)
-        recorded = ConditionObjects(reader._client.client)
+        recorded = ConditionObjects(reader.client.client)
         name_query = NameQuery(
             scope=BucketQuery(bucket=world.bucket, min_size=1000, max_size=4000), words=("rep",)
         )

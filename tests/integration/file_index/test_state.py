@@ -9,9 +9,16 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from file_index import schema
-from file_index.objects import MAX_KEY_BYTES
-from file_index.state import IndexStateStore, Operation, RunSupersededError, State, is_state_key, state_key
+from file_index.rules import schema
+from file_index.rules.objects import MAX_KEY_BYTES
+from file_index.store.state import (
+    IndexStateStore,
+    Operation,
+    RunSupersededError,
+    State,
+    is_state_key,
+    state_key,
+)
 
 
 @pytest.fixture(params=["moto", pytest.param("dynamodb_local", marks=pytest.mark.dynamodb_local)])

@@ -1,4 +1,4 @@
-"""The term items the writer keeps beside each live entry (`file_index.names`), and the per-bucket flag
+"""The term items the writer keeps beside each live entry (`file_index.write.names`), and the per-bucket flag
 that says a bucket's name index is complete: a new key, an overwrite, a delete, a shard move, on moto."""
 
 from __future__ import annotations
@@ -12,22 +12,21 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from file_index import schema
-from file_index.name_terms import name_terms
-from file_index.names import (
+from file_index.rules import schema
+from file_index.rules.name_items import key_digest, term_items
+from file_index.rules.name_terms import name_terms
+from file_index.rules.objects import ObjectEvent
+from file_index.rules.placement import ShardPlacement
+from file_index.store.name_state import (
     ALL_BUCKETS,
-    NameIndex,
     TermItemsState,
-    key_digest,
     mark_table_complete,
     state_key,
-    term_items,
     terms_complete,
 )
-from file_index.objects import ObjectEvent
-from file_index.placement import ShardPlacement
-from file_index.repair import plain_item
-from file_index.writer import apply_event
+from file_index.write.names import NameIndex
+from file_index.write.repair import plain_item
+from file_index.write.writer import apply_event
 
 BUCKET = "fileupload.a"
 TABLE, NAME_TABLE = "FileMetaData", "FileNameIndex"

@@ -13,8 +13,8 @@ from moto import mock_aws
 
 from bench import reading
 from bench.entries import create_event, entry
-from file_index.placement import ShardPlacement
-from file_index.reader import FileReader, ListCursor, Plan, UserQuery
+from file_index.read.reader import FileReader, ListCursor, Plan, UserQuery
+from file_index.rules.placement import ShardPlacement
 
 # One worker builds the module's fixtures once (xdist --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("user-size-order")
@@ -96,7 +96,7 @@ def test_size_bounds_read_only_their_range_and_time_bounds_filter(
 def test_a_cursor_of_the_size_order_does_not_continue_the_time_order(
     files: tuple[FileReader, list[dict[str, Any]]],
 ) -> None:
-    from file_index.reader import InvalidStartKey
+    from file_index.read.reader import InvalidStartKey
 
     reader, _ = files
     page = reader.list_files(UserQuery("HOT", order_by="size"), limit=5)

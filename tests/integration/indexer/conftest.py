@@ -17,7 +17,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from file_index import schema
+from file_index.rules import schema
 from indexer import handler
 from tests.integration.conftest import DynamoDBLocal
 

@@ -16,7 +16,7 @@ from urllib.parse import quote_plus
 
 from boto3.dynamodb.types import TypeDeserializer
 
-from file_index import schema
+from file_index.rules import schema
 
 TEST_EVENT_BODY = json.dumps(
     {

@@ -10,7 +10,7 @@ from typing import Any
 
 import boto3
 
-from file_index import upload_statistics
+from file_index.rules import upload_statistics
 from tests.integration.indexer.conftest import BUCKET, Indexer
 from tests.integration.indexer.notifications import TEST_EVENT_BODY, SqsQueue, notification, s3_record
 
@@ -86,7 +86,7 @@ def test_a_batch_of_100_records_is_100_writes(indexer: Indexer) -> None:
         )
     )
     queue.deliver(indexer, indexer.context)
-    # And one UpdateItem per message holding a sampled upload (`file_index.upload_statistics`): 2 here.
+    # And one UpdateItem per message holding a sampled upload (`file_index.rules.upload_statistics`): 2 here.
     sampled = sum(
         any(upload_statistics.sampled(f"U{m}_f{r}.txt") is not None for r in range(10)) for m in range(10)
     )

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from file_index.objects import ObjectEvent
-from file_index.writer import Outcome
+from file_index.rules.objects import ObjectEvent
+from file_index.write.writer import Outcome
 from indexer import handler
 from tests.integration.indexer.conftest import Indexer
 from tests.integration.indexer.notifications import SqsQueue, is_live, notification, read_items, s3_record

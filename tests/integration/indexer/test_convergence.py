@@ -32,8 +32,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from file_index import schema
-from file_index.writer import NULL_VERSION
+from file_index.rules import schema
+from file_index.rules.objects import NULL_VERSION
 from indexer import handler
 from tests.integration.indexer.conftest import BUCKET, Indexer
 from tests.integration.indexer.notifications import (

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from file_index.config import ConfigError
+from file_index.rules.config import ConfigError
 from indexer import handler
 from tests.conftest import FakeLambdaContext
 from tests.integration.indexer.conftest import BUCKET, Indexer, fresh_handler

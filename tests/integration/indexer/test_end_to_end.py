@@ -12,7 +12,7 @@ from typing import Any
 import boto3
 import pytest
 
-from file_index import schema
+from file_index.rules import schema
 from tests.integration.indexer.conftest import Indexer
 from tests.integration.indexer.notifications import SqsMessage, is_live, query_keys, read_items, sqs_event
 

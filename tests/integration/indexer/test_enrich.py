@@ -13,8 +13,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from file_index import schema
-from file_index.repair import plain_item
+from file_index.rules import schema
+from file_index.write.repair import plain_item
 from indexer import handler
 from tests.conftest import FakeLambdaContext
 from tests.integration.indexer.notifications import SqsQueue, notification, s3_record

@@ -18,7 +18,7 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.retries import standard
 
-from file_index import schema
+from file_index.rules import schema
 from tests.integration.indexer.conftest import Indexer
 from tests.integration.indexer.notifications import (
     SqsQueue,

@@ -11,8 +11,8 @@ from typing import Any
 import boto3
 import pytest
 
-from file_index import schema
-from file_index.names import NameIndex
+from file_index.rules import schema
+from file_index.write.names import NameIndex
 from tests.integration.indexer.conftest import Indexer
 from tests.integration.indexer.notifications import SqsQueue, notification, s3_record
 

@@ -24,11 +24,11 @@ import pytest
 from bench.box_reads import bucket_query as bench_query
 from bench.box_reads import read_whole
 from bench.memory_table import MemoryTable
-from file_index import cost, schema, upload_statistics, zorder
-from file_index.objects import iso_utc_millis
-from file_index.placement import ShardPlacement
-from file_index.reader import BucketQuery, FileReader
-from file_index.state import IndexStateStore, State, effective_state
+from file_index.read.reader import BucketQuery, FileReader
+from file_index.rules import cost, schema, upload_statistics, zorder
+from file_index.rules.objects import iso_utc_millis
+from file_index.rules.placement import ShardPlacement
+from file_index.store.state import IndexStateStore, State, effective_state
 from tests.integration.indexer.conftest import BUCKET, Indexer
 from tests.integration.indexer.notifications import SqsQueue, notification, s3_record
 

@@ -23,11 +23,11 @@ from bench.box_reads import SHAPES, read_whole
 from bench.box_reads import bucket_query as bench_query
 from bench.entries import log_uniform_size
 from bench.memory_table import MemoryTable
-from file_index import schema, upload_statistics
-from file_index.objects import iso_utc_millis
-from file_index.placement import ShardPlacement
-from file_index.reader import BucketQuery, FileReader, Plan
-from file_index.state import IndexStateStore, Operation, State, effective_state
+from file_index.read.reader import BucketQuery, FileReader, Plan
+from file_index.rules import schema, upload_statistics
+from file_index.rules.objects import iso_utc_millis
+from file_index.rules.placement import ShardPlacement
+from file_index.store.state import IndexStateStore, Operation, State, effective_state
 from tests.integration.indexer.conftest import BUCKET, Indexer
 from tests.integration.indexer.notifications import SqsQueue, notification, s3_record
 
@@ -145,7 +145,7 @@ def test_a_reconcile_never_leaves_the_planner_without_statistics(uploaded: Index
 
 
 def test_the_statistics_items_are_skipped_by_every_scan_and_no_search_returns_them(uploaded: Indexer) -> None:
-    from file_index.state import is_state_key
+    from file_index.store.state import is_state_key
 
     keys = upload_statistics.statistics_keys(BUCKET)
     found = uploaded.client.batch_get_item(

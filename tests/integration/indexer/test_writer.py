@@ -10,9 +10,10 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from file_index import schema
-from file_index.objects import ObjectEvent
-from file_index.writer import NULL_VERSION, Outcome, WriteContentionError, apply_event, serialize
+from file_index.rules import schema
+from file_index.rules.objects import NULL_VERSION, ObjectEvent
+from file_index.store.sdk import serialize
+from file_index.write.writer import Outcome, WriteContentionError, apply_event
 from indexer.events import parse_record
 from tests.integration.indexer.conftest import BUCKET, Engine
 from tests.integration.indexer.notifications import is_live, query_keys, read_items, s3_record
@@ -510,7 +511,7 @@ def test_an_event_with_a_sequencer_beats_any_without(engine: Engine) -> None:
 
 def test_a_key_without_user_is_in_the_bucket_index_only(engine: Engine) -> None:
     key = "reports/2024/summary.pdf"
-    from file_index.key_pattern import KeyPattern
+    from file_index.rules.key_pattern import KeyPattern
 
     parsed = parse_record(
         s3_record("ObjectCreated:Put", key, sequencer="0A"), KeyPattern.parse(r"(?P<user>U\d+)_(?P<file>.+)")

@@ -13,9 +13,9 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from file_index import schema
-from file_index.placement import ShardPlacement
-from file_index.state import IndexStateStore, Operation
+from file_index.rules import schema
+from file_index.rules.placement import ShardPlacement
+from file_index.store.state import IndexStateStore, Operation
 from layout_guard import handler
 from layout_guard.guard import to_properties
 

@@ -173,7 +173,7 @@ def test_index_names_gives_old_entries_their_name_items_and_removes_strays(
     dynamodb = stack.client("dynamodb")
     name_table = stack.describe()["nameTable"]
     # A table from before the name index: its entries have no name items; and one stray item of no entry.
-    # (The state items stay: the table was marked complete at start, `file_index.names`.)
+    # (The state items stay: the table was marked complete at start, `file_index.write.names`.)
     scanned = [
         item for item in dynamodb.scan(TableName=name_table)["Items"] if "|!" not in item["nameScope"]["S"]
     ]

@@ -31,8 +31,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from file_index.key_pattern import KeyPattern
-from file_index.zorder import encode, epoch_millis
+from file_index.rules.key_pattern import KeyPattern
+from file_index.rules.zorder import encode, epoch_millis
 from local_stack.stack import LocalFileSearch
 
 # One worker runs the whole module under `pytest -n 2 --dist loadgroup`, so each layout's stack starts

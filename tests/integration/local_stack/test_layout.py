@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from file_index import schema
-from file_index.placement import ShardPlacement
+from file_index.rules import schema
+from file_index.rules.placement import ShardPlacement
 from infra.config import StackConfig
 from local_stack.stack import InvalidConfigurationError, LocalFileSearch
 

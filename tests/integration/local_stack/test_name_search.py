@@ -27,8 +27,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from file_index import name_terms
-from file_index.names import key_digest, name_of
+from file_index.rules import name_terms
+from file_index.rules.name_items import key_digest, name_of
 from local_stack.stack import LocalFileSearch
 from tests.integration.local_stack.signed_in import retry_delay
 

@@ -3,7 +3,7 @@ queue and dead-letter queue, and the handler.
 
 `api.get(path)` sends a request through the real handler as API Gateway's REST proxy would
 (`local_stack.api_gateway.to_rest_event`); `put_file` / `put_tombstone` write items with the shapes the
-indexer writes (file_index.schema).
+indexer writes (file_index.rules.schema).
 
 The table is on moto; a test marked `@both_engines` (or a module with `pytestmark = both_engines`) also
 runs with the table on DynamoDB Local (AWS's own engine), a fresh one per test, while the bucket and the
@@ -32,11 +32,12 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from file_index import schema
-from file_index.names import NameIndex, mark_table_complete
-from file_index.objects import ObjectEvent
-from file_index.placement import ShardPlacement
-from file_index.writer import entry_item
+from file_index.rules import schema
+from file_index.rules.objects import ObjectEvent
+from file_index.rules.placement import ShardPlacement
+from file_index.store.name_state import mark_table_complete
+from file_index.write.names import NameIndex
+from file_index.write.writer import entry_item
 from local_stack.api_gateway import to_rest_event
 from search import composition, handler, status
 from tests.integration.conftest import DynamoDBLocal

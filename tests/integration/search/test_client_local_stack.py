@@ -26,8 +26,8 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
-from file_index import schema
-from file_index.state import IndexStateStore, Operation
+from file_index.rules import schema
+from file_index.store.state import IndexStateStore, Operation
 from file_search_client.cli import BUILDING_WARNING, EXIT_OUTPUT_CLOSED, main
 from local_stack.api_gateway import ApiGatewayServer
 from search import composition, handler

@@ -16,13 +16,13 @@ from urllib.parse import quote
 import boto3
 import pytest
 
-from file_index import cost, schema
-from file_index.name_reader import NameQuery
-from file_index.objects import ObjectEvent
-from file_index.placement import ShardPlacement
-from file_index.reader import FileReader
-from file_index.state import IndexStateStore, Operation, State
-from file_index.writer import entry_item
+from file_index.read.name_query import NameQuery
+from file_index.read.reader import FileReader
+from file_index.rules import cost, schema
+from file_index.rules.objects import ObjectEvent
+from file_index.rules.placement import ShardPlacement
+from file_index.store.state import IndexStateStore, Operation, State
+from file_index.write.writer import entry_item
 from search import composition
 from search.dal import ObjectStore
 from search.queries import ListParameters, build_query

@@ -13,7 +13,7 @@ import pytest
 import requests
 from moto.server import ThreadedMotoServer
 
-from file_index import schema
+from file_index.rules import schema
 from local_stack.api_gateway import to_rest_event
 from search import composition, handler
 from search.payload import RESPONSE_LIMIT_BYTES, RUNTIME_ESCAPES_NON_ASCII

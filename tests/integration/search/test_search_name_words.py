@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 import pytest
 
-from file_index import names
+from file_index.store import name_state
 from tests.integration.search.conftest import BUCKET, SearchApi, upload, write_entries
 
 HYPHENATED = "-".join(ascii_lowercase[:17])  # a-b-c-...-q: one word, 17 pieces
@@ -48,7 +48,9 @@ def test_a_bucket_whose_name_index_is_not_complete_answers_503(
 ) -> None:
     """As after an upgrade from 0.3.0: the name table holds no flag until `index-names` has run."""
     assert named.name_table is not None
-    named.table.meta.client.delete_item(TableName=named.name_table, Key=names.state_key(names.ALL_BUCKETS))
+    named.table.meta.client.delete_item(
+        TableName=named.name_table, Key=name_state.state_key(name_state.ALL_BUCKETS)
+    )
 
     with caplog.at_level(logging.INFO):
         response = named.get(f"/files?bucket={BUCKET}&{query}")

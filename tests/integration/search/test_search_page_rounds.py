@@ -23,8 +23,8 @@ from urllib.parse import quote
 import boto3
 import pytest
 
-from file_index.objects import ObjectEvent
-from file_index.reader import PAGE_ROUNDS
+from file_index.read.reader import PAGE_ROUNDS
+from file_index.rules.objects import ObjectEvent
 from search import composition
 from tests.integration.search.conftest import BUCKET, SearchApi, both_engines, write_entries
 

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import pytest
 
-from file_index.objects import ObjectEvent
+from file_index.rules.objects import ObjectEvent
 from search.payload import RESPONSE_LIMIT_BYTES, RUNTIME_ESCAPES_NON_ASCII
 from tests.integration.search.conftest import BUCKET, SearchApi, both_engines, write_entries
 

@@ -26,10 +26,7 @@ from moto import mock_aws
 
 from bench import reader_030
 from bench.reader_030 import Reader030
-from file_index import cost, schema, zorder
-from file_index.objects import ObjectEvent, iso_utc_millis
-from file_index.placement import ShardPlacement
-from file_index.reader import (
+from file_index.read.reader import (
     PAGE_ROUNDS,
     BucketQuery,
     FileQuery,
@@ -41,8 +38,11 @@ from file_index.reader import (
     UserQuery,
     ZWalk,
 )
-from file_index.shards import MergeCursor, Position, ShardCursor
-from file_index.writer import entry_item
+from file_index.rules import cost, schema, zorder
+from file_index.rules.objects import ObjectEvent, iso_utc_millis
+from file_index.rules.placement import ShardPlacement
+from file_index.rules.shards import MergeCursor, Position, ShardCursor
+from file_index.write.writer import entry_item
 from search.cursor import MAX_CURSOR_LENGTH, decode_cursor, encode_cursor
 from tests.integration.conftest import DynamoDBLocal
 

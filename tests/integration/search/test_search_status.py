@@ -17,8 +17,8 @@ from botocore.exceptions import EndpointConnectionError
 from moto.backends import get_backend
 from moto.core import DEFAULT_ACCOUNT_ID
 
-from file_index import schema, upload_statistics
-from file_index.state import IndexStateStore, Operation, state_key
+from file_index.rules import schema, upload_statistics
+from file_index.store.state import IndexStateStore, Operation, state_key
 from search import composition
 from search.models import IndexStatus
 from search.status import STATE_MAX_AGE_SECONDS

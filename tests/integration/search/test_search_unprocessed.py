@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 
-from file_index import unprocessed
-from file_index.name_reader import ENTRY_READ_ROUNDS
+from file_index.read.name_reader import ENTRY_READ_ROUNDS
+from file_index.store import unprocessed
 from tests.integration.search.conftest import BUCKET, RawBody, SearchApi, sdk_hook, upload, write_entries
 
 KEY = "bot/quarterly budget.xlsx"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from file_index.objects import ObjectEvent
+from file_index.rules.objects import ObjectEvent
 from tests.integration.search.conftest import BUCKET, SearchApi, write_entries
 
 START = datetime(2024, 1, 1, tzinfo=UTC)

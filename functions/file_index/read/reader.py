@@ -57,11 +57,10 @@ from typing import Any, ClassVar
 
 from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 
-from file_index import cost, schema, shards, zorder
-from file_index.expressions import SharedClient
-from file_index.objects import MAX_KEY_BYTES
-from file_index.placement import ShardPlacement
-from file_index.shards import (
+from file_index.rules import cost, schema, shards, zorder
+from file_index.rules.objects import MAX_KEY_BYTES
+from file_index.rules.placement import ShardPlacement
+from file_index.rules.shards import (
     InvalidMergeCursorError,
     MergeCursor,
     MergedPage,
@@ -69,6 +68,7 @@ from file_index.shards import (
     ShardBatch,
     ShardFetch,
 )
+from file_index.store.expressions import SharedClient
 
 # The attributes a search answers with (the README's attribute table); bookkeeping attributes stay private.
 PUBLIC_ATTRIBUTES = (schema.OBJECT_KEY, *schema.OBJECT_ATTRIBUTES, *schema.ENRICHMENT_ATTRIBUTES)
@@ -316,7 +316,7 @@ class _Partition:
     shard_filter: ConditionBase | None
 
 
-class _ShardReader:
+class ShardReader:
     """The fetcher of one partition (`shards.ShardFetch`): one Query per call.
 
     With `ranges` (the Z-order plan, with its `box` and `walk`) it walks them in the read's order: a
@@ -487,7 +487,7 @@ class FileReader:
     """
 
     # What reads one partition; `_merge` puts the partitions' pages together.
-    _shard_reader_class: ClassVar[type[_ShardReader]] = _ShardReader
+    _shard_reader_class: ClassVar[type[ShardReader]] = ShardReader
 
     def __init__(
         self,
@@ -684,7 +684,7 @@ class FileReader:
 
     def _fetchers(
         self, query: FileQuery, plan: Plan, keep: Callable[[Mapping[str, Any]], bool] | None = None
-    ) -> tuple[list[_ShardReader], str]:
+    ) -> tuple[list[ShardReader], str]:
         box: zorder.Box | None = None
         if isinstance(query, UserQuery):
             index = schema.USER_DATE_INDEX

@@ -1,7 +1,7 @@
 """What a name is found by: the terms a name is indexed under, and whether a query word matches it.
 
 A **term** is a short string (at most `MAX_TERM` characters) under which the name index keeps one item per
-file, ordered by upload time (`file_index.names`). `name_terms(name)` is every term of a name;
+file, ordered by upload time (`file_index.write.names`). `name_terms(name)` is every term of a name;
 `lookup_term(word)` is the one term whose items hold every name `word` matches (so a search reads the
 items of that term only), and `matches(name, query_words)` decides on the name itself.
 

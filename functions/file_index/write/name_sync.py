@@ -1,4 +1,4 @@
-"""Bring a bucket's name index in step with its entries, and mark it complete (`file_index.names`).
+"""Bring a bucket's name index in step with its entries, and mark it complete (`file_index.write.names`).
 
 `sync_names` runs in two passes, each a parallel segmented Scan that holds one page per segment:
 
@@ -31,16 +31,12 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
 
-from file_index import schema, unprocessed
-from file_index.names import (
-    SCOPE_SEPARATOR,
-    STATE_MARK,
-    NameIndex,
-    TermItemsState,
-    is_live_entry,
-    item_key,
-)
-from file_index.placement import ShardPlacement
+from file_index.rules import schema
+from file_index.rules.name_items import SCOPE_SEPARATOR, is_live_entry, item_key
+from file_index.rules.placement import ShardPlacement
+from file_index.store import unprocessed
+from file_index.store.name_state import STATE_MARK, TermItemsState
+from file_index.write.names import NameIndex
 
 DEFAULT_SEGMENTS = 4
 # Entries read per Scan page: a page's items (some tens per entry) are what a segment holds at once.

@@ -12,7 +12,7 @@ environment variables, set by the CDK app and the local stack from the same `cdk
 
 Unset means the 0.2.0 layout (one shard, no hot user, no third index), so a function deployed without
 these variables writes exactly what it always wrote. Shard 0 of a value is the value itself, so every
-entry written under a smaller count is found by a reader of a larger one (`file_index.shards`).
+entry written under a smaller count is found by a reader of a larger one (`file_index.rules.shards`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from file_index import shards, zorder
-from file_index.config import ConfigError
+from file_index.rules import shards, zorder
+from file_index.rules.config import ConfigError
 
 BUCKET_INDEX_SHARDS = "BUCKET_INDEX_SHARDS"
 HOT_USERS = "HOT_USERS"

@@ -1,71 +1,23 @@
-"""Reading a function's configuration from its environment: the error type, the readers of one variable,
-and the AWS SDK settings (`SdkSettings`) that build every boto3 client of the functions and admin tools.
-
-Every reader takes the environment as a mapping (the process environment or a test's dict), treats a
-variable that is empty or only white space as unset, and raises `ConfigError` naming the variable.
-"""
+"""The AWS SDK settings (`SdkSettings`) that build every boto3 client of the functions and admin tools,
+and the clients the writers use (`dynamodb_client`, `s3_client`)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import boto3
+from boto3.dynamodb.types import TypeSerializer
 from botocore.config import Config
 
-from file_index.key_pattern import InvalidKeyPatternError, KeyPattern
+from file_index.rules.config import positive_int, positive_seconds
 
+# boto3 ships no type information for its generated clients.
+DynamoDBClient = Any
+S3Client = Any
 
-class ConfigError(RuntimeError):
-    """A variable is missing or invalid: a deployment fault, not a client's. The message names it."""
-
-
-def required(env: Mapping[str, str], name: str, purpose: str | None = None) -> str:
-    """The variable's value, stripped; `purpose` says in the error what the function needs it for."""
-    value = env.get(name, "").strip()
-    if not value:
-        raise ConfigError(f"environment variable {name} is required" + (f": {purpose}" if purpose else ""))
-    return value
-
-
-def positive_int(env: Mapping[str, str], name: str, default: int, *, maximum: int | None = None) -> int:
-    """A whole number from 1 to `maximum` (unbounded when None), in digits; `default` when unset."""
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    bound = f" up to {maximum}" if maximum is not None else ""
-    if not (raw.isascii() and raw.isdecimal()):
-        raise ConfigError(f"{name} must be a positive integer{bound}, got {raw!r}")
-    value = int(raw)
-    if value < 1 or (maximum is not None and value > maximum):
-        raise ConfigError(f"{name} must be a positive integer{bound}, got {raw!r}")
-    return value
-
-
-def positive_seconds(env: Mapping[str, str], name: str, default: float, *, maximum: float) -> float:
-    """A duration in seconds above 0 and at most `maximum`, fractions allowed; `default` when unset."""
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    # NaN fails both comparisons, so "nan", "inf" and words all land here.
-    if not 0 < value <= maximum:
-        raise ConfigError(f"{name} must be a number of seconds above 0 and at most {maximum:g}, got {raw!r}")
-    return value
-
-
-def key_pattern(env: Mapping[str, str]) -> KeyPattern:
-    """`KEY_LAYOUT`: how a key names its uploading user (see `file_index.key_pattern`)."""
-    try:
-        return KeyPattern.parse(env.get("KEY_LAYOUT"))
-    except InvalidKeyPatternError as error:
-        raise ConfigError(f"KEY_LAYOUT is invalid: {error}") from error
-
+_serializer = TypeSerializer()
 
 # The SDK's back-off before retry n (1-based) is at most 2**(n-1) s for throttling (botocore's standard
 # mode; other errors wait far less), capped at 20 s.
@@ -136,3 +88,24 @@ class SdkSettings:
                 env, "SDK_READ_TIMEOUT_SECONDS", cls.read_timeout, maximum=MAX_TIMEOUT_SECONDS
             ),
         )
+
+
+def dynamodb_client(sdk: SdkSettings | None = None) -> DynamoDBClient:
+    """A DynamoDB client for concurrent writers (`sdk`: retries, timeouts and a pool per writer).
+
+    A session of its own, as sessions are not thread-safe (the client is). boto3 picks up AWS_ENDPOINT_URL
+    (or AWS_ENDPOINT_URL_DYNAMODB), which is how local runs reach moto or DynamoDB Local.
+    """
+    client: DynamoDBClient = (sdk or SdkSettings()).client("dynamodb", boto3.session.Session())
+    return client
+
+
+def s3_client(sdk: SdkSettings | None = None) -> S3Client:
+    """An S3 client for the writer's HEAD lookups, with the same settings."""
+    client: S3Client = (sdk or SdkSettings()).client("s3", boto3.session.Session())
+    return client
+
+
+def serialize(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Plain values as DynamoDB attribute values, for the low-level client."""
+    return {name: _serializer.serialize(value) for name, value in values.items()}

@@ -1,7 +1,7 @@
 """The terms plan of a name list: the items of one term, by upload time, every shard merged, a page at a time.
 
 A name list with query words (or an extension alone, which is indexed as a word of the name) reads the term
-items (`file_index.names`: `nameScope` `{partition}|:{term}`, `nameTerm` `{uploadDate} {key digest}`) of
+items (`file_index.write.names`: `nameScope` `{partition}|:{term}`, `nameTerm` `{uploadDate} {key digest}`) of
 `name_terms.lookup_term(longest query word)` in every partition of its bucket (the table) or of its user
 (the `nameUser` GSI). Time bounds are key conditions on `nameTerm`; each partition is read in the list's
 order (newest first, or ascending) and the partitions are merged (`shards.merge_page`, as the entry lists
@@ -32,10 +32,7 @@ from typing import Any
 
 from boto3.dynamodb.conditions import Key
 
-from file_index import name_terms, schema, shards
-from file_index.names import has_extension
-from file_index.objects import MAX_KEY_BYTES
-from file_index.reader import (
+from file_index.read.reader import (
     MAX_QUERY_ITEMS,
     PAGE_ROUNDS,
     READ_AHEAD_FACTOR,
@@ -43,7 +40,10 @@ from file_index.reader import (
     InvalidStartKey,
     UserQuery,
 )
-from file_index.shards import InvalidMergeCursorError, MergeCursor, Position, ShardBatch
+from file_index.rules import name_terms, schema, shards
+from file_index.rules.name_items import has_extension
+from file_index.rules.objects import MAX_KEY_BYTES
+from file_index.rules.shards import InvalidMergeCursorError, MergeCursor, Position, ShardBatch
 
 # Above every `nameTerm` of an upload time that starts with a bound ("{uploadDate} {hex digest}").
 _AFTER_TIME = "~"

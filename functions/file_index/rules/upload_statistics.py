@@ -34,8 +34,8 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from file_index import cost, schema, zorder
-from file_index.objects import MAX_KEY_BYTES
+from file_index.rules import cost, schema, zorder
+from file_index.rules.objects import MAX_KEY_BYTES
 
 SAMPLE_ONE_IN = 100
 STATISTICS_SHARDS = 4
@@ -124,29 +124,6 @@ class StatisticsTally:
             counts, self._counts = self._counts, {}
         kept = {shard: Counter({n: v for n, v in counter.items() if v}) for shard, counter in counts.items()}
         return {shard: counter for shard, counter in kept.items() if counter}
-
-
-def add_counts(dynamodb: Any, table_name: str, bucket: str, by_shard: Mapping[int, Counter[str]]) -> int:
-    """Add `by_shard` (counters by statistics item, any sign) to `bucket`'s statistics items; the number
-    of UpdateItems made (one per item)."""
-    writes = 0
-    for shard, counts in sorted(by_shard.items()):
-        names = {"#of": STATISTICS_OF}
-        values: dict[str, Any] = {":of": {"S": bucket}}
-        adds = []
-        for position, (name, value) in enumerate(sorted(counts.items())):
-            names[f"#c{position}"] = name
-            values[f":c{position}"] = {"N": str(value)}
-            adds.append(f"#c{position} :c{position}")
-        dynamodb.update_item(
-            TableName=table_name,
-            Key={schema.OBJECT_KEY: {"S": statistics_key(bucket, shard)}},
-            UpdateExpression="SET #of = :of ADD " + ", ".join(adds),
-            ExpressionAttributeNames=names,
-            ExpressionAttributeValues=values,
-        )
-        writes += 1
-    return writes
 
 
 def counts_of(items: Iterable[Mapping[str, Any]]) -> dict[str, int]:

@@ -40,14 +40,15 @@ DELETED_VERSIONS = "deletedVersions"
 NULL_PURGED_AT = "nullPurgedAt"
 # At least the position of every version delete recorded in deletedVersions / nullPurgedAt.
 PURGED_UNTIL = "purgedUntil"
-# The entry's Z-order address of (upload time, size) (`file_index.zorder`); only when the third index is on.
+# The entry's Z-order address of (upload time, size) (`file_index.rules.zorder`); only when the third index
+# is on.
 Z_ADDRESS = "zAddress"
-# On an entry of a hot user's shard k > 0 (`file_index.placement`): k, so `uploadUser` = "user#k" is told
-# apart from a user whose own name is "user#k" (who never has it).
+# On an entry of a hot user's shard k > 0 (`file_index.rules.placement`): k, so `uploadUser` = "user#k" is
+# told apart from a user whose own name is "user#k" (who never has it).
 USER_SHARD = "userShard"
 
-# Read from S3 when the deployment's `enrich` names them (`file_index.enrich`): the object's content type,
-# its user metadata (a map, names lower case) and its tags (a map).
+# Read from S3 when the deployment's `enrich` names them (`file_index.store.enrich`): the object's content
+# type, its user metadata (a map, names lower case) and its tags (a map).
 CONTENT_TYPE = "contentType"
 META = "meta"
 TAGS = "tags"
@@ -160,7 +161,7 @@ def create_table_request(
     }
 
 
-# The name index (`file_index.names`): a table of its own beside FileMetaData, so that every scan of the
+# The name index (`file_index.write.names`): a table of its own beside FileMetaData, so that every scan of the
 # entries (backfill, reconcile, migrate) sees entries only. Per indexed key: one item per distinct word of
 # its name, and one item of the key itself (folders, `prefix`), each holding only what never changes while
 # the key exists (its key, name, bucket and user), so an overwrite writes none of them.

@@ -37,8 +37,8 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
-from file_index import cost, schema, upload_statistics, zorder
-from file_index.objects import MAX_KEY_BYTES, iso_utc_millis
+from file_index.rules import cost, schema, upload_statistics, zorder
+from file_index.rules.objects import MAX_KEY_BYTES, iso_utc_millis
 
 # boto3 ships no type information for its generated clients.
 DynamoDBClient = Any
@@ -118,7 +118,7 @@ class IndexState:
     counts: dict[str, int] = field(default_factory=dict)
     z_order_pending: bool = False
     statistics: dict[str, int] = field(default_factory=dict)
-    # The indexer's sample of uploads (`file_index.upload_statistics`), summed over its items.
+    # The indexer's sample of uploads (`file_index.rules.upload_statistics`), summed over its items.
     upload_counts: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -220,7 +220,7 @@ class IndexStateStore:
         return replace(state or IndexState.from_item({STATE_OF: {"S": bucket}}), upload_counts=counts)
 
     def read_upload_counts(self, bucket: str, *, consistent: bool = False) -> dict[str, int]:
-        """The sum of `bucket`'s upload statistics items (`file_index.upload_statistics`): a GetItem of
+        """The sum of `bucket`'s upload statistics items (`file_index.rules.upload_statistics`): a GetItem of
         each of its `upload_statistics.STATISTICS_SHARDS` small items (the search may make no other call)."""
         found = []
         for key in upload_statistics.statistics_keys(bucket):

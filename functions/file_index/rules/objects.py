@@ -24,13 +24,18 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+# How long a tombstone is kept by default (days).
+DEFAULT_TOMBSTONE_TTL_DAYS = 30
+# The versionId S3 gives an object written while versioning was off or suspended.
+NULL_VERSION = "null"
+
 ORDER_KEY_WIDTH = 64
 # Below every hex digit: see the module docstring.
 UNSEQUENCED_PREFIX = "#"
 
 CREATE_PREFIXES = ("ObjectCreated:",)
 REMOVE_PREFIXES = ("ObjectRemoved:", "LifecycleExpiration:")
-# Tag changes: they change no object, only its tags (`file_index.enrich`).
+# Tag changes: they change no object, only its tags (`file_index.store.enrich`).
 TAGGING_PREFIXES = ("ObjectTagging:",)
 _SEQUENCER = re.compile(rf"[0-9A-Fa-f]{{1,{ORDER_KEY_WIDTH}}}")
 # S3's own limit on a key, in UTF-8 bytes; DynamoDB's partition key allows 2048.
@@ -79,7 +84,7 @@ class ObjectEvent:
     upload_user: str | None  # None when the key does not fit the layout
     file_id: str
     no_user_reason: str | None = None  # why upload_user is None, for the log
-    # Read from S3 when `enrich` names them (`file_index.enrich`); None: not read.
+    # Read from S3 when `enrich` names them (`file_index.store.enrich`); None: not read.
     content_type: str | None = None
     metadata: dict[str, str] | None = None
     tags: dict[str, str] | None = None

@@ -14,7 +14,7 @@ trips in sequence are the shards' pages (shards run in parallel).
 `estimate_plan` predicts a plan's read units for a whole answer from what the planner can
 know cheaply: the box, the shard count and `IndexStatistics` (a bucket's entry count, mean entry size,
 and histograms of sizes by octave and upload times by month): a backfill's or reconcile's listing, or
-the sample of uploads the indexer keeps (`file_index.upload_statistics`).
+the sample of uploads the indexer keeps (`file_index.rules.upload_statistics`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
-from file_index import zorder
-from file_index.shards import fair_share
+from file_index.rules import zorder
+from file_index.rules.shards import fair_share
 
 READ_UNIT_BYTES = 4096  # an eventually consistent read unit covers 2 x 4 KB; half a unit per 4 KB
 QUERY_RESPONSE_BYTES = 1024 * 1024  # DynamoDB stops a Query response at 1 MB read

@@ -20,7 +20,7 @@ listing, so a backfill may run while uploads and deletes go on. A failed conditi
   bucket shard at or above `bucketIndexShards`, a user shard at or above the user's count), as entries
   written with a layout that was never deployed do.
 
-Placement (`file_index.placement`). Entries are compared with the bucket by the public bucket
+Placement (`file_index.rules.placement`). Entries are compared with the bucket by the public bucket
 (`ShardPlacement.public_bucket` of the stored `bucketName`), never by the stored shard value. An entry that
 sits in shard 0 because a smaller shard count (or a user not yet hot) wrote it is where readers look
 (they query every shard of the current count, shard 0 included): it is not a difference and is never
@@ -63,22 +63,20 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
-from file_index import schema, shards, unprocessed
-from file_index.key_pattern import KeyPattern
-from file_index.names import NameIndex
-from file_index.objects import ObjectEvent
-from file_index.placement import ShardPlacement
-from file_index.state import is_state_key
-from file_index.writer import (
+from file_index.rules import schema, shards
+from file_index.rules.key_pattern import KeyPattern
+from file_index.rules.objects import DEFAULT_TOMBSTONE_TTL_DAYS, NULL_VERSION, ObjectEvent
+from file_index.rules.placement import ShardPlacement
+from file_index.store import unprocessed
+from file_index.store.sdk import DynamoDBClient, serialize
+from file_index.store.state import is_state_key
+from file_index.write.names import NameIndex
+from file_index.write.writer import (
     DEFAULT_LAYOUT,
-    DEFAULT_TOMBSTONE_TTL_DAYS,
     NULL_PURGED_AT,
-    NULL_VERSION,
     PLACEMENT_ATTRIBUTES,
     PURGED_UNTIL,
-    DynamoDBClient,
     entry_item,
-    serialize,
 )
 
 # boto3 ships no type information for its generated clients.
@@ -212,7 +210,7 @@ def backfill_object(
     """Index `obj` only if the index has no item (entry or tombstone) for its key: one PutItem.
 
     `layout` names the uploader from the key; `shard_placement` places the entry (`writer.entry_item`);
-    `names`, when given, gets the new entry's name items (`file_index.names`).
+    `names`, when given, gets the new entry's name items (`file_index.write.names`).
     """
     item = entry_item(obj.event(bucket, layout), None, shard_placement)
     try:

@@ -11,7 +11,7 @@ writer compares the settings it writes with (those it has an opinion on) with th
 difference, naming both values (`ConfigurationMismatchError`). A table without a record (a stack deployed
 before it existed) refuses nothing.
 
-The record is an item of `FileMetaData` like the index state (`file_index.state`): its `objectKey` is
+The record is an item of `FileMetaData` like the index state (`file_index.store.state`): its `objectKey` is
 longer than any S3 key, so no event can write it and a scan skips it (`state.is_state_key`); it carries
 no index key attribute, so no search returns it. There is one per indexed bucket (`configurationOf`), so
 a table that indexes several buckets keeps one each. The settings are stored as one JSON object in the
@@ -30,10 +30,10 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from file_index import schema
-from file_index.config import ConfigError
-from file_index.objects import MAX_KEY_BYTES
-from file_index.placement import ShardPlacement
+from file_index.rules import schema
+from file_index.rules.config import ConfigError
+from file_index.rules.objects import MAX_KEY_BYTES
+from file_index.rules.placement import ShardPlacement
 
 # boto3 ships no type information for its generated clients.
 DynamoDBClient = Any
@@ -64,7 +64,7 @@ SETTING_ORDER = (
 )
 
 _MARKER = "~deployed-configuration~"
-# Bucket names never contain "~" (see file_index.state).
+# Bucket names never contain "~" (see file_index.store.state).
 _PAD = "~"
 # A writer that found the record matching reads it again after this long: a deployment that changed it
 # is noticed within a minute, at one GetItem a minute per warm function.

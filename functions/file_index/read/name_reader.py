@@ -1,13 +1,13 @@
-"""Read side of the name index (`file_index.names`): lists by words of the name, folder and extension.
+"""Read side of the name index (`file_index.write.names`): lists by words of the name, folder and extension.
 
 A `NameQuery` is a list of a user or a bucket (`UserQuery`/`BucketQuery`, with their size and time
 bounds) narrowed by any of: query words (`q`), a key prefix (`prefix`, a folder), sub-folders
 (`delimiter` "/") and an extension (`ext`). Its plans:
 
 - **terms** (words or an extension, in upload-time order): the items of one term by upload time, a
-  bounded page at a time (`file_index.term_reader`);
+  bounded page at a time (`file_index.read.term_reader`);
 - **keys** (`prefix` or `delimiter`, or key order): the key items under the prefix, every shard merged in
-  key order, a bounded page at a time (`file_index.folder_reader`; `_list_keys` without sub-folders);
+  key order, a bounded page at a time (`file_index.read.folder_reader`; `_list_keys` without sub-folders);
 - a bucket's list by extension in size order: the bucket's size index, each entry checked; enrichment
   filters alone: the list's own entry index, each entry checked.
 
@@ -34,23 +34,24 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from boto3.dynamodb.conditions import Key
 
-from file_index import name_terms, schema, shards, term_reader, unprocessed
-from file_index.expressions import SharedClient
-from file_index.names import (
-    NameIndexIncomplete,
-    has_extension,
-    key_scope,
-    name_of,
-    term_scope,
-    terms_complete,
+from file_index.read import term_reader
+from file_index.read.folder_reader import FolderReader
+from file_index.read.name_query import (
+    DELIMITER,
+    ORDER_KEY,
+    ORDER_UPLOAD_DATE,
+    NamePage,
+    NameQuery,
+    enrichment_matches,
+    folder_of,
+    name_matches,
 )
-from file_index.placement import ShardPlacement
-from file_index.reader import (
+from file_index.read.reader import (
     BucketQuery,
     FileReader,
     InvalidStartKey,
@@ -59,12 +60,13 @@ from file_index.reader import (
     UserQuery,
     public_item,
 )
+from file_index.rules import schema, shards
+from file_index.rules.name_items import key_scope, name_of, term_scope
+from file_index.rules.placement import ShardPlacement
+from file_index.store import unprocessed
+from file_index.store.expressions import SharedClient
+from file_index.store.name_state import NameIndexIncomplete, terms_complete
 
-# The orders a name list may have (the API's `orderedBy`).
-ORDER_UPLOAD_DATE = "uploadDate"
-ORDER_SIZE = "size"
-ORDER_KEY = "objectKey"
-DELIMITER = "/"
 MAX_BATCH_GET = 100
 # Key items one keys-plan page reads at most before it ends with a cursor.
 KEY_PAGE_READ_BUDGET = 5000
@@ -72,91 +74,10 @@ _KEY_CHUNK = 250
 _MAX_KEY_BYTES = 1024
 
 
-@dataclass(frozen=True)
-class NameQuery:
-    """A user's or a bucket's list (`scope`, with its bounds) narrowed by name, folder and extension."""
-
-    scope: UserQuery | BucketQuery
-    words: tuple[str, ...] = ()
-    prefix: str | None = None
-    delimiter: str | None = None
-    ext: str | None = None
-    order_by: str = ORDER_UPLOAD_DATE
-    ascending: bool = False
-    # Filters on what `enrich` stores (`file_index.enrich`): the content type (exact, or `major/*`), and
-    # (name, value) pairs of user metadata and of tags, all of which must match.
-    content_type: str | None = None
-    meta: tuple[tuple[str, str], ...] = ()
-    tags: tuple[tuple[str, str], ...] = ()
-    # `q` as given: when given, its query words are `name_terms.query_words(q)` (else `words`).
-    q: str | None = None
-
-    @property
-    def uses_keys(self) -> bool:
-        return self.prefix is not None or self.delimiter is not None
-
-    @property
-    def filters_only(self) -> bool:
-        """Narrowed only by enrichment filters: the list's own index, each entry checked."""
-        return not (self.words or self.ext or self.uses_keys)
-
-    @property
-    def term_words(self) -> tuple[str, ...]:
-        """The query words as every plan matches them (`name_terms.query_words`)."""
-        return tuple(name_terms.query_words(self.q)) if self.q is not None else self.words
-
-    @property
-    def term_lookup_words(self) -> tuple[str, ...]:
-        """The words the terms plan's one term is chosen from: the query's, and the extension's."""
-        return self.term_words + (tuple(name_terms.query_words(self.ext)) if self.ext else ())
-
-
-@dataclass(frozen=True)
-class NamePage:
-    """A page of a name list: items, sub-folders (a folder list), the next page's position, the read cost.
-
-    `scanned_count`: items read (name items and entries); `request_count`: requests made; `round_trips`:
-    how many of them ran one after the other (the terms plan's; 0 where a plan does not count them).
-    """
-
-    items: list[dict[str, Any]]
-    next_position: dict[str, Any] | None
-    common_prefixes: list[str] | None
-    scanned_count: int
-    request_count: int
-    ordered_by: str
-    round_trips: int = 0
-    # The position just after the first `count` items (1 <= count <= len(items)).
-    _after: Callable[[int], dict[str, Any]] | None = field(default=None, repr=False, compare=False)
-    # A folder list's sub-folders answered before each item (in key order, they interleave).
-    _folders_before: tuple[int, ...] = field(default=(), repr=False, compare=False)
-
-    def cursor_after(self, count: int) -> dict[str, Any]:
-        """The position just after the page's first `count` items (at least one): the next page goes on
-        from there. A folder list's sub-folders after that item come again on the next page (`cut`)."""
-        if not 1 <= count <= len(self.items) or self._after is None:
-            raise ValueError(f"a page of {len(self.items)} items has no cursor after {count}")
-        return self._after(count)
-
-    def cut(self, count: int) -> NamePage:
-        """This page cut to its first `count` items (and the sub-folders answered before the last of them),
-        with the position just after them."""
-        folders = self.common_prefixes
-        if folders is not None and self._folders_before:
-            folders = folders[: self._folders_before[count - 1]]
-        return replace(
-            self,
-            items=self.items[:count],
-            next_position=self.cursor_after(count),
-            common_prefixes=folders,
-            _folders_before=self._folders_before[:count],
-        )
-
-
 _Counter = term_reader.Counter
-# Rounds of one entry read's BatchGetItem under throttling (`file_index.unprocessed`): fewer than a writer's,
-# at most 0.35 s of pauses, because a page may read entries several times within the search's 10 s; a read
-# still left is a 503 with Retry-After, and the caller asks again.
+# Rounds of one entry read's BatchGetItem under throttling (`file_index.store.unprocessed`): fewer than a
+# writer's, at most 0.35 s of pauses, because a page may read entries several times within the search's
+# 10 s; a read still left is a 503 with Retry-After, and the caller asks again.
 ENTRY_READ_ROUNDS = 4
 
 
@@ -184,11 +105,11 @@ class NameReader:
         self._state_client = state_client
         self._bucket = bucket
         self._entries_reader = entries
-        self._client = SharedClient(client)  # the shard threads query through it at once
+        self.client = SharedClient(client)  # the shard threads query through it at once
         self._table_name = table_name
-        self._name_table = name_table_name
+        self.name_table = name_table_name
         self._layout = layout if layout is not None else ShardPlacement()
-        self._executor = executor
+        self.executor = executor
 
     def list_files(
         self, query: NameQuery, *, limit: int, position: Mapping[str, Any] | None = None
@@ -205,8 +126,6 @@ class NameReader:
         if not self._terms_ready(query.scope):
             raise NameIndexIncomplete(self._bucket_of(query.scope))
         if query.uses_keys:
-            from file_index.folder_reader import FolderReader  # folder_reader imports this module
-
             return FolderReader(self).list_files(query, limit=limit, position=position)
         if query.order_by == ORDER_UPLOAD_DATE:
             return self._list_terms(query, limit, position, counter)
@@ -232,18 +151,18 @@ class NameReader:
         if self._state_client is None:
             return True
         bucket = self._bucket_of(scope)
-        return bucket is not None and terms_complete(self._state_client, self._name_table, bucket)
+        return bucket is not None and terms_complete(self._state_client, self.name_table, bucket)
 
-    def _partitions(self, scope: UserQuery | BucketQuery) -> tuple[list[str], str | None]:
+    def partitions(self, scope: UserQuery | BucketQuery) -> tuple[list[str], str | None]:
         """The partition values to read, and the index (None: the table) that holds them."""
         if isinstance(scope, UserQuery):
             return self._layout.user_partitions(scope.user), schema.NAME_USER_INDEX.name
         return self._layout.bucket_partitions(scope.bucket), None
 
     def _map(self, function: Any, values: Sequence[Any]) -> list[Any]:
-        if self._executor is None or len(values) < 2:
+        if self.executor is None or len(values) < 2:
             return [function(value) for value in values]
-        return list(self._executor.map(function, values))
+        return list(self.executor.map(function, values))
 
     def _query(
         self, index: str | None, scope_value: str, condition: Any, counter: _Counter, **extra: Any
@@ -251,7 +170,7 @@ class NameReader:
         """Pages of name items of one partition value (plain values)."""
         attribute = schema.NAME_USER if index is not None else schema.NAME_SCOPE
         request: dict[str, Any] = {
-            "TableName": self._name_table,
+            "TableName": self.name_table,
             "KeyConditionExpression": Key(attribute).eq(scope_value) & condition,
             "ProjectionExpression": "#k, #n, #t",
             "ExpressionAttributeNames": {
@@ -264,7 +183,7 @@ class NameReader:
         if index is not None:
             request["IndexName"] = index
         while True:
-            response = self._client.query(**request)
+            response = self.client.query(**request)
             counter.add(int(response.get("ScannedCount", 0)))
             yield response.get("Items", [])
             last = response.get("LastEvaluatedKey")
@@ -272,7 +191,7 @@ class NameReader:
                 return
             request["ExclusiveStartKey"] = last
 
-    def _entries(self, keys: Sequence[str], counter: _Counter) -> dict[str, dict[str, Any]]:
+    def entries(self, keys: Sequence[str], counter: _Counter) -> dict[str, dict[str, Any]]:
         """The entries of `keys` (absent ones absent; a key given twice is read once: BatchGetItem refuses
         a request that names a key twice), BatchGetItem in parallel chunks."""
         keys = list(dict.fromkeys(keys))
@@ -280,7 +199,7 @@ class NameReader:
 
         def fetch(chunk: Sequence[str]) -> tuple[list[dict[str, Any]], int]:
             request = {self._table_name: {"Keys": [{schema.OBJECT_KEY: key} for key in chunk]}}
-            got = unprocessed.batch_get(self._client, request, count=ENTRY_READ_ROUNDS).raise_if_left()
+            got = unprocessed.batch_get(self.client, request, count=ENTRY_READ_ROUNDS).raise_if_left()
             return got.of(self._table_name), got.calls
 
         entries: dict[str, dict[str, Any]] = {}
@@ -290,11 +209,11 @@ class NameReader:
             for item in found:
                 entries[str(item[schema.OBJECT_KEY])] = item
         sequence = [requests for _, requests in fetched]
-        parallel = self._executor is not None and len(chunks) > 1
+        parallel = self.executor is not None and len(chunks) > 1
         counter.rounds += (max(sequence) if parallel else sum(sequence)) if sequence else 0
         return entries
 
-    def _keeps(self, query: NameQuery, entry: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    def keeps(self, query: NameQuery, entry: Mapping[str, Any] | None) -> dict[str, Any] | None:
         """The public item of `entry` if it is live and matches every condition of `query`."""
         if entry is None or entry.get(schema.DELETED) or schema.BUCKET_NAME not in entry:
             return None
@@ -319,11 +238,11 @@ class NameReader:
         if query.prefix and not item[schema.OBJECT_KEY].startswith(query.prefix):
             return None
         name = name_of(str(item.get(schema.FILE_ID) or item[schema.OBJECT_KEY]))
-        if not _name_matches(query, name) or not _enrichment_matches(query, item):
+        if not name_matches(query, name) or not enrichment_matches(query, item):
             return None
         return item
 
-    # -- the terms plan (`file_index.term_reader`) -------------------------------------------------------
+    # -- the terms plan (`file_index.read.term_reader`) ---------------------------------------------------
 
     def _list_terms(
         self, query: NameQuery, limit: int, position: Mapping[str, Any] | None, counter: _Counter
@@ -335,15 +254,15 @@ class NameReader:
             ext=query.ext,
             ascending=query.ascending,
         )
-        partitions, index = self._partitions(query.scope)
+        partitions, index = self.partitions(query.scope)
         cursor = term_reader.start_cursor(position, shard_count=len(partitions), search=search)
         if search.holds_nothing():
             return NamePage([], None, None, 0, 0, ORDER_UPLOAD_DATE)
         term = search.term
         fetchers = [
             term_reader.TermShard(
-                self._client,
-                self._name_table,
+                self.client,
+                self.name_table,
                 index=index,
                 scope_value=term_scope(partition, term),
                 search=search,
@@ -352,7 +271,7 @@ class NameReader:
             for partition in partitions
         ]
         merged = term_reader.merge(
-            fetchers, limit=limit, ascending=query.ascending, cursor=cursor, executor=self._executor
+            fetchers, limit=limit, ascending=query.ascending, cursor=cursor, executor=self.executor
         )
         counter.rounds += merged.rounds
         floor = None if merged.start is None else merged.start.last
@@ -364,7 +283,7 @@ class NameReader:
             if key not in seen and term_reader.position_of(item) != floor:
                 seen.add(key)
                 candidates.append((at, item))
-        entries = self._entries([str(item[schema.OBJECT_KEY]) for _, item in candidates], counter)
+        entries = self.entries([str(item[schema.OBJECT_KEY]) for _, item in candidates], counter)
         kept: list[tuple[int, dict[str, Any]]] = []
         for at, item in candidates:
             entry = entries.get(str(item[schema.OBJECT_KEY]))
@@ -372,7 +291,7 @@ class NameReader:
             # sits elsewhere in the order (or this item was left behind).
             if entry is None or entry.get(schema.UPLOAD_DATE) != item.get(schema.UPLOAD_DATE):
                 continue
-            public = self._keeps(query, entry)
+            public = self.keeps(query, entry)
             if public is not None:
                 kept.append((at, public))
         positions = [term_reader.position_of(item) for item in merged.items]
@@ -421,7 +340,7 @@ class NameReader:
             limit=limit,
             start=start,
             z_order_ready=False,
-            keep=lambda entry: self._keeps(query, entry) is not None,
+            keep=lambda entry: self.keeps(query, entry) is not None,
             plan=order if start is None else None,
         )
         next_position = None if page.next_cursor is None else {plan: page.next_cursor.to_json()}
@@ -443,7 +362,7 @@ class NameReader:
     ) -> NamePage:
         prefix = query.prefix or ""
         after_key, after_folder = _keys_position(query, position)
-        partitions, index = self._partitions(query.scope)
+        partitions, index = self.partitions(query.scope)
         room = (_MAX_KEY_BYTES - len(prefix.encode("utf-8", "surrogatepass"))) // 4
         low, high = prefix, prefix + "\U0010ffff" * max(1, room)
         if after_key is not None:
@@ -479,14 +398,14 @@ class NameReader:
 
         def settle() -> bool:
             """Check the pending candidates against their entries, in order; True once the page is full."""
-            entries = self._entries([str(candidate[schema.OBJECT_KEY]) for candidate in pending], counter)
+            entries = self.entries([str(candidate[schema.OBJECT_KEY]) for candidate in pending], counter)
             try:
                 for candidate in pending:
                     key = str(candidate[schema.OBJECT_KEY])
-                    item = self._keeps(query, entries.get(key))
+                    item = self.keeps(query, entries.get(key))
                     if item is None:
                         continue
-                    folder = _folder_of(query, prefix, key)
+                    folder = folder_of(query, prefix, key)
                     if folder is None:
                         items.append(item)
                         marks.append((len(folders), state["folder"]))
@@ -516,7 +435,7 @@ class NameReader:
             folder = state["folder"]
             if key == after_key or (folder is not None and key.startswith(folder)):
                 continue  # answered already, or in a sub-folder answered already
-            if not _name_matches(query, str(candidate.get(schema.FILE_NAME, ""))):
+            if not name_matches(query, str(candidate.get(schema.FILE_NAME, ""))):
                 continue
             pending.append(candidate)
             if len(pending) >= batch and settle():
@@ -543,34 +462,6 @@ class NameReader:
             _after=lambda count: {"k": items[count - 1][schema.OBJECT_KEY], "f": marks[count - 1][1]},
             _folders_before=tuple(before for before, _ in marks),
         )
-
-
-def _name_matches(query: NameQuery, name: str) -> bool:
-    """`name` matches every query word (`name_terms.matches`) and has the query's extension."""
-    if query.term_words and not name_terms.matches(name, query.term_words):
-        return False
-    return not (query.ext and not has_extension(name, query.ext))
-
-
-def _enrichment_matches(query: NameQuery, item: Mapping[str, Any]) -> bool:
-    if query.content_type is not None:
-        held = str(item.get(schema.CONTENT_TYPE) or "").split(";")[0].strip().casefold()
-        wanted = query.content_type.casefold()
-        if not (held.startswith(wanted[:-1]) if wanted.endswith("/*") else held == wanted):
-            return False
-    meta = item.get(schema.META) or {}
-    tags = item.get(schema.TAGS) or {}
-    return all(meta.get(name) == value for name, value in query.meta) and all(
-        tags.get(name) == value for name, value in query.tags
-    )
-
-
-def _folder_of(query: NameQuery, prefix: str, key: str) -> str | None:
-    if query.delimiter is None:
-        return None
-    rest = key[len(prefix) :]
-    cut = rest.find(query.delimiter)
-    return None if cut < 0 else prefix + rest[: cut + 1]
 
 
 def _keys_position(query: NameQuery, position: Mapping[str, Any] | None) -> tuple[str | None, str | None]:

@@ -5,7 +5,7 @@ an event may arrive any number of times, in any order:
 
     attribute_not_exists(orderKey) OR orderKey < :orderKey
 
-`orderKey` (see `file_index.objects`) compares as a plain string exactly as S3 sequencers compare under
+`orderKey` (see `file_index.rules.objects`) compares as a plain string exactly as S3 sequencers compare under
 AWS's right-pad rule. An equal or older event fails the condition and changes nothing (`STALE`).
 Events without a sequencer use `<=` instead, so that of two events with the same time the one applied
 last wins (the indexer applies one key's events in delivery order).
@@ -57,7 +57,7 @@ depends on what the entry holds (the decision is in the conditions, the old item
 Placement
 ---------
 Every entry this module writes is built by `entry_item` under the writer's `ShardPlacement`
-(`file_index.placement`): the bucket's shard value in `bucketName`, the user's in `uploadUser` (with
+(`file_index.rules.placement`): the bucket's shard value in `bucketName`, the user's in `uploadUser` (with
 `userShard` on a hot user's shard above 0), and `zAddress` when the Z-order index is on. Shards depend only
 on the object key, so under one layout an overwrite lands in the shard of the entry it replaces; after a
 raise of a shard count it may land in another, and the key's name items move with it (`update_names`,
@@ -90,24 +90,16 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any, TypeGuard
 
-import boto3
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
-from file_index import schema
-from file_index.config import SdkSettings
-from file_index.names import NameIndex, is_live_entry
-from file_index.objects import ObjectEvent
-from file_index.placement import ShardPlacement
-from file_index.upload_statistics import StatisticsTally
-
-# boto3 ships no type information for its generated clients.
-DynamoDBClient = Any
-S3Client = Any
-
-DEFAULT_TOMBSTONE_TTL_DAYS = 30
-# The versionId S3 gives an object written while versioning was off or suspended.
-NULL_VERSION = "null"
+from file_index.rules import schema
+from file_index.rules.name_items import is_live_entry
+from file_index.rules.objects import DEFAULT_TOMBSTONE_TTL_DAYS, NULL_VERSION, ObjectEvent
+from file_index.rules.placement import ShardPlacement
+from file_index.rules.upload_statistics import StatisticsTally
+from file_index.store.sdk import DynamoDBClient, S3Client, serialize
+from file_index.write.names import NameIndex
 
 # Bookkeeping of permanent version deletes (see the module docstring and `schema`).
 NULL_PURGED_AT = schema.NULL_PURGED_AT
@@ -132,7 +124,6 @@ DEFAULT_LAYOUT = ShardPlacement()
 _MAX_ROUNDS = 6
 _NOT_FOUND_CODES = frozenset({"404", "NoSuchKey", "NotFound"})
 
-_serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
 
@@ -144,22 +135,6 @@ class Outcome(StrEnum):
 
 class WriteContentionError(RuntimeError):
     """The item kept changing between the conditional writes of one event; retry the event."""
-
-
-def dynamodb_client(sdk: SdkSettings | None = None) -> DynamoDBClient:
-    """A DynamoDB client for concurrent writers (`sdk`: retries, timeouts and a pool per writer).
-
-    A session of its own, as sessions are not thread-safe (the client is). boto3 picks up AWS_ENDPOINT_URL
-    (or AWS_ENDPOINT_URL_DYNAMODB), which is how local runs reach moto or DynamoDB Local.
-    """
-    client: DynamoDBClient = (sdk or SdkSettings()).client("dynamodb", boto3.session.Session())
-    return client
-
-
-def s3_client(sdk: SdkSettings | None = None) -> S3Client:
-    """An S3 client for the writer's HEAD lookups, with the same settings."""
-    client: S3Client = (sdk or SdkSettings()).client("s3", boto3.session.Session())
-    return client
 
 
 def apply_event(
@@ -179,8 +154,8 @@ def apply_event(
     One PutItem or UpdateItem (SDK retries aside), except in the rare cases the module docstring names.
     `s3` is used only for a HEAD of the event's object when a permanent version delete may have changed
     which version is current. `layout` places the entry (`entry_item`). `names`, when given, keeps the
-    name index in step (`file_index.names`): a new live entry's items are put after it (an overwrite of a
-    live entry moves its term items to its new upload time, and every item when it moved the entry to
+    name index in step (`file_index.write.names`): a new live entry's items are put after it (an overwrite of
+    a live entry moves its term items to its new upload time, and every item when it moved the entry to
     another shard), a removed
     entry's items, in the shards its stored values name, are deleted where older than the removal. Raises
     botocore's ClientError for anything but a failed condition (e.g. throttling that outlasted the SDK's
@@ -441,7 +416,7 @@ class _Write:
     # The name index.
 
     def update_names(self, names: NameIndex, outcome: Outcome) -> None:
-        """Keep the name index in step with what this event did (`file_index.names`)."""
+        """Keep the name index in step with what this event did (`file_index.write.names`)."""
         if self.event.removes_one_version:
             hidden = self.seen.get("hidden")
             if self.seen.get("restored_applied"):
@@ -594,11 +569,6 @@ def _set_and_remove(
 
 def _version_of(event: ObjectEvent) -> str:
     return event.version_id if event.version_id is not None else NULL_VERSION
-
-
-def serialize(values: dict[str, Any]) -> dict[str, Any]:
-    """Plain values as DynamoDB attribute values, for the low-level client."""
-    return {name: _serializer.serialize(value) for name, value in values.items()}
 
 
 def entry_item(

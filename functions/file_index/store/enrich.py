@@ -27,9 +27,9 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from file_index import schema
-from file_index.config import ConfigError
-from file_index.objects import ObjectEvent
+from file_index.rules import schema
+from file_index.rules.config import ConfigError
+from file_index.rules.objects import ObjectEvent
 
 CONTENT_TYPE = "contentType"
 METADATA = "metadata"

@@ -269,7 +269,7 @@ class MergedPage[T]:
     rounds: int = 0
 
 
-class _Descending:
+class Descending:
     """Reverses the order of a Position, so one min-heap serves both directions."""
 
     __slots__ = ("position",)
@@ -277,11 +277,13 @@ class _Descending:
     def __init__(self, position: Position) -> None:
         self.position = position
 
-    def __lt__(self, other: _Descending) -> bool:
+    def __lt__(self, other: Descending) -> bool:
         return other.position < self.position
 
 
-class _Shard[T]:
+class MergingShard[T]:
+    """One shard in a merge: the items fetched but not yet returned, and how far it was returned and read."""
+
     def __init__(self, cursor: ShardCursor) -> None:
         self.buffer: deque[tuple[Position, T]] = deque()
         self.exhausted = cursor.exhausted
@@ -335,7 +337,7 @@ def merge_page[T](
     if max_rounds is not None and max_rounds < 1:
         raise ValueError(f"max_rounds must be at least 1, not {max_rounds}")
     start = MergeCursor.start(len(fetchers)) if cursor is None else cursor.widened(len(fetchers))
-    shards: list[_Shard[T]] = [_Shard(shard_cursor) for shard_cursor in start.shards]
+    shards: list[MergingShard[T]] = [MergingShard(shard_cursor) for shard_cursor in start.shards]
     last = start.last
     items: list[T] = []
     sources: list[int] = []
@@ -344,10 +346,10 @@ def merge_page[T](
     items_read = 0
     stopped_early = False
 
-    def rank(position: Position) -> Position | _Descending:
-        return position if ascending else _Descending(position)
+    def rank(position: Position) -> Position | Descending:
+        return position if ascending else Descending(position)
 
-    heap: list[tuple[Position | _Descending, int]] = []
+    heap: list[tuple[Position | Descending, int]] = []
     while len(items) < limit:
         needing = [index for index, shard in enumerate(shards) if shard.needs_fetch]
         if needing:
@@ -371,7 +373,7 @@ def merge_page[T](
                     for index, shard in enumerate(shards)
                     if len(shard.buffer) < need and not shard.exhausted and index not in needing
                 ]
-            items_read += _fetch_round(
+            items_read += fetch_round(
                 fetchers, shards, needing, wanted, executor, heap, rank, position_of, ascending, start.last
             )
             fetches += len(needing)
@@ -379,7 +381,7 @@ def merge_page[T](
             continue
         if not heap:
             break
-        _, last = _take_next(shards, heap, rank, items, sources)
+        _, last = take_next(shards, heap, rank, items, sources)
 
     next_cursor = MergeCursor(tuple(_resume(shard) for shard in shards), last)
     return MergedPage(
@@ -394,9 +396,9 @@ def merge_page[T](
     )
 
 
-def _fetch_round[T](
+def fetch_round[T](
     fetchers: Sequence[ShardFetch[T]],
-    shards: list[_Shard[T]],
+    shards: list[MergingShard[T]],
     needing: list[int],
     wanted: int,
     executor: Executor | None,
@@ -426,7 +428,7 @@ def _fetch_round[T](
 
 
 def _drain[T](
-    shards: list[_Shard[T]],
+    shards: list[MergingShard[T]],
     heap: list[tuple[Any, int]],
     rank: Callable[[Position], Any],
     limit: int,
@@ -445,14 +447,14 @@ def _drain[T](
         position = shards[heap[0][1]].buffer[0][0]
         if not all(w is not None and _before(position.sort_value, w.sort_value, ascending) for w in frontier):
             return last  # a shard that has read nothing yet may hold anything
-        index, last = _take_next(shards, heap, rank, items, sources)
+        index, last = take_next(shards, heap, rank, items, sources)
         if shards[index].needs_fetch:
             frontier.append(shards[index].read_to)  # it waits too now: nothing past what it read is known
     return last
 
 
-def _take_next[T](
-    shards: list[_Shard[T]],
+def take_next[T](
+    shards: list[MergingShard[T]],
     heap: list[tuple[Any, int]],
     rank: Callable[[Position], Any],
     items: list[T],
@@ -470,7 +472,7 @@ def _take_next[T](
     return index, position
 
 
-def _resume[T](shard: _Shard[T]) -> ShardCursor:
+def _resume[T](shard: MergingShard[T]) -> ShardCursor:
     """Where a shard's next page starts.
 
     A shard without buffered items has handed over everything it read: it resumes after that (past items
@@ -539,7 +541,7 @@ def _before(value: SortValue, other: SortValue, ascending: bool) -> bool:
 
 
 def _take[T](
-    shard: _Shard[T],
+    shard: MergingShard[T],
     index: int,
     batch: ShardBatch[T],
     position_of: Callable[[T], Position],

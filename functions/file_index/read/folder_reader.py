@@ -12,7 +12,7 @@ the delimiter's next character, `a/b/` -> `a/b0`; descending: at the greatest ke
 sub-folder costs a shard one Query's worth of reads whatever its size. A page reads at most what it
 returns plus one Query's worth per shard and round.
 
-The entries decide (`NameReader._keeps`): one BatchGetItem reads the page's files and the first
+The entries decide (`NameReader.keeps`): one BatchGetItem reads the page's files and the first
 `FOLDER_PROBES` keys of each sub-folder; a sub-folder is answered when one of them is kept. When none is,
 the page stops before it and its shards go on inside it after what was probed, in the next round or
 the next page, until a kept key answers it or the sub-folder ends.
@@ -27,25 +27,26 @@ not answer again.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from boto3.dynamodb.conditions import Key
 
-from file_index import schema, shards
-from file_index.name_reader import (
-    ORDER_KEY,
-    NamePage,
-    NameQuery,
-    NameReader,
-    _Counter,
-    _folder_of,
-    _name_matches,
+from file_index.read.name_query import ORDER_KEY, NamePage, NameQuery, folder_of, name_matches
+from file_index.read.reader import (
+    MAX_QUERY_ITEMS,
+    PAGE_ROUNDS,
+    READ_AHEAD_FACTOR,
+    BucketQuery,
+    InvalidStartKey,
+    UserQuery,
 )
-from file_index.names import key_scope
-from file_index.objects import MAX_KEY_BYTES
-from file_index.reader import MAX_QUERY_ITEMS, PAGE_ROUNDS, READ_AHEAD_FACTOR, InvalidStartKey
-from file_index.shards import (
+from file_index.read.term_reader import Counter
+from file_index.rules import schema, shards
+from file_index.rules.name_items import key_scope
+from file_index.rules.objects import MAX_KEY_BYTES
+from file_index.rules.shards import (
     InvalidMergeCursorError,
     MergeCursor,
     MergedPage,
@@ -103,6 +104,21 @@ def past_folder(folder: str, ascending: bool) -> str | None:
     if step is None:
         return None if ascending else stem
     return stem + step if ascending else top_key(stem + step)
+
+
+class NameReads(Protocol):
+    """What a folder list reads through (`name_reader.NameReader`): the name table, the entries, and the
+    checks of an entry, shared with the name reader's other plans."""
+
+    name_table: str
+    client: Any
+    executor: Executor | None
+
+    def partitions(self, scope: UserQuery | BucketQuery) -> tuple[list[str], str | None]: ...
+
+    def entries(self, keys: Sequence[str], counter: Counter) -> dict[str, dict[str, Any]]: ...
+
+    def keeps(self, query: NameQuery, entry: Mapping[str, Any] | None) -> dict[str, Any] | None: ...
 
 
 @dataclass(frozen=True)
@@ -218,9 +234,9 @@ class _KeyShard:
             if key == previous:
                 continue  # the key's item in a second bucket shard under one user shard: once is enough
             previous = key
-            matches = _name_matches(query, str(item.get(schema.FILE_NAME, "")))
+            matches = name_matches(query, str(item.get(schema.FILE_NAME, "")))
             self.kept += matches  # a sub-folder's keys count: only names that do not match grow a Query
-            folder = _folder_of(query, reader.prefix, key)
+            folder = folder_of(query, reader.prefix, key)
             if folder is None:
                 close()
                 if matches:
@@ -249,7 +265,7 @@ class _KeyShard:
 class _FolderList:
     """One folder list being read: its query, key range and tables (a `NameReader`'s)."""
 
-    def __init__(self, names: NameReader, query: NameQuery) -> None:
+    def __init__(self, names: NameReads, query: NameQuery) -> None:
         self.names = names
         self.query = query
         self.prefix = query.prefix or ""
@@ -257,7 +273,7 @@ class _FolderList:
 
     def is_folder(self, key: str) -> bool:
         """`key` names a sub-folder of the list (a marker's), not a file."""
-        return bool(key) and _folder_of(self.query, self.prefix, key) == key
+        return bool(key) and folder_of(self.query, self.prefix, key) == key
 
     def query_once(
         self, index: str | None, scope: str, condition: Any, ascending: bool, limit: int
@@ -265,7 +281,7 @@ class _FolderList:
         """One Query of key items: its items and whether more follow."""
         names = self.names
         request: dict[str, Any] = {
-            "TableName": names._name_table,
+            "TableName": names.name_table,
             "KeyConditionExpression": Key(schema.NAME_USER if index else schema.NAME_SCOPE).eq(scope)
             & condition,
             "ProjectionExpression": "#k, #n, #t",
@@ -279,7 +295,7 @@ class _FolderList:
         }
         if index is not None:
             request["IndexName"] = index
-        response = names._client.query(**request)
+        response = names.client.query(**request)
         return response.get("Items", []), bool(response.get("LastEvaluatedKey"))
 
     def cursor(self, position: Mapping[str, Any] | None, shard_count: int) -> MergeCursor | None:
@@ -326,7 +342,7 @@ class FolderReader:
     """Answers the folder lists of `NameQuery` (`prefix` and/or `delimiter`) with a `NameReader`'s
     tables, layout, executor and entry checks."""
 
-    def __init__(self, names: NameReader) -> None:
+    def __init__(self, names: NameReads) -> None:
         self._names = names
 
     def list_files(
@@ -340,10 +356,10 @@ class FolderReader:
         if limit < 1:
             raise ValueError(f"limit must be at least 1, not {limit}")
         folder_list = _FolderList(self._names, query)
-        partitions, index = self._names._partitions(query.scope)
+        partitions, index = self._names.partitions(query.scope)
         fetchers = [_KeyShard(folder_list, query, index, partition) for partition in partitions]
         cursor = folder_list.cursor(position, len(fetchers))
-        counter = _Counter()
+        counter = Counter()
         page = _PageBuilder(folder_list, query, limit, fetchers, counter)
         page.read(cursor)
         keys_read = sum(fetcher.read for fetcher in fetchers)
@@ -370,7 +386,7 @@ class _PageBuilder:
         query: NameQuery,
         limit: int,
         fetchers: Sequence[_KeyShard],
-        counter: _Counter,
+        counter: Counter,
     ) -> None:
         self._reader = reader
         self._query = query
@@ -404,7 +420,7 @@ class _PageBuilder:
                 ascending=ascending,
                 cursor=cursor,
                 batch_size=shards.fair_share(need, len(self._fetchers)),
-                executor=names._executor if len(self._fetchers) > 1 else None,
+                executor=names.executor if len(self._fetchers) > 1 else None,
                 max_rounds=budget,
                 top_up=True,
             )
@@ -412,7 +428,7 @@ class _PageBuilder:
             self.segments.append(_Segment(merged, merged.cursor))
             groups = _groups(merged.items, None if cursor is None or cursor.last is None else cursor.last)
             probes = [key for group in groups for key in _probes(group[2], ascending)]
-            entries = names._entries(probes, self._counter) if probes else {}
+            entries = names.entries(probes, self._counter) if probes else {}
             self.rounds += 1 if probes else 0
             cut = self._answer(groups, entries, len(self.segments) - 1)
             if cut is None:
@@ -433,7 +449,7 @@ class _PageBuilder:
     ) -> tuple[int, list[_Found] | None] | None:
         """Answer `groups` in order until the page is full (-> (items consumed, None)) or a sub-folder
         none of whose probes is kept (-> (items before it, its markers)); None: every group answered."""
-        keeps = self._reader.names._keeps
+        keeps = self._reader.names.keeps
         ascending = self._query.ascending
         for start, end, group in groups:
             first = group[0]
