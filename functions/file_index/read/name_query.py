@@ -18,14 +18,8 @@ from file_index.rules.name_items import has_extension
 
 # The orders a name list may have (the API's `orderedBy`).
 ORDER_UPLOAD_DATE = "uploadDate"
-
-
 ORDER_SIZE = "size"
-
-
 ORDER_KEY = "objectKey"
-
-
 DELIMITER = "/"
 
 

@@ -23,15 +23,9 @@ from file_index.rules.name_terms import name_terms
 
 # The longest `ext` a list takes, in characters.
 MAX_EXTENSION = 64
-
-
 # `nameScope` suffix of the key items (no term starts with "/": a term is letters and digits).
 KEY_SCOPE = "/"
-
-
 SCOPE_SEPARATOR = "|"
-
-
 # `nameScope` suffix mark of the term items (`{partition}|:{term}`).
 TERM_MARK = ":"
 

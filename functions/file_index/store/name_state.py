@@ -16,30 +16,21 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from file_index.rules import schema
 from file_index.rules.name_items import SCOPE_SEPARATOR
+from file_index.rules.objects import iso_utc_millis
 from file_index.store import unprocessed
 from file_index.store.sdk import serialize
 
 # The state items (`{bucket}|!`, or `*|!` for every bucket of the table): in no scope a search reads.
 STATE_MARK = "!"
-
-
 ALL_BUCKETS = "*"
-
-
 STATE_TERM = "termItems"
-
-
 TERMS_COMPLETE = "complete"  # BOOL: the name index of the bucket (every bucket for `*`) is complete
-
-
 COMPLETED_AT = "completedAt"  # ISO time the flag was first set
-
-
 # How long a reader keeps a flag it read unset (a set flag is kept: it never goes back).
 STATE_TTL_SECONDS = 60.0
 
@@ -110,7 +101,7 @@ class TermItemsState:
             Key=serialize(state_key(bucket)),
             UpdateExpression="SET #c = :true, #at = if_not_exists(#at, :now)",
             ExpressionAttributeNames={"#c": TERMS_COMPLETE, "#at": COMPLETED_AT},
-            ExpressionAttributeValues={":true": {"BOOL": True}, ":now": {"S": _iso(now)}},
+            ExpressionAttributeValues={":true": {"BOOL": True}, ":now": {"S": iso_utc_millis(now)}},
             ReturnValues="ALL_NEW",
         )
         with self._lock:
@@ -133,18 +124,12 @@ def mark_table_complete(client: Any, table_name: str, now: datetime) -> bool:
     will hold then gets its items from its first write."""
     if client.scan(TableName=table_name, Limit=1).get("Items"):
         return False
-    item = {**state_key(ALL_BUCKETS), TERMS_COMPLETE: True, COMPLETED_AT: _iso(now)}
+    item = {**state_key(ALL_BUCKETS), TERMS_COMPLETE: True, COMPLETED_AT: iso_utc_millis(now)}
     client.put_item(TableName=table_name, Item=serialize(item))
     return True
 
 
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 _states: weakref.WeakKeyDictionary[Any, dict[str, TermItemsState]] = weakref.WeakKeyDictionary()
-
-
 _states_lock = threading.Lock()
 
 
