@@ -16,7 +16,8 @@ from decimal import Decimal
 from typing import Any
 
 from file_index.rules import schema
-from file_index.store.state import Operation, is_state_key
+from file_index.rules.objects import is_record_key
+from file_index.store.state import Operation
 from file_index.write.repair import (
     BackfillOutcome,
     Finding,
@@ -151,7 +152,7 @@ def write_backfill(
             repairer.table_name,
             repairer.bucket,
             obj,
-            repairer.layout,
+            repairer.key_pattern,
             repairer.shard_placement,
             repairer.names,
         )
@@ -217,7 +218,7 @@ def sweep(
         live = [
             item
             for item in items
-            if not is_state_key(item[schema.OBJECT_KEY])
+            if not is_record_key(item[schema.OBJECT_KEY])
             and is_live(item)
             and entry_bucket(item) == repairer.bucket
         ]

@@ -14,18 +14,18 @@ listing, so a backfill may run while uploads and deletes go on. A failed conditi
 - `MISSING`: the object exists, the index has no item or a tombstone;
 - `STALE`: the entry's size, eTag or versionId differ from the object's current version;
 - `ORPHANED`: a live entry for an object that no longer exists;
-- `UNPLACED`: a live entry of the current version that the layout's indexes cannot find as they are now:
+- `UNPLACED`: a live entry of the current version that the placement's indexes cannot find as they are now:
   the Z-order index is on and the entry lacks `zAddress` or holds another address than its own upload
-  time and size give; or the entry sits in a shard the layout's readers never query (`outside_layout`: a
+  time and size give; or the entry sits in a shard the placement's readers never query (`outside_placement`: a
   bucket shard at or above `bucketIndexShards`, a user shard at or above the user's count), as entries
-  written with a layout that was never deployed do.
+  written with a placement that was never deployed do.
 
 Placement (`file_index.rules.placement`). Entries are compared with the bucket by the public bucket
 (`ShardPlacement.public_bucket` of the stored `bucketName`), never by the stored shard value. An entry that
 sits in shard 0 because a smaller shard count (or a user not yet hot) wrote it is where readers look
 (they query every shard of the current count, shard 0 included): it is not a difference and is never
 rewritten. An entry in a shard beyond the current count is: no reader queries it, so `place_entry` moves
-it to the shard the layout gives its key. Every write here places the entry by the layout it is given
+it to the shard the placement gives its key. Every write here places the entry by the placement it is given
 (`entry_item`).
 
 A difference seen in a listing is confirmed by a HEAD of the object (`head_object`; a 404 or a delete
@@ -65,14 +65,13 @@ from botocore.exceptions import ClientError
 
 from file_index.rules import schema, shards
 from file_index.rules.key_pattern import KeyPattern
-from file_index.rules.objects import DEFAULT_TOMBSTONE_TTL_DAYS, NULL_VERSION, ObjectEvent
+from file_index.rules.objects import DEFAULT_TOMBSTONE_TTL_DAYS, NULL_VERSION, ObjectEvent, is_record_key
 from file_index.rules.placement import ShardPlacement
 from file_index.store import unprocessed
 from file_index.store.sdk import DynamoDBClient, serialize
-from file_index.store.state import is_state_key
 from file_index.write.names import NameIndex
 from file_index.write.writer import (
-    DEFAULT_LAYOUT,
+    DEFAULT_PLACEMENT,
     NULL_PURGED_AT,
     PLACEMENT_ATTRIBUTES,
     PURGED_UNTIL,
@@ -85,7 +84,7 @@ S3Client = Any
 BACKFILL_EVENT = "ObjectCreated:Backfill"
 RECONCILE_EVENT = "ObjectCreated:Reconcile"
 
-# What an entry says about its object, and where the layout placed it: rewritten by a repair (a repaired
+# What an entry says about its object, and where the placement placed it: rewritten by a repair (a repaired
 # tombstone keeps none of them, so it leaves every index).
 # A repair writes what a listing or a HEAD shows: enrichment read by the indexer goes with the old entry.
 ENTRY_ATTRIBUTES = frozenset(
@@ -168,9 +167,9 @@ class ListedObject:
             version_id=response.get("VersionId"),
         )
 
-    def event(self, bucket: str, layout: KeyPattern, event_name: str = BACKFILL_EVENT) -> ObjectEvent:
+    def event(self, bucket: str, key_pattern: KeyPattern, event_name: str = BACKFILL_EVENT) -> ObjectEvent:
         """The create this object stands for: no sequencer, the object's time as the event's time."""
-        parts = layout.split(self.key)
+        parts = key_pattern.split(self.key)
         return ObjectEvent(
             event_name=event_name,
             bucket=bucket,
@@ -203,16 +202,16 @@ def backfill_object(
     table_name: str,
     bucket: str,
     obj: ListedObject,
-    layout: KeyPattern,
-    shard_placement: ShardPlacement = DEFAULT_LAYOUT,
+    key_pattern: KeyPattern,
+    shard_placement: ShardPlacement = DEFAULT_PLACEMENT,
     names: NameIndex | None = None,
 ) -> BackfillOutcome:
     """Index `obj` only if the index has no item (entry or tombstone) for its key: one PutItem.
 
-    `layout` names the uploader from the key; `shard_placement` places the entry (`writer.entry_item`);
+    `key_pattern` names the uploader from the key; `shard_placement` places the entry (`writer.entry_item`);
     `names`, when given, gets the new entry's name items (`file_index.write.names`).
     """
-    item = entry_item(obj.event(bucket, layout), None, shard_placement)
+    item = entry_item(obj.event(bucket, key_pattern), None, shard_placement)
     try:
         dynamodb.put_item(
             TableName=table_name,
@@ -249,17 +248,17 @@ def entry_bucket(item: Mapping[str, Any]) -> str | None:
     return ShardPlacement.public_bucket(stored) if isinstance(stored, str) else None
 
 
-def expected_z_address(item: Mapping[str, Any], layout: ShardPlacement) -> str | None:
-    """The `zAddress` a live entry must hold under `layout` (None: the Z-order index is off)."""
+def expected_z_address(item: Mapping[str, Any], placement: ShardPlacement) -> str | None:
+    """The `zAddress` a live entry must hold under `placement` (None: the Z-order index is off)."""
     size, upload_date = _number(item.get(schema.SIZE)), item.get(schema.UPLOAD_DATE)
     if size is None or not isinstance(upload_date, str):
         raise ValueError(f"entry {item.get(schema.OBJECT_KEY)!r} has no size or upload date")
-    return layout.z_address(upload_date, size)
+    return placement.z_address(upload_date, size)
 
 
-def outside_layout(item: Mapping[str, Any], layout: ShardPlacement) -> bool:
-    """An entry in a shard that `layout`'s readers never query: a bucket shard at or above
-    `bucketIndexShards`, or a user shard at or above the user's count (a user not hot in `layout`).
+def outside_placement(item: Mapping[str, Any], placement: ShardPlacement) -> bool:
+    """An entry in a shard that `placement`'s readers never query: a bucket shard at or above
+    `bucketIndexShards`, or a user shard at or above the user's count (a user not hot in `placement`).
 
     An entry in a lower shard than its key would get now (shard 0 of a count since raised) is where
     readers look: it is not outside (module docstring).
@@ -267,41 +266,43 @@ def outside_layout(item: Mapping[str, Any], layout: ShardPlacement) -> bool:
     stored_bucket = item.get(schema.BUCKET_NAME)
     if isinstance(stored_bucket, str):
         _, separator, shard = stored_bucket.partition(shards.SHARD_SEPARATOR)
-        if separator and (not shard.isdigit() or int(shard) >= layout.bucket_shards):
+        if separator and (not shard.isdigit() or int(shard) >= placement.bucket_shards):
             return True
     stored_user, user_shard = item.get(schema.UPLOAD_USER), _number(item.get(schema.USER_SHARD)) or 0
     if isinstance(stored_user, str) and user_shard:
-        return user_shard >= layout.user_shards(ShardPlacement.public_user(stored_user, user_shard))
+        return user_shard >= placement.user_shards(ShardPlacement.public_user(stored_user, user_shard))
     return False
 
 
-def is_unplaced(item: Mapping[str, Any], layout: ShardPlacement, *, judge_shards: bool = True) -> bool:
-    """A live entry the layout's indexes cannot find as they should: outside its shards, or the Z-order
+def is_unplaced(item: Mapping[str, Any], placement: ShardPlacement, *, judge_shards: bool = True) -> bool:
+    """A live entry the placement's indexes cannot find as they should: outside its shards, or the Z-order
     index is on and the entry has no (or another) zAddress. `judge_shards` False: the shard count is a
     guess (no cdk.json, no deployed stack), so shard values are left as they are."""
     if not is_live(item):
         return False
-    if judge_shards and outside_layout(item, layout):
+    if judge_shards and outside_placement(item, placement):
         return True
-    return layout.multi_attribute_index and item.get(schema.Z_ADDRESS) != expected_z_address(item, layout)
+    return placement.multi_attribute_index and item.get(schema.Z_ADDRESS) != expected_z_address(
+        item, placement
+    )
 
 
-def _placed_values(item: Mapping[str, Any], layout: ShardPlacement, judge_shards: bool) -> dict[str, Any]:
-    """The attributes `place_entry` sets: the shard values of `layout` (when outside) and the zAddress.
+def _placed_values(item: Mapping[str, Any], placement: ShardPlacement, judge_shards: bool) -> dict[str, Any]:
+    """The attributes `place_entry` sets: the shard values of `placement` (when outside) and the zAddress.
 
     A value of None means the attribute is removed (a user shard of 0 is written as no `userShard`).
     """
     placed: dict[str, Any] = {}
-    if judge_shards and outside_layout(item, layout):
+    if judge_shards and outside_placement(item, placement):
         key = item[schema.OBJECT_KEY]
         bucket = ShardPlacement.public_bucket(item[schema.BUCKET_NAME])
-        placed[schema.BUCKET_NAME] = layout.bucket_partition(bucket, key)
+        placed[schema.BUCKET_NAME] = placement.bucket_partition(bucket, key)
         stored_user = item.get(schema.UPLOAD_USER)
         if isinstance(stored_user, str):
             user = ShardPlacement.public_user(stored_user, _number(item.get(schema.USER_SHARD)))
-            placed[schema.UPLOAD_USER] = layout.user_partition(user, key)
-            placed[schema.USER_SHARD] = layout.user_shard(user, key) or None
-    expected = expected_z_address(item, layout)
+            placed[schema.UPLOAD_USER] = placement.user_partition(user, key)
+            placed[schema.USER_SHARD] = placement.user_shard(user, key) or None
+    expected = expected_z_address(item, placement)
     if expected is not None and item.get(schema.Z_ADDRESS) != expected:
         placed[schema.Z_ADDRESS] = expected
     return placed
@@ -312,7 +313,7 @@ def scan_index(dynamodb: DynamoDBClient, table_name: str) -> Iterator[dict[str, 
     paginator = dynamodb.get_paginator("scan")
     for page in paginator.paginate(TableName=table_name, ConsistentRead=True):
         for raw in page.get("Items", []):
-            if not is_state_key(raw[schema.OBJECT_KEY]["S"]):
+            if not is_record_key(raw[schema.OBJECT_KEY]["S"]):
                 yield plain_item(raw)
 
 
@@ -341,11 +342,11 @@ def difference(
     current: ListedObject | None,
     *,
     compare_versions: bool = True,
-    layout: ShardPlacement = DEFAULT_LAYOUT,
+    placement: ShardPlacement = DEFAULT_PLACEMENT,
     judge_shards: bool = True,
 ) -> Difference | None:
     """What is wrong with `item` given the object S3 holds (`current`, None if there is none) and the
-    layout the indexes have now."""
+    placement the indexes have now."""
     if current is None:
         return Difference.ORPHANED if is_live(item) else None
     if item is None or not is_live(item):
@@ -356,7 +357,7 @@ def difference(
         held = item.get(schema.VERSION_ID) or NULL_VERSION
         if held != current.version_id:
             return Difference.STALE
-    if is_unplaced(item, layout, judge_shards=judge_shards):
+    if is_unplaced(item, placement, judge_shards=judge_shards):
         return Difference.UNPLACED
     return None
 
@@ -398,10 +399,10 @@ class Repairer:
     dynamodb: DynamoDBClient
     table_name: str
     bucket: str
-    layout: KeyPattern
+    key_pattern: KeyPattern
     dry_run: bool = False
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS
-    shard_placement: ShardPlacement = DEFAULT_LAYOUT
+    shard_placement: ShardPlacement = DEFAULT_PLACEMENT
     names: NameIndex | None = None  # the name index, kept in step with every repair (None: none)
     judge_shards: bool = True  # False: `shard_placement`'s shard counts are a guess; shard values stay
 
@@ -413,7 +414,7 @@ class Repairer:
             item,
             current,
             compare_versions=compare_versions,
-            layout=self.shard_placement,
+            placement=self.shard_placement,
             judge_shards=self.judge_shards,
         )
 
@@ -447,7 +448,7 @@ class Repairer:
             key,
             item,
             current,
-            self.layout,
+            self.key_pattern,
             tombstone_ttl_days=self.tombstone_ttl_days,
             shard_placement=self.shard_placement,
             name_index=self.names,
@@ -475,11 +476,11 @@ def repair(
     key: str,
     item: Mapping[str, Any] | None,
     current: ListedObject | None,
-    layout: KeyPattern,
+    key_pattern: KeyPattern,
     *,
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS,
     now: datetime | None = None,
-    shard_placement: ShardPlacement = DEFAULT_LAYOUT,
+    shard_placement: ShardPlacement = DEFAULT_PLACEMENT,
     name_index: NameIndex | None = None,
 ) -> bool:
     """Make the item describe `current` (None: a tombstone) if it is still exactly `item`; one PutItem.
@@ -500,7 +501,10 @@ def repair(
     else:
         if current.key != key:
             raise ValueError(f"object {current.key!r} cannot repair the entry of {key!r}")
-        new = {**kept, **entry_item(current.event(bucket, layout, RECONCILE_EVENT), None, shard_placement)}
+        new = {
+            **kept,
+            **entry_item(current.event(bucket, key_pattern, RECONCILE_EVENT), None, shard_placement),
+        }
     assert current is not None or not (schema.GSI_KEY_ATTRIBUTES | {schema.USER_SHARD}) & new.keys(), (
         "tombstones stay out of indexes"
     )
@@ -521,7 +525,7 @@ def repair(
         if current is not None:
             name_index.put_entry(new, new.get(schema.ORDER_KEY))
             if item is not None and is_live(item):
-                # Written by the layout given, the entry may have left the shard of `item`: so do its items.
+                # Under the placement given the entry may have left the shard of `item`, and its items.
                 name_index.delete_left_behind(item, new)
         elif item is not None and is_live(item):
             # Items up to the replaced entry's own position: "" < "\0" covers those without one.
@@ -533,12 +537,12 @@ def place_entry(
     dynamodb: DynamoDBClient,
     table_name: str,
     item: Mapping[str, Any],
-    layout: ShardPlacement,
+    placement: ShardPlacement,
     *,
     judge_shards: bool = True,
     name_index: NameIndex | None = None,
 ) -> Placement:
-    """Give a live entry the place `layout` wants for it (its shards, its `zAddress`), if it is still
+    """Give a live entry the place `placement` wants for it (its shards, its `zAddress`), if it is still
     the entry that was read.
 
     One UpdateItem (none when the entry is already in place). The condition: still live, the same
@@ -549,7 +553,7 @@ def place_entry(
     """
     if not is_live(item):
         raise ValueError(f"{item.get(schema.OBJECT_KEY)!r} is a tombstone: it has no place in any index")
-    placed = _placed_values(item, layout, judge_shards)
+    placed = _placed_values(item, placement, judge_shards)
     if not placed:
         return Placement.ALREADY
     names = {

@@ -59,7 +59,7 @@ Placement
 Every entry this module writes is built by `entry_item` under the writer's `ShardPlacement`
 (`file_index.rules.placement`): the bucket's shard value in `bucketName`, the user's in `uploadUser` (with
 `userShard` on a hot user's shard above 0), and `zAddress` when the Z-order index is on. Shards depend only
-on the object key, so under one layout an overwrite lands in the shard of the entry it replaces; after a
+on the object key, so under one placement an overwrite lands in the shard of the entry it replaces; after a
 raise of a shard count it may land in another, and the key's name items move with it (`update_names`,
 which knows the old shard from the replaced entry that the write returns). Every tombstone, whichever
 write makes it, carries none of these, so it is in no index.
@@ -105,7 +105,7 @@ from file_index.write.names import NameIndex
 NULL_PURGED_AT = schema.NULL_PURGED_AT
 PURGED_UNTIL = schema.PURGED_UNTIL
 
-# Where the layout places an entry, besides its bucket and user values: written by `entry_item` only.
+# Where the placement places an entry, besides its bucket and user values: written by `entry_item` only.
 PLACEMENT_ATTRIBUTES = (schema.USER_SHARD, schema.Z_ADDRESS)
 # Attributes an entry or a tombstone may carry, besides the key and the bookkeeping above. A write that
 # keeps the bookkeeping sets some and removes the rest, so it leaves what a PutItem would (a tombstone
@@ -118,8 +118,8 @@ _ENTRY_ATTRIBUTES = (
     schema.DELETED,
     schema.EXPIRES_AT,
 )
-# The layout of a writer that is given none: the 0.2.0 entries (one shard, no hot user, no Z-order).
-DEFAULT_LAYOUT = ShardPlacement()
+# The placement of a writer that is given none: unsharded entries (one shard, no hot user, no Z-order).
+DEFAULT_PLACEMENT = ShardPlacement()
 # Conditions only change when the item changes, so a handful of rounds covers any real contention.
 _MAX_ROUNDS = 6
 _NOT_FOUND_CODES = frozenset({"404", "NoSuchKey", "NotFound"})
@@ -145,7 +145,7 @@ def apply_event(
     s3: S3Client,
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS,
     now: datetime | None = None,
-    layout: ShardPlacement = DEFAULT_LAYOUT,
+    placement: ShardPlacement = DEFAULT_PLACEMENT,
     names: NameIndex | None = None,
     statistics: StatisticsTally | None = None,
 ) -> Outcome:
@@ -153,7 +153,7 @@ def apply_event(
 
     One PutItem or UpdateItem (SDK retries aside), except in the rare cases the module docstring names.
     `s3` is used only for a HEAD of the event's object when a permanent version delete may have changed
-    which version is current. `layout` places the entry (`entry_item`). `names`, when given, keeps the
+    which version is current. `placement` places the entry (`entry_item`). `names`, when given, keeps the
     name index in step (`file_index.write.names`): a new live entry's items are put after it (an overwrite of
     a live entry moves its term items to its new upload time, and every item when it moved the entry to
     another shard), a removed
@@ -163,7 +163,7 @@ def apply_event(
     the item.
     """
     expires_at = int(((now or datetime.now(UTC)) + timedelta(days=tombstone_ttl_days)).timestamp())
-    write = _Write(dynamodb, table_name, event, expires_at, layout)
+    write = _Write(dynamodb, table_name, event, expires_at, placement)
     outcome = write.remove_version(s3) if event.removes_one_version else write.put()
     if names is not None:
         write.update_names(names, outcome)
@@ -180,7 +180,7 @@ class _Write:
     table_name: str
     event: ObjectEvent
     expires_at: int
-    layout: ShardPlacement = DEFAULT_LAYOUT
+    placement: ShardPlacement = DEFAULT_PLACEMENT
     # What the name index needs to know of the writes made: the entry written, the item it replaced or
     # the item a failed condition returned (`update_names`).
     seen: dict[str, Any] = field(default_factory=dict)
@@ -201,7 +201,7 @@ class _Write:
         item = (
             _tombstone(self.event, self.order, self.expires_at)
             if self.event.is_removal
-            else entry_item(self.event, self.order, self.layout)
+            else entry_item(self.event, self.order, self.placement)
         )
         checks_version = not self.event.is_removal or self.event.version_id is not None
         names = {"#order": schema.ORDER_KEY, "#purgedUntil": PURGED_UNTIL}
@@ -385,7 +385,7 @@ class _Write:
             file_id=self.event.file_id,
             no_user_reason=self.event.no_user_reason,
         )
-        item = entry_item(restored, self.order, self.layout)
+        item = entry_item(restored, self.order, self.placement)
         self.seen["restored"] = item
         names = {"#order": schema.ORDER_KEY, "#deleted": schema.DELETED, "#version": schema.VERSION_ID}
         values: dict[str, Any] = {":order": self.order, ":true": True}
@@ -572,23 +572,23 @@ def _version_of(event: ObjectEvent) -> str:
 
 
 def entry_item(
-    event: ObjectEvent, order_key: str | None, layout: ShardPlacement = DEFAULT_LAYOUT
+    event: ObjectEvent, order_key: str | None, placement: ShardPlacement = DEFAULT_PLACEMENT
 ) -> dict[str, Any]:
     """The index entry of a create, as plain values; without `orderKey` when `order_key` is None.
 
     An entry without `orderKey` holds no position in the key's history: any event replaces it (what a
     backfill or a repair writes).
 
-    `layout` places it: `bucketName` is the bucket's shard value for the key (the bucket itself on shard
+    `placement` places it: `bucketName` is the bucket's shard value for the key (the bucket itself on shard
     0), `uploadUser` the user's (the user itself unless hot), `userShard` the user's shard when above 0,
     and `zAddress` is written when the Z-order index is on. Every shard depends only on the object key,
-    so an overwrite of a key lands where the entry it replaces was (for the layout that wrote both).
+    so an overwrite of a key lands where the entry it replaces was (for the placement that wrote both).
     """
     if event.size is None:
         raise ValueError(f"{event.event_name} of {event.key!r} has no size: only a create has an entry")
     item: dict[str, Any] = {
         schema.OBJECT_KEY: event.key,
-        schema.BUCKET_NAME: layout.bucket_partition(event.bucket, event.key),
+        schema.BUCKET_NAME: placement.bucket_partition(event.bucket, event.key),
         schema.FILE_ID: event.file_id,
         schema.SIZE: event.size,
         schema.UPLOAD_DATE: event.upload_date,
@@ -597,10 +597,10 @@ def entry_item(
     # Absent, not empty: a key without a user must stay out of the user index.
     optional = {
         schema.ORDER_KEY: order_key,
-        schema.UPLOAD_USER: None if user is None else layout.user_partition(user, event.key),
+        schema.UPLOAD_USER: None if user is None else placement.user_partition(user, event.key),
         # Absent on shard 0, so a stored value is only ever read as a hot user's shard when it is one.
-        schema.USER_SHARD: (layout.user_shard(user, event.key) or None) if user is not None else None,
-        schema.Z_ADDRESS: layout.z_address(event.upload_date, event.size),
+        schema.USER_SHARD: (placement.user_shard(user, event.key) or None) if user is not None else None,
+        schema.Z_ADDRESS: placement.z_address(event.upload_date, event.size),
         schema.SEQUENCER: event.sequencer,
         schema.E_TAG: event.e_tag,
         schema.VERSION_ID: event.version_id,
