@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
+from file_index.read.file_queries import BucketQuery, FileQuery, UserQuery
 from file_index.read.name_query import ORDER_KEY, ORDER_SIZE, ORDER_UPLOAD_DATE, NameQuery
-from file_index.read.reader import BucketQuery, FileQuery, UserQuery
 from file_index.rules.name_items import MAX_EXTENSION, normalize_extension
 from file_index.rules.name_terms import query_words as read_query_words
 from file_index.rules.objects import MAX_KEY_BYTES, iso_utc_millis
