@@ -61,7 +61,7 @@ def run(*, sizes: list[int], concurrency: int) -> Measured:
                 dynamodb=dynamodb,
                 bucket=stack.bucket,
                 table=table,
-                layout=KeyPattern.parse(None),
+                key_pattern=KeyPattern.parse(None),
                 concurrency=concurrency,
             )
             if (summary.counts.listed, summary.counts.written) != (size, size):

@@ -119,7 +119,7 @@ def lambda_batch_seconds(wall_seconds: float, cpu_seconds: float) -> float:
     return max(wall_seconds, cpu_seconds * FULL_VCPU_MB / (LAMBDA_MEMORY_GB * 1024))
 
 
-def name_units_per_entry(layout: ShardPlacement, files: int = NAME_SAMPLE_FILES) -> tuple[float, float]:
+def name_units_per_entry(placement: ShardPlacement, files: int = NAME_SAMPLE_FILES) -> tuple[float, float]:
     """Mean write units and items the name index takes per backfilled entry, over `files` of measure 16's
     names: the items a backfill puts (`NameIndex.put_entry(entry, None)`: the key item and the term items),
     each written in the name table and again in its user GSI (`name_writes.units`)."""
@@ -128,7 +128,7 @@ def name_units_per_entry(layout: ShardPlacement, files: int = NAME_SAMPLE_FILES)
     from bench.name_writes import units
 
     sample, _ = make_files(files, seed=16)  # measure 16's write rows' seed
-    written = [entry_items(file_entry(file, layout, n), "") for n, file in enumerate(sample)]
+    written = [entry_items(file_entry(file, placement, n), "") for n, file in enumerate(sample)]
     return (
         sum(units(item) for items in written for item in items) / len(written),
         sum(len(items) for items in written) / len(written),
@@ -168,14 +168,14 @@ def model(
 def run(*, latency_ms: float, repeats: int) -> list[Row]:
     from backfill.handler import cold_start, write_batch
 
-    layout = deployment.shard_placement()
+    placement = deployment.shard_placement()
     # The attributes Powertools reads of Lambda's context object.
     context: Any = aws.BenchLambdaContext(function_name="backfill", memory_limit_in_mb=512)
     walls: list[float] = []
     cpus: list[float] = []
     with (
         aws.fake_credentials(),
-        aws.environment({"TABLE_NAME": "FileMetaData", "BUCKET_NAME": aws.BUCKET, **layout.to_env()}),
+        aws.environment({"TABLE_NAME": "FileMetaData", "BUCKET_NAME": aws.BUCKET, **placement.to_env()}),
         instrument.instant_dynamodb(),
     ):
         write_batch(batch_event(10_000_000, 10), context)  # cold start outside the timings
@@ -209,7 +209,7 @@ def run(*, latency_ms: float, repeats: int) -> list[Row]:
     ]
     today = datetime.now(UTC).date().isoformat()
     batch_s = lambda_batch_seconds(wall_s, cpu_s)
-    shards = layout.bucket_shards
+    shards = placement.bucket_shards
     if shards == 1:
         index_bound = float(PARTITION_WRITE_UNITS_PER_SECOND)
         bound = (
@@ -229,7 +229,7 @@ def run(*, latency_ms: float, repeats: int) -> list[Row]:
     name_units, name_items = 0.0, 0.0
     if deployment.stack_config().name_index:
         progress(f"backfill batch: the name index's write units per entry ({NAME_SAMPLE_FILES:,} names)")
-        name_units, name_items = name_units_per_entry(layout)
+        name_units, name_items = name_units_per_entry(placement)
     for objects in OBJECT_COUNTS:
         backfill = model(objects, batch_s, index_bound=index_bound, name_units=name_units)
         one_partition = model(objects, batch_s)
@@ -241,7 +241,7 @@ def run(*, latency_ms: float, repeats: int) -> list[Row]:
                 "hours",
                 backfill.hours,
                 one_partition.hours,
-                "0.2.0 layout: one partition",
+                "0.2.0 placement: one partition",
                 note=f"0.2.0 ÷ ours; {backfill.hours / 24:.1f} days, bound by {binding} (the "
                 f"{MAX_CONCURRENCY} writers alone: {backfill.hours_without_index_bound:.2f} h); index: "
                 f"{bound}; batches of {BATCH_SIZE}, "

@@ -72,7 +72,7 @@ def run(*, latency_ms: float, batch_sizes: list[int], repeats: int) -> Measured:
         aws.environment({"TABLE_NAME": schema.TABLE_NAME, "BUCKET_NAME": aws.BUCKET}),
         instrument.instant_dynamodb(),
     ):
-        layout = KeyPattern.parse(None)
+        key_pattern = KeyPattern.parse(None)
         writer_client = dynamodb_client()
         # Read only for a permanent version delete, which the batches here do not hold.
         s3 = s3_client()
@@ -106,7 +106,7 @@ def run(*, latency_ms: float, batch_sizes: list[int], repeats: int) -> Measured:
 
                 def sequential(size: int = size) -> None:
                     for event in keys.take(size):
-                        for parsed in parse_message(event.message_body(), layout):
+                        for parsed in parse_message(event.message_body(), key_pattern):
                             apply_event(writer_client, schema.TABLE_NAME, parsed, s3=s3)
 
                 def listener(size: int = size) -> None:

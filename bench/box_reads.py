@@ -2,7 +2,7 @@
 
 The data are docs/scaling.md's (section 4): `objects` uploads to one bucket, uniform over 2017 in time,
 log-uniform from 1 B to 10 GiB in size, spread evenly over `USERS` uploaders; each entry is the writer's
-own (`bench.entries.entry`) under the default layout with the Z-order index on, so its shard and its
+own (`bench.entries.entry`) under the default placement with the Z-order index on, so its shard and its
 z-address are the deployed ones.
 
 A key condition reads exactly the items of its key range, so each plan's reads are counted from the
@@ -125,8 +125,8 @@ class Entry:
     item: dict[str, object]
 
 
-def dataset(objects: int, layout: ShardPlacement, *, seed: int = 2017) -> list[Entry]:
-    """`objects` entries as the writer builds them under `layout` (which must have the Z-order index on)."""
+def dataset(objects: int, placement: ShardPlacement, *, seed: int = 2017) -> list[Entry]:
+    """`objects` entries as the writer builds them under `placement` (which must have the Z-order index on)."""
     rng = random.Random(seed)
     result: list[Entry] = []
     for index in range(objects):
@@ -136,7 +136,7 @@ def dataset(objects: int, layout: ShardPlacement, *, seed: int = 2017) -> list[E
         event = create_event(
             bucket=aws.BUCKET, key=key, user=user, size=log_uniform_size(rng), moment=moment, sequence=index
         )
-        item = entry(event, event.order_key, layout)
+        item = entry(event, event.order_key, placement)
         result.append(
             Entry(
                 key=key,
@@ -249,8 +249,8 @@ class Model:
         return PlanCost(count, pages * user_shards, pages, units)
 
 
-def model_layout(objects: int) -> ShardPlacement:
-    """The default deployment's layout with the Z-order index on."""
+def model_placement(objects: int) -> ShardPlacement:
+    """The default deployment's placement with the Z-order index on."""
     return replace(deployment.shard_placement(), multi_attribute_index=True)
 
 
@@ -331,7 +331,7 @@ class PlanSummary:
     cheapest_units: float = 0.0
 
 
-def plan_rows(data: list[Entry], layout: ShardPlacement, *, page: int) -> list[Row]:
+def plan_rows(data: list[Entry], placement: ShardPlacement, *, page: int) -> list[Row]:
     """Every bucket box shape in both deployments: the chosen plan's read units, Queries and round
     trips, every plan's read units (the cheapest in hindsight), and 0.3.0's reader, side by side."""
     table = MemoryTable("FileMetaData", (e.item for e in data), schema.global_indexes(True))
@@ -340,7 +340,7 @@ def plan_rows(data: list[Entry], layout: ShardPlacement, *, page: int) -> list[R
     rows: list[Row] = []
     for configuration, z_order in CONFIGURATIONS:
         summary = PlanSummary()
-        deployed = replace(layout, multi_attribute_index=z_order)
+        deployed = replace(placement, multi_attribute_index=z_order)
         reader = FileReader(table, deployed)
         legacy = Reader030(table, deployed, bucket_time_index=False)
         for shape in SHAPES:
@@ -419,11 +419,11 @@ def plan_rows(data: list[Entry], layout: ShardPlacement, *, page: int) -> list[R
 
 
 def run(*, objects: int, check_objects: int, check_shapes: int, page: int = PAGE) -> list[Row]:
-    layout = model_layout(objects)
-    progress(f"box reads: {objects:,} entries, {layout.bucket_shards} shards, Z-order index on")
-    data = dataset(objects, layout)
-    model = Model(data, layout.bucket_shards)
-    rows: list[Row] = list(plan_rows(data, layout, page=page))
+    placement = model_placement(objects)
+    progress(f"box reads: {objects:,} entries, {placement.bucket_shards} shards, Z-order index on")
+    data = dataset(objects, placement)
+    model = Model(data, placement.bucket_shards)
+    rows: list[Row] = list(plan_rows(data, placement, page=page))
     for shape in SHAPES:
         if shape.box.min_size is not None or shape.box.max_size is not None:
             continue  # time and size: the Z-order index's or the size index's, above
@@ -437,7 +437,7 @@ def run(*, objects: int, check_objects: int, check_shapes: int, page: int = PAGE
                 legacy.read / matched,
                 "0.3.0 default: size index + time filter",
                 note=f"0.3.0 ÷ time index; {matched:,} matches; bucket time index: read {timed.read:,} in "
-                f"{timed.requests} Queries ({layout.bucket_shards} shards, {timed.depth} deep), "
+                f"{timed.requests} Queries ({placement.bucket_shards} shards, {timed.depth} deep), "
                 f"{timed.read_units:,.1f} RCU; 0.3.0: read {legacy.read:,} in {legacy.requests} Queries, "
                 f"{legacy.read_units:,.1f} RCU",
             )
@@ -544,8 +544,8 @@ def cross_check(objects: int, shapes: Sequence[BoxShape] = SHAPES, *, limit: int
     """
     from moto import mock_aws
 
-    layout = model_layout(objects)
-    data = dataset(objects, layout, seed=5)
+    placement = model_placement(objects)
+    data = dataset(objects, placement, seed=5)
     memory = MemoryTable(
         "FileMetaData", (e.item for e in data), schema.global_indexes(True), key_only_when_more=True
     )
@@ -562,9 +562,9 @@ def cross_check(objects: int, shapes: Sequence[BoxShape] = SHAPES, *, limit: int
         for shape in shapes:
             query = bucket_query(shape.box)
             for name, plan, reader in ways:
-                on_moto = _paged(reader(table, layout), query, plan, limit)
+                on_moto = _paged(reader(table, placement), query, plan, limit)
                 memory.reset()
-                on_memory = _paged(reader(memory, layout), query, plan, limit)
+                on_memory = _paged(reader(memory, placement), query, plan, limit)
                 check = checks[name]
                 check.boxes += 1
                 check.read += sum(p[1] for p in on_memory)

@@ -71,12 +71,12 @@ class LightBucket:
 def rows(sizes: Sequence[int], shapes: Sequence[tuple[str, zorder.Box, BucketQuery]]) -> list[Row]:
     """One row per size: the worst chosen ÷ cheapest over `shapes` (box_reads.SHAPES: name, box and the
     bucket query of the box), before and after."""
-    layout = deployment.shard_placement()  # the default deployment: no Z-order index
-    reader = FileReader(SimpleNamespace(meta=SimpleNamespace(client=None), name="model"), layout)
+    placement = deployment.shard_placement()  # the default deployment: no Z-order index
+    reader = FileReader(SimpleNamespace(meta=SimpleNamespace(client=None), name="model"), placement)
     result: list[Row] = []
     for objects in sizes:
         started = datetime.now(UTC)
-        bucket = LightBucket(objects, layout.bucket_shards)
+        bucket = LightBucket(objects, placement.bucket_shards)
         progress(
             f"box statistics: {objects:,} uploads in {(datetime.now(UTC) - started).total_seconds():.0f} s"
         )
@@ -98,7 +98,7 @@ def rows(sizes: Sequence[int], shapes: Sequence[tuple[str, zorder.Box, BucketQue
                 worst_before[0],
                 "before: no statistics",
                 note=f"worst after: {worst_after[1]}; worst before: {worst_before[1]}; the sample stands for "
-                f"{sampled:,} entries; read units of each plan's key ranges in {layout.bucket_shards} shards",
+                f"{sampled:,} entries; read units of each plan's key ranges in {placement.bucket_shards} shards",
             )
         )
     return result

@@ -18,7 +18,7 @@ def stack_config() -> StackConfig:
 
 def shard_placement() -> ShardPlacement:
     """Where the default deployment places entries (bucket shards, hot users, Z-order index)."""
-    return stack_config().layout
+    return stack_config().placement
 
 
 def indexer_sizing() -> IndexerSizing:

@@ -33,9 +33,9 @@ WRITE_UNIT_BYTES = 1024
 GIB = 1024**3
 
 
-def entry(event: ObjectEvent, order_key: str | None, layout: ShardPlacement) -> dict[str, Any]:
-    """The item the writer puts for a create of `event` under `layout`."""
-    return entry_items.entry_item(event, order_key, layout)
+def entry(event: ObjectEvent, order_key: str | None, placement: ShardPlacement) -> dict[str, Any]:
+    """The item the writer puts for a create of `event` under `placement`."""
+    return entry_items.entry_item(event, order_key, placement)
 
 
 def create_event(

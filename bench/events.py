@@ -98,7 +98,7 @@ def batches(events: Sequence[S3Event], size: int) -> list[list[S3Event]]:
 
 
 def object_key(user: int, file: int) -> str:
-    """Keys in both layouts the default key pattern accepts, some needing URL-decoding."""
+    """Keys in both placements the default key pattern accepts, some needing URL-decoding."""
     if file % 3 == 0:
         return f"USER{user:03d}/report {file:05d}.pdf"
     return f"USER{user:03d}_FILE{file:05d}.txt"

@@ -1,7 +1,7 @@
 """Measure 12: what the sharded bucket listing costs per page, against today's single Query.
 
 The same `objects` uploads to one bucket are written twice by the writer's own `entry_item`: once
-under one shard (the 0.2.0 layout), once under the default deployment's shard count, each into its own
+under one shard (the 0.2.0 placement), once under the default deployment's shard count, each into its own
 moto table. The real `FileReader` then lists the bucket (`GET /files?bucket=B`, largest first) a page
 at a time, for each page size, and the rows give what a page read (DynamoDB's `ScannedCount`) and how
 many Queries it made, for the first page and the one after it (through the cursor). Every count is
@@ -26,7 +26,7 @@ from file_index.rules.placement import ShardPlacement
 USERS = 50
 
 
-def _items(objects: int, layout: ShardPlacement) -> list[dict[str, object]]:
+def _items(objects: int, placement: ShardPlacement) -> list[dict[str, object]]:
     rng = random.Random(12)
     items = []
     for index in range(objects):
@@ -36,7 +36,7 @@ def _items(objects: int, layout: ShardPlacement) -> list[dict[str, object]]:
         # Sizes from a few values, so many entries tie on the sort key as in a real bucket.
         size = log_uniform_size(rng) if index % 2 else 1024 * rng.randint(1, 8)
         event = create_event(bucket=aws.BUCKET, key=key, user=user, size=size, moment=moment, sequence=index)
-        items.append(entry(event, event.order_key, layout))
+        items.append(entry(event, event.order_key, placement))
     return items
 
 
@@ -57,10 +57,12 @@ def run(*, objects: int, page_sizes: list[int]) -> list[Row]:
     with aws.fake_credentials(), mock_aws():
         progress(f"fan-out: {objects} entries under 1 and {sharded.bucket_shards} shards, moto")
         tables = {
-            layout.bucket_shards: reading.load(
-                f"FileMetaData{layout.bucket_shards}", _items(objects, layout), multi_attribute_index=False
+            placement.bucket_shards: reading.load(
+                f"FileMetaData{placement.bucket_shards}",
+                _items(objects, placement),
+                multi_attribute_index=False,
             )
-            for layout in (single, sharded)
+            for placement in (single, sharded)
         }
         for limit in page_sizes:
             progress(f"fan-out: pages of {limit}")

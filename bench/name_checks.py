@@ -21,7 +21,7 @@ from bench.backfill_batch import PRICES
 from bench.entries import create_event, entry
 from bench.name_data import USERS, NamedFile, make_files
 from bench.name_terms_model import TermTable, terms_page
-from bench.name_writes import Written, busiest, layout_writes
+from bench.name_writes import Written, busiest, name_item_writes
 from bench.report import Row
 from file_index.read.name_query import ORDER_UPLOAD_DATE, NameQuery
 from file_index.read.name_reader import NameReader
@@ -34,7 +34,7 @@ RATE = 10_000
 PER_MILLION = 1_000_000
 
 
-def file_entry(file: NamedFile, layout: ShardPlacement, sequence: int) -> dict[str, Any]:
+def file_entry(file: NamedFile, placement: ShardPlacement, sequence: int) -> dict[str, Any]:
     """The entry the writer puts for the upload of `file`."""
     event = create_event(
         bucket=aws.BUCKET,
@@ -44,7 +44,7 @@ def file_entry(file: NamedFile, layout: ShardPlacement, sequence: int) -> dict[s
         moment=datetime.fromisoformat(file.upload_date.replace("Z", "+00:00")),
         sequence=sequence,
     )
-    return entry(event, event.order_key, layout)
+    return entry(event, event.order_key, placement)
 
 
 @contextlib.contextmanager
@@ -68,7 +68,7 @@ def _tables(endpoint_url: str | None) -> Iterator[tuple[Any, Any, str]]:
             client.delete_table(TableName=name_table)
 
 
-def cross_check(objects: int, layout: ShardPlacement, endpoint_url: str | None = None) -> int:
+def cross_check(objects: int, placement: ShardPlacement, endpoint_url: str | None = None) -> int:
     """Shapes whose reader pages equal the terms model's (AssertionError otherwise)."""
     from bench import name_reads
 
@@ -78,20 +78,24 @@ def cross_check(objects: int, layout: ShardPlacement, endpoint_url: str | None =
         names = NameIndex(client, name_table)
         with table.batch_writer() as writer:
             for number, file in enumerate(files):
-                item = file_entry(file, layout, number)
+                item = file_entry(file, placement, number)
                 writer.put_item(Item=item)
                 names.put_entry(item, str(item[schema.ORDER_KEY]))
-        reader = NameReader(table.meta.client, table.name, name_table, layout=layout, terms_complete=True)
+        reader = NameReader(
+            table.meta.client, table.name, name_table, placement=placement, terms_complete=True
+        )
         for shape in name_reads.SHAPES:
             query = NameQuery(
-                scope=name_reads.scope(shape),
+                listing=name_reads.scope(shape),
                 words=name_reads.search(shape, rare).query_words,
                 order_by=ORDER_UPLOAD_DATE,
                 ascending=shape.ascending,
             )
             term = name_reads.lookup(shape, rare)[1]
-            model = name_reads.exact_table(files, terms[term], shape, layout, term, moto=endpoint_url is None)
-            _check_terms(reader, query, model, name_reads.partitions(layout, shape), shape, rare)
+            model = name_reads.exact_table(
+                files, terms[term], shape, placement, term, moto=endpoint_url is None
+            )
+            _check_terms(reader, query, model, name_reads.partitions(placement, shape), shape, rare)
         return len(name_reads.SHAPES)
 
 
@@ -117,11 +121,11 @@ def _check_terms(
         position, cursor = page.next_position, expected.cursor
 
 
-def write_rows(layout: ShardPlacement) -> list[Row]:
+def write_rows(placement: ShardPlacement) -> list[Row]:
     """Write units per million new keys, overwrites and deletes, and the busiest partitions."""
     files, _ = make_files(RATE, seed=16)  # one second of uploads at RATE/s
-    written = [Written.of(file_entry(file, layout, n)) for n, file in enumerate(files)]
-    writes = layout_writes(written)
+    written = [Written.of(file_entry(file, placement, n)) for n, file in enumerate(files)]
+    writes = name_item_writes(written)
     price = PRICES.dynamodb_per_million_write_units
     rows = []
     per_kind = (("new keys", writes.new), ("overwrites", writes.overwrite), ("deletes", writes.delete))
@@ -149,7 +153,7 @@ def write_rows(layout: ShardPlacement) -> list[Row]:
                 "",
                 note=f"{after.table_value!r} (one-letter terms included); the user GSI's busiest "
                 f"{after.user_units:,} WCU/s ({after.user_value!r}, one uploader of {USERS}); "
-                f"{layout.bucket_shards} bucket shards; limit 1,000 WCU/s a key value"
+                f"{placement.bucket_shards} bucket shards; limit 1,000 WCU/s a key value"
                 + (
                     "; an overwrite puts and deletes one item per term in the same key value"
                     if factor == 2

@@ -52,7 +52,7 @@ from file_index.write.name_sync import DEFAULT_SEGMENTS, sync_names
 from file_search_admin.aws import ADMIN_SDK
 
 BUCKET = "fileupload.bench"
-LAYOUT = ShardPlacement(bucket_shards=16)
+PLACEMENT = ShardPlacement(bucket_shards=16)
 REGION = "us-east-1"
 # Entries seeded per round: the seeding holds one round's items at a time.
 _SEED_CHUNK = 1000
@@ -110,7 +110,7 @@ def _entries(count: int) -> Iterator[list[dict[str, Any]]]:
                 moment=datetime.fromisoformat(file.upload_date.replace("Z", "+00:00")),
                 sequence=number,
             )
-            chunk.append(entry(event, event.order_key, LAYOUT))
+            chunk.append(entry(event, event.order_key, PLACEMENT))
         yield chunk
 
 

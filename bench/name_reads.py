@@ -140,21 +140,21 @@ def scope(shape: NameShape) -> UserQuery | BucketQuery:
     )
 
 
-def partitions(layout: ShardPlacement, shape: NameShape) -> list[str]:
-    return layout.user_partitions(USER) if shape.user else layout.bucket_partitions(BUCKET)
+def partitions(placement: ShardPlacement, shape: NameShape) -> list[str]:
+    return placement.user_partitions(USER) if shape.user else placement.bucket_partitions(BUCKET)
 
 
 def exact_table(
     files: Sequence[NamedFile],
     numbers: Sequence[int],
     shape: NameShape,
-    layout: ShardPlacement,
+    placement: ShardPlacement,
     term: str,
     *,
     moto: bool = False,
 ) -> TermTable:
     """The term's items (files `numbers`) of each partition inside the shape's time bounds, in read order."""
-    values = partitions(layout, shape)
+    values = partitions(placement, shape)
     inside: dict[str, list[TermItem]] = {value: [] for value in values}
     beyond = set()  # partitions with items of the term past the far time bound
     for number in numbers:
@@ -162,7 +162,9 @@ def exact_table(
         if shape.user and file.user != USER:
             continue
         value = (
-            layout.user_partition(USER, file.key) if shape.user else layout.bucket_partition(BUCKET, file.key)
+            placement.user_partition(USER, file.key)
+            if shape.user
+            else placement.bucket_partition(BUCKET, file.key)
         )
         if shape.in_time(file.upload_date):
             inside[value].append(
@@ -186,7 +188,7 @@ def sampled_table(
     sample: Sequence[NamedFile],
     numbers: Sequence[int],
     shape: NameShape,
-    layout: ShardPlacement,
+    placement: ShardPlacement,
     term: str,
     objects: int,
 ) -> Callable[[], TermTable]:
@@ -195,7 +197,7 @@ def sampled_table(
     low = YEAR_MS[0] if shape.start is None else max(YEAR_MS[0], _ms(shape.start))
     high = YEAR_MS[1] if shape.end is None else min(YEAR_MS[1], _ms(shape.end))
     fraction = max(0, high - low) / (YEAR_MS[1] - YEAR_MS[0])
-    values = partitions(layout, shape)
+    values = partitions(placement, shape)
 
     def make() -> TermTable:
         rng = random.Random(f"{shape.name} {objects}")
@@ -227,11 +229,11 @@ def _ms(iso: str) -> int:
 def run(*, sizes: Sequence[int], check_objects: int) -> list[Row]:
     from bench import name_checks
 
-    layout = deployment.shard_placement()
+    placement = deployment.shard_placement()
     rows: list[Row] = []
     if check_objects:
         progress(f"name reads: the model against the reader on moto, {check_objects} files")
-        checked = name_checks.cross_check(check_objects, layout)
+        checked = name_checks.cross_check(check_objects, placement)
         rows.append(
             Row(
                 "16. name reads: models = reader (moto)",
@@ -257,15 +259,15 @@ def run(*, sizes: Sequence[int], check_objects: int) -> list[Row]:
         for shape in SHAPES:
             term = lookup(shape, rare)[1]
             make = (
-                sampled_table(files, terms[term], shape, layout, term, objects)
+                sampled_table(files, terms[term], shape, placement, term, objects)
                 if scaled
-                else functools.partial(exact_table, files, terms[term], shape, layout, term)
+                else functools.partial(exact_table, files, terms[term], shape, placement, term)
             )
             after = terms_list(
-                make, partitions(layout, shape), search(shape, rare), limit=LIMIT, max_pages=MAX_PAGES
+                make, partitions(placement, shape), search(shape, rare), limit=LIMIT, max_pages=MAX_PAGES
             )
             rows.append(_row(shape, rare, objects, after, scaled))
-    rows.extend(name_checks.write_rows(layout))
+    rows.extend(name_checks.write_rows(placement))
     return rows
 
 

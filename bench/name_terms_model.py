@@ -4,7 +4,7 @@ upload-time order (the term items of `file_index.rules.name_items`: `{partition}
 
 A page is read by the reader's own code (`file_index.read.term_reader`: its `TermShard` fetchers, their Limits
 and checks, its merge with its round bound) over `TermTable`, a stand-in for the one call it makes, a
-Query of one partition's term items inside a `nameTerm` range; then one entry per candidate (the page's
+Query of one partition's term items inside a `nameSort` range; then one entry per candidate (the page's
 BatchGetItem, one round trip). The model counts what the Queries read (resumed items included), the
 entries, the round trips and the items the page holds.
 
@@ -36,7 +36,7 @@ MAX_BATCH_GET = 100
 
 @dataclass(frozen=True)
 class TermItem:
-    """One term item as a page sees it: its sort value (`nameTerm`) and what the filter reads."""
+    """One term item as a page sees it: its sort value (`nameSort`) and what the filter reads."""
 
     sort_value: str
     key: str
@@ -137,12 +137,12 @@ class TermTable:
         response: dict[str, Any] = {"Items": [_plain(item) for item in read], "ScannedCount": len(read)}
         further = stream.get(start + len(read)) is not None or stream.beyond
         if len(read) == request["Limit"] and (further or not self._moto):
-            response["LastEvaluatedKey"] = {schema.NAME_TERM: read[-1].sort_value}
+            response["LastEvaluatedKey"] = {schema.NAME_SORT: read[-1].sort_value}
         return response
 
 
 def _key_condition(condition: Any) -> tuple[str, str | None, str | None]:
-    """(partition value, low, high) of `Key(partition).eq(v) & Key(nameTerm).<range>`."""
+    """(partition value, low, high) of `Key(partition).eq(v) & Key(nameSort).<range>`."""
     expression = condition.get_expression()
     if expression["operator"] != "AND":
         return str(expression["values"][1]), None, None
@@ -161,7 +161,7 @@ def _key_condition(condition: Any) -> tuple[str, str | None, str | None]:
 
 def _plain(item: TermItem) -> dict[str, Any]:
     return {
-        schema.NAME_TERM: item.sort_value,
+        schema.NAME_SORT: item.sort_value,
         schema.OBJECT_KEY: item.key,
         schema.FILE_NAME: item.name,
         schema.SIZE: item.size,
@@ -195,7 +195,7 @@ def terms_page(
     """One page of the terms plan from `cursor` on: the reader's own fetchers and merge over `table`,
     then one entry per candidate (every entry of the model's data is live and current)."""
     counter = term_reader.Counter()
-    index = schema.NAME_USER_INDEX.name if isinstance(search.scope, UserQuery) else None
+    index = schema.NAME_USER_INDEX.name if isinstance(search.listing, UserQuery) else None
     term = search.term
     fetchers = [
         term_reader.TermShard(

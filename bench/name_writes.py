@@ -45,7 +45,7 @@ class Written:
 
 
 @dataclass(frozen=True)
-class LayoutWrites:
+class NameItemWrites:
     """Mean write units per new key, overwrite and delete, and the mean items of a new key."""
 
     new: float
@@ -54,14 +54,14 @@ class LayoutWrites:
     items: float
 
 
-def layout_writes(written: Sequence[Written]) -> LayoutWrites:
+def name_item_writes(written: Sequence[Written]) -> NameItemWrites:
     """Means over `written`."""
     count = len(written)
     key_units = sum(units(item) for one in written for item in one.key) / count
     term_units = sum(units(item) for one in written for item in one.terms) / count
     items = sum(len(one.key) + len(one.terms) for one in written) / count
     # An overwrite puts the new time's term items and deletes the old time's; the key item stays.
-    return LayoutWrites(key_units + term_units, 2 * term_units, key_units + term_units, items)
+    return NameItemWrites(key_units + term_units, 2 * term_units, key_units + term_units, items)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ scaled rate, whose own scaling is the answer (uploads arrive at an exact rate; w
 hashes to is what varies, so the busiest shard of a second sits a few standard deviations above the
 mean, as docs/scaling.md computes). The bucket's rate is limited by its values of the bucket-keyed
 indexes; the hot uploader's by its values of the user index (a stream of that user alone). Before:
-the 0.2.0 layout (one shard, no hot user); after: 16 bucket shards and the hot user on 8.
+the 0.2.0 placement (one shard, no hot user); after: 16 bucket shards and the hot user on 8.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class Heat:
 
 
 def simulate(
-    layout: ShardPlacement,
+    placement: ShardPlacement,
     kind: Kind,
     *,
     rate: int,
@@ -79,15 +79,17 @@ def simulate(
     user_size_index: bool = True,
 ) -> Heat:
     """`seconds` of uploads to one bucket at `rate` per second, charged to each index's key values
-    (the table's indexes: `layout`'s, with the bucket's time index unless `bucket_time_index` is off and
+    (the table's indexes: `placement`'s, with the bucket's time index unless `bucket_time_index` is off and
     the user's size index unless `user_size_index` is off, as in 0.3.0 and before)."""
     rng = random.Random(seed)
     indexes = tuple(
         index
-        for index in schema.global_indexes(layout.multi_attribute_index, bucket_time_index=bucket_time_index)
+        for index in schema.global_indexes(
+            placement.multi_attribute_index, bucket_time_index=bucket_time_index
+        )
         if user_size_index or index is not schema.USER_SIZE_INDEX
     )
-    hot_values = set(layout.user_partitions(HOT_USER))
+    hot_values = set(placement.user_partitions(HOT_USER))
     current: dict[str, dict[str, object]] = {}  # the entries an overwrite replaces
     heat = Heat(rate=rate, seconds=seconds)
     sequence = 0
@@ -112,7 +114,7 @@ def simulate(
                         sequence=0,
                     ),
                     None,
-                    layout,
+                    placement,
                 )
             new = entry(
                 create_event(
@@ -124,7 +126,7 @@ def simulate(
                     sequence=sequence,
                 ),
                 None,
-                layout,
+                placement,
             )
             if kind is Kind.OVERWRITE:
                 current[key] = new
@@ -152,7 +154,7 @@ class Sustainable:
 
 
 def sustainable(
-    layout: ShardPlacement, kind: Kind, *, hot_user: bool, guess: int, seconds: int
+    placement: ShardPlacement, kind: Kind, *, hot_user: bool, guess: int, seconds: int
 ) -> Sustainable:
     """The highest rate for the bucket (`hot_user` False) or for the hot uploader alone (True)."""
     share = 1.0 if hot_user else HOT_SHARE
@@ -160,21 +162,21 @@ def sustainable(
     def busiest(heat: Heat) -> int:
         return heat.busiest_hot_user if hot_user else heat.busiest_bucket
 
-    first = simulate(layout, kind, rate=guess, seconds=seconds, hot_share=share)
+    first = simulate(placement, kind, rate=guess, seconds=seconds, hot_share=share)
     rate = max(1, round(guess * PARTITION_WRITE_UNITS_PER_SECOND / busiest(first)))
-    heat = simulate(layout, kind, rate=rate, seconds=seconds, hot_share=share)
+    heat = simulate(placement, kind, rate=rate, seconds=seconds, hot_share=share)
     return Sustainable(rate * PARTITION_WRITE_UNITS_PER_SECOND / busiest(heat), heat)
 
 
-def _guess(layout: ShardPlacement, kind: Kind, hot_user: bool) -> int:
-    shards = layout.user_shards(HOT_USER) if hot_user else layout.bucket_shards
+def _guess(placement: ShardPlacement, kind: Kind, hot_user: bool) -> int:
+    shards = placement.user_shards(HOT_USER) if hot_user else placement.bucket_shards
     per_upload = 1 if kind is Kind.NEW else 2  # an overwrite moves the entry: two index writes
     return int(PARTITION_WRITE_UNITS_PER_SECOND * shards * 0.9 / per_upload)
 
 
-def _describe(layout: ShardPlacement) -> str:
-    hot = layout.user_shards(HOT_USER)
-    return f"{layout.bucket_shards} shard{'s' if layout.bucket_shards > 1 else ''}" + (
+def _describe(placement: ShardPlacement) -> str:
+    hot = placement.user_shards(HOT_USER)
+    return f"{placement.bucket_shards} shard{'s' if placement.bucket_shards > 1 else ''}" + (
         f", {HOT_USER} on {hot}" if hot > 1 else ", no hot user"
     )
 
@@ -187,9 +189,13 @@ def run(*, seconds: int, rate: int) -> list[Row]:
             progress(f"partition heat: sustainable {kind} per {who}, {seconds} s streams")
             before, after = (
                 sustainable(
-                    layout, kind, hot_user=hot_user, guess=_guess(layout, kind, hot_user), seconds=seconds
+                    placement,
+                    kind,
+                    hot_user=hot_user,
+                    guess=_guess(placement, kind, hot_user),
+                    seconds=seconds,
                 )
-                for layout in (BEFORE, AFTER)
+                for placement in (BEFORE, AFTER)
             )
             index = schema.USER_DATE_INDEX.name if hot_user else "bucket-keyed index"
 

@@ -41,11 +41,11 @@ def _arithmetic(sizing: IndexerSizing, cpu_per_record: float) -> str:
 
 def run(*, records: int) -> list[Row]:
     after = deployment.indexer_sizing()
-    layout = deployment.shard_placement()
-    progress(f"pipeline: {records} records, batches of {BEFORE.batch_size}, 0.2.0 layout")
-    cpu_before = measure_cpu(records, batch_size=BEFORE.batch_size, layout=ShardPlacement()) / records
-    progress(f"pipeline: {records} records, batches of {after.batch_size}, the default layout")
-    cpu_after = measure_cpu(records, batch_size=after.batch_size, layout=layout) / records
+    placement = deployment.shard_placement()
+    progress(f"pipeline: {records} records, batches of {BEFORE.batch_size}, 0.2.0 placement")
+    cpu_before = measure_cpu(records, batch_size=BEFORE.batch_size, placement=ShardPlacement()) / records
+    progress(f"pipeline: {records} records, batches of {after.batch_size}, the default placement")
+    cpu_after = measure_cpu(records, batch_size=after.batch_size, placement=placement) / records
     rate_before = BEFORE.records_per_second(cpu_before)
     rate_after = after.records_per_second(cpu_after)
     verdict = "meets" if rate_after >= TARGET_RECORDS_PER_SECOND else "MISSES"
@@ -55,11 +55,11 @@ def run(*, records: int) -> list[Row]:
             "µs/record",
             cpu_after * 1e6,
             cpu_before * 1e6,
-            f"0.2.0: batches of {BEFORE.batch_size}, 0.2.0 layout",
+            f"0.2.0: batches of {BEFORE.batch_size}, 0.2.0 placement",
             cpu_before / cpu_after,
             f"before ÷ after; {records} records each; after: batches of {after.batch_size}, "
-            f"{layout.bucket_shards} bucket shards, {len(layout.hot_users)} hot users, "
-            f"multiAttributeIndex {str(layout.multi_attribute_index).lower()}; this machine's core",
+            f"{placement.bucket_shards} bucket shards, {len(placement.hot_users)} hot users, "
+            f"multiAttributeIndex {str(placement.multi_attribute_index).lower()}; this machine's core",
         ),
         Row(
             "15. indexer records/s, default deployment (model)",

@@ -70,14 +70,14 @@ class Reader030(FileReader):
     def __init__(
         self,
         table: Any,
-        layout: ShardPlacement | None = None,
+        placement: ShardPlacement | None = None,
         executor: Executor | None = None,
         *,
         bucket_time_index: bool = True,
     ) -> None:
         super().__init__(
             table,
-            layout,
+            placement,
             executor,
             bucket_time_index=bucket_time_index,
             z_walk=ZWalk(max_ranges=zorder.DEFAULT_MAX_RANGES),

@@ -1,7 +1,7 @@
 """The real reader over a moto table filled with the writer's entries: what measures 12 and 13 read through.
 
-`load` writes entries (`bench.entries.entry`, so each is placed by the layout as the indexer places it)
-into a fresh moto table built from the shared schema, the Z-order index included when the layout has it.
+`load` writes entries (`bench.entries.entry`, so each is placed by the placement as the indexer places it)
+into a fresh moto table built from the shared schema, the Z-order index included when the placement has it.
 `read_all` follows a list's cursors to the end through `FileReader` and adds up what its pages report
 (`Page.scanned_count`, `Page.request_count`), checking them against what DynamoDB itself answered
 (`ScannedCount` and the Query calls, counted by `bench.instrument`'s hooks), so a reader that
@@ -43,14 +43,14 @@ def load(name: str, items: Iterable[dict[str, Any]], *, multi_attribute_index: b
 
 
 @contextmanager
-def reader(table: Any, layout: ShardPlacement) -> Iterator[FileReader]:
-    """The reader as the search function builds it: the layout, and a thread per shard read at once."""
-    fan_out = max(layout.bucket_shards, *layout.hot_users.values(), 1)
+def reader(table: Any, placement: ShardPlacement) -> Iterator[FileReader]:
+    """The reader as the search function builds it: the placement, and a thread per shard read at once."""
+    fan_out = max(placement.bucket_shards, *placement.hot_users.values(), 1)
     if fan_out == 1:
-        yield FileReader(table, layout=layout)
+        yield FileReader(table, placement=placement)
         return
     with ThreadPoolExecutor(max_workers=fan_out) as executor:
-        yield FileReader(table, layout=layout, executor=executor)
+        yield FileReader(table, placement=placement, executor=executor)
 
 
 def checked_page(

@@ -64,7 +64,7 @@ def run(*, objects: int, differences: int, concurrency: int) -> list[Row]:
 
     if 3 * differences > objects:
         raise ValueError(f"{differences} differences of each kind need at least {3 * differences} objects")
-    layout = KeyPattern.parse(None)
+    key_pattern = KeyPattern.parse(None)
     with (
         LocalFileSearch(aws_port=0, api_port=0, log_level="WARNING") as stack,
         stack.notifications_disabled(),
@@ -74,12 +74,12 @@ def run(*, objects: int, differences: int, concurrency: int) -> list[Row]:
         table = stack.table_name
         progress(f"reconcile: seeding and backfilling {objects:,} objects")
         seeding.seed_bucket(stack.bucket, 0, objects)
-        run_backfill(s3=s3, dynamodb=dynamodb, bucket=stack.bucket, table=table, layout=layout)
+        run_backfill(s3=s3, dynamodb=dynamodb, bucket=stack.bucket, table=table, key_pattern=key_pattern)
 
         def reconcile() -> tuple[instrument.CallLog, dict[str, int]]:
             with instrument.recording() as log:
                 summary = run_reconcile(
-                    s3=s3, dynamodb=dynamodb, bucket=stack.bucket, table=table, layout=layout,
+                    s3=s3, dynamodb=dynamodb, bucket=stack.bucket, table=table, key_pattern=key_pattern,
                     concurrency=concurrency,
                 )  # fmt: skip
             return log, dict(summary.to_json()["found"])

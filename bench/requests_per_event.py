@@ -15,7 +15,7 @@ from bench import aws, events, instrument
 from bench.guideline_listener import GuidelineListener
 from bench.report import Row, progress
 from file_index.rules import schema
-from file_index.store.state import is_state_key
+from file_index.rules.objects import is_record_key
 
 GUIDELINE_TABLE = "FileMetaDataGuideline"
 SQS_BATCH_SIZE = 10
@@ -23,12 +23,12 @@ SQS_BATCH_SIZE = 10
 
 def indexed_state(items: list[dict[str, Any]]) -> dict[str, int | None]:
     """Key -> size of what a search would find; tombstones count as absent. The table's records are
-    skipped as the product's own scans skip them (`state.is_state_key`): the index state, the deployed
+    skipped as the product's own scans skip them (`objects.is_record_key`): the index state, the deployed
     configuration and the indexer's upload statistics, items with no `size` that no search returns."""
     return {
         str(item[schema.OBJECT_KEY]): (None if item.get(schema.DELETED) else int(item[schema.SIZE]))
         for item in items
-        if not is_state_key(str(item[schema.OBJECT_KEY]))
+        if not is_record_key(str(item[schema.OBJECT_KEY]))
     }
 
 

@@ -21,7 +21,7 @@ from file_index.rules import schema
 from file_index.rules.placement import ShardPlacement
 
 
-def measure_cpu(records: int, *, batch_size: int, layout: ShardPlacement) -> float:
+def measure_cpu(records: int, *, batch_size: int, placement: ShardPlacement) -> float:
     """CPU seconds of this process for the real indexer handler to index `records` new uploads.
 
     Batches of `batch_size`, the shard placement given to the handler as the deployment gives it
@@ -32,9 +32,9 @@ def measure_cpu(records: int, *, batch_size: int, layout: ShardPlacement) -> flo
     stream = events.creates(records)
     sqs_events = [events.sqs_event(batch) for batch in events.batches(stream, batch_size)]
     context = aws.BenchLambdaContext()
-    env = {"TABLE_NAME": schema.TABLE_NAME, "BUCKET_NAME": aws.BUCKET, **layout.to_env()}
+    env = {"TABLE_NAME": schema.TABLE_NAME, "BUCKET_NAME": aws.BUCKET, **placement.to_env()}
     with aws.fake_credentials(), aws.environment(env), instrument.instant_dynamodb():
-        cold_start.cache_clear()  # the handler reads this layout, not a previous call's
+        cold_start.cache_clear()  # the handler reads this placement, not a previous call's
         lambda_handler(events.sqs_event(events.creates(10, first=records)), context)  # cold start
         cpu = time.process_time()
         for sqs_event in sqs_events:
@@ -48,11 +48,11 @@ def run(*, records: int) -> list[Row]:
     from bench.guideline_listener import GuidelineListener
 
     sizing = deployment.indexer_sizing()
-    layout = deployment.shard_placement()
+    placement = deployment.shard_placement()
     bodies = [event.message_body() for event in events.creates(records)]
     # The process runs with the deployed Powertools settings (`aws.PROCESS_ENVIRONMENT`): INFO logs, metrics.
     progress(f"throughput: {records} records in batches of {sizing.batch_size}, DynamoDB stubbed")
-    ours_cpu = measure_cpu(records, batch_size=sizing.batch_size, layout=layout)
+    ours_cpu = measure_cpu(records, batch_size=sizing.batch_size, placement=placement)
     with aws.fake_credentials(), instrument.instant_dynamodb():
         guideline = GuidelineListener(boto3.resource("dynamodb").Table("FileMetaDataGuideline"))
         guideline.receive(bodies[0])  # its client's first call builds the endpoint; keep it out

@@ -1,7 +1,7 @@
 """Measure 21: every write unit one upload costs, entries and name index together, on DynamoDB Local.
 
 The indexer's own code path writes each upload: `file_index.write.writer.apply_event` under the default
-deployment's layout (`cdk.json`: 16 bucket shards, the bucket's time index, the name index) with a
+deployment's placement (`cdk.json`: 16 bucket shards, the bucket's time index, the name index) with a
 `file_index.write.names.NameIndex` on a name table marked complete at creation, as a new deployment's is (term
 items and key items). Every write request it makes asks for
 `ReturnConsumedCapacity=INDEXES` (a botocore `before-parameter-build` hook), and DynamoDB Local's answer
@@ -200,15 +200,18 @@ def measure(variants: Sequence[Variant]) -> dict[str, dict[str, list[Units]]]:
     from file_index.rules import schema
     from file_index.rules.key_pattern import KeyPattern
     from file_index.rules.objects import ObjectEvent
-    from file_index.store import name_state
+    from file_index.store import name_index_flag
     from file_index.write import conditions, listed_objects, names, writer
     from local_stack.dynamodb_local import DynamoDBLocalProcess  # Java only when measured
 
     config = deployment.stack_config()
     if not config.name_index:
         raise RuntimeError("the default deployment keeps no name index (cdk.json nameIndex): nothing to add")
-    # The deployment's own layout and table, and the same with the Z-order index on.
-    layouts = {False: config.layout, True: dataclasses.replace(config.layout, multi_attribute_index=True)}
+    # The deployment's own placement and table, and the same with the Z-order index on.
+    placements = {
+        False: config.placement,
+        True: dataclasses.replace(config.placement, multi_attribute_index=True),
+    }
     tables = {False: ENTRY_TABLE, True: Z_ORDER_TABLE}
     key_pattern = KeyPattern.parse(None)
     started = datetime(2017, 8, 20, 9, 0, tzinfo=UTC)
@@ -225,12 +228,12 @@ def measure(variants: Sequence[Variant]) -> dict[str, dict[str, list[Units]]]:
             dynamodb.create_table(
                 **schema.create_table_request(
                     table,
-                    multi_attribute_index=layouts[z_order].multi_attribute_index,
+                    multi_attribute_index=placements[z_order].multi_attribute_index,
                     bucket_time_index=config.bucket_time_index,
                 )
             )
         dynamodb.create_table(**schema.create_name_table_request(NAME_TABLE))
-        name_state.mark_table_complete(dynamodb, NAME_TABLE, datetime.now(UTC))
+        name_index_flag.mark_table_complete(dynamodb, NAME_TABLE, datetime.now(UTC))
         # As the indexer's: the items of a name written and deleted in parallel on a pool of its own.
         pool = ThreadPoolExecutor(max_workers=NAME_WRITERS, thread_name_prefix="upload-writes")
         name_index = names.NameIndex(dynamodb, NAME_TABLE, executor=pool)
@@ -238,7 +241,7 @@ def measure(variants: Sequence[Variant]) -> dict[str, dict[str, list[Units]]]:
         sequence = 0
         for set_number, variant in enumerate(variants):
             progress(f"upload writes: {len(variant.uploads)} uploads of {variant.label}")
-            layout, table = layouts[variant.z_order], tables[variant.z_order]
+            placement, table = placements[variant.z_order], tables[variant.z_order]
             by_kind: dict[str, list[Units]] = {kind: [] for kind in KINDS}
             for number, upload in enumerate(variant.uploads):
                 # A folder of its own per upload, so no two keys meet; the name is the upload's.
@@ -278,7 +281,7 @@ def measure(variants: Sequence[Variant]) -> dict[str, dict[str, list[Units]]]:
                 log.take()  # nothing before this upload counts
                 for kind, event in events.items():
                     outcome = writer.apply_event(
-                        dynamodb, table, event, s3=None, layout=layout, names=name_index
+                        dynamodb, table, event, s3=None, placement=placement, names=name_index
                     )
                     if outcome is conditions.Outcome.STALE:
                         raise RuntimeError(f"{kind} of {key!r} was stale: the measure's events are wrong")
@@ -290,7 +293,7 @@ def measure(variants: Sequence[Variant]) -> dict[str, dict[str, list[Units]]]:
                     last_modified=moment,
                 )
                 written = listed_objects.backfill_object(
-                    dynamodb, table, BUCKET, listed, key_pattern, layout, name_index
+                    dynamodb, table, BUCKET, listed, key_pattern, placement, name_index
                 )
                 if written is not listed_objects.BackfillOutcome.WRITTEN:
                     raise RuntimeError(f"the backfill of {listed.key!r} wrote nothing: {written}")

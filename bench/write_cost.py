@@ -2,8 +2,8 @@
 
 The same accounting as the heat model (`bench.entries.index_writes` over the writer's own entries): a
 sample stream of uploads (every one a new object, or every one an overwrite of an existing key with a new
-size and a new time) is charged per index, and the mean per upload scaled to a million. Four layouts:
-the 0.2.0 layout (one shard, two GSIs), 0.3.0's default (`cdk.json` context: the bucket index's shards and
+size and a new time) is charged per index, and the mean per upload scaled to a million. Four placements:
+the 0.2.0 placement (one shard, two GSIs), 0.3.0's default (`cdk.json` context: the bucket index's shards and
 hot users, two GSIs), today's default (the same and the bucket's time index) and the same with
 `multiAttributeIndex` on. Sharding moves writes between partition key values but adds none; the bucket's
 time index and the Z-order index each add one write per new object and two per overwrite (their keys,
@@ -27,7 +27,7 @@ PER_MILLION = 1_000_000
 
 
 def write_units_per_upload(
-    layout: ShardPlacement,
+    placement: ShardPlacement,
     kind: Kind,
     *,
     uploads: int,
@@ -37,7 +37,7 @@ def write_units_per_upload(
     """Mean write units per upload in total and per index, over a stream of `uploads` (the indexes as
     in `partition_heat.simulate`)."""
     heat = simulate(
-        layout,
+        placement,
         kind,
         rate=uploads,
         seconds=1,
@@ -53,21 +53,21 @@ def write_units_per_upload(
 def run(*, uploads: int) -> list[Row]:
     default = deployment.shard_placement()
     without_z = dataclasses.replace(default, multi_attribute_index=False)
-    layouts = {  # name: (layout, the bucket's time index and the user's size index, both new since 0.3.0)
-        "0.2.0 layout": (ShardPlacement(), False),
+    placements = {  # name: (placement, the bucket's time index and the user's size index, both new since 0.3.0)
+        "0.2.0 placement": (ShardPlacement(), False),
         f"0.3.0 default ({default.bucket_shards} shards)": (without_z, False),
         f"default ({default.bucket_shards} shards, time and user size indexes)": (without_z, True),
         "default + multiAttributeIndex": (dataclasses.replace(default, multi_attribute_index=True), True),
     }
     rows: list[Row] = []
     for kind in Kind:
-        progress(f"write cost: {uploads} {kind} under each layout")
+        progress(f"write cost: {uploads} {kind} under each placement")
         base_units, _ = write_units_per_upload(
             ShardPlacement(), kind, uploads=uploads, bucket_time_index=False, user_size_index=False
         )
-        for name, (layout, new_indexes) in layouts.items():
+        for name, (placement, new_indexes) in placements.items():
             units, per_index = write_units_per_upload(
-                layout, kind, uploads=uploads, bucket_time_index=new_indexes, user_size_index=new_indexes
+                placement, kind, uploads=uploads, bucket_time_index=new_indexes, user_size_index=new_indexes
             )
             dollars = units * PRICES.dynamodb_per_million_write_units
             split = ", ".join(f"{index} {value:.2f}" for index, value in per_index.items())
@@ -77,7 +77,7 @@ def run(*, uploads: int) -> list[Row]:
                     "WCU/million",
                     units * PER_MILLION,
                     base_units * PER_MILLION,
-                    "0.2.0 layout",
+                    "0.2.0 placement",
                     note=f"0.2.0 ÷ this (below 1: costs more); ${dollars:,.3f} per million uploads at "
                     f"${PRICES.dynamodb_per_million_write_units} per million write units (on-demand, "
                     f"us-east-1 list price as of {PRICES.as_of}); per upload: {split}",

@@ -92,7 +92,7 @@ def run_backfill(
     dynamodb: Client,
     bucket: str,
     table: str,
-    layout: KeyPattern,
+    key_pattern: KeyPattern,
     concurrency: int = 16,
     restart: bool = False,
     page_size: int = 1000,
@@ -102,7 +102,7 @@ def run_backfill(
 ) -> BackfillSummary:
     """List `bucket` and backfill `table` from it; resumes an interrupted run unless `restart`.
 
-    `shard_placement` places the entries (the deployment's; default the 0.2.0 layout); `names`, when given,
+    `shard_placement` places the entries (the deployment's; default the unsharded placement); `names`, when given,
     gets each written entry's name items.
 
     Any error that outlasts the SDK's retries stops the run: it is recorded in the state record (which
@@ -137,7 +137,7 @@ def run_backfill(
 
     def write(obj: ListedObject) -> BackfillOutcome:
         return backfill_object(
-            dynamodb, table, bucket, obj, layout, shard_placement or ShardPlacement(), names
+            dynamodb, table, bucket, obj, key_pattern, shard_placement or ShardPlacement(), names
         )
 
     def settle(page: _Page) -> None:

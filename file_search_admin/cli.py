@@ -4,7 +4,7 @@ status.
 Every command takes `--json` (its summary as one JSON object on stdout, counts as numbers), the AWS SDK's
 usual configuration (`--profile`, `--region`, `AWS_PROFILE`, `AWS_ENDPOINT_URL` for the local stack), and
 exits 1 with one line on stderr naming the problem (a missing bucket, table or queue, a permission
-denied); argument errors exit 2, as do a layout that is not valid and a migrate with the Z-order index
+denied); argument errors exit 2, as do a placement that is not valid and a migrate with the Z-order index
 off. The commands that write entries (backfill, reconcile, migrate) place them and name their owners by
 the deployment's settings (`file_search_admin.writer_settings`: cdk.json context, overridable), held
 against the deployed configuration the table records (`file_index.store.deployment`; settings nothing names
@@ -42,7 +42,7 @@ from file_search_admin.deployed import (
     start_execution,
     state_machine_arn,
 )
-from file_search_admin.errors import AdminError, MigrateNotNeededError, TableLayoutMismatchError, one_line
+from file_search_admin.errors import AdminError, MigrateNotNeededError, PlacementMismatchError, one_line
 from file_search_admin.migrate import DEFAULT_SEGMENTS, run_migrate
 from file_search_admin.progress import BackfillProgress, MigrateProgress, NameSyncProgress
 from file_search_admin.reconcile import DEFAULT_MAX_KEYS, run_reconcile
@@ -53,7 +53,7 @@ from file_search_admin.writer_settings import (
     WriterSettingsError,
     add_writer_options,
     cdk_json_context_or_none,
-    check_table_layout,
+    check_table_placement,
     resolve_writer_settings,
 )
 
@@ -266,7 +266,7 @@ def main(
         except WriterSettingsError as error:
             print(f"{PROG}: error: {error}", file=err)
             return EXIT_USAGE
-        args.shard_placement = args.writer_settings.layout
+        args.shard_placement = args.writer_settings.placement
         if args.command == "migrate" and "multiAttributeIndex" in args.writer_settings.given:
             try:
                 _check_migrate_needed(args)  # before any request: cdk.json or an option says it is off
@@ -278,7 +278,7 @@ def main(
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted (a backfill resumes from its last checkpoint when run again)", file=err)
         return EXIT_INTERRUPTED
-    except (TableLayoutMismatchError, MigrateNotNeededError) as error:
+    except (PlacementMismatchError, MigrateNotNeededError) as error:
         print(f"{PROG}: error: {one_line(error)}", file=err)
         return EXIT_USAGE
     except (AdminError, ClientError, BotoCoreError, UnprocessedError) as error:
@@ -320,10 +320,10 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
         else:
             if args.writer_settings.note:
                 print(f"{PROG}: note: {args.writer_settings.note}", file=err)
-            _check_deployed_layout(args, aws, err)
+            _check_deployed_placement(args, aws, err)
         if args.command == "migrate":
             _check_migrate_needed(args)
-        _check_table_layout(args, table, args.writer_settings, err)
+        _check_table_placement(args, table, args.writer_settings, err)
     if args.command == "index-names":
         check_table(dynamodb, args.name_table)
         check_bucket(aws.client("s3"), args.bucket)
@@ -349,7 +349,7 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
                 dynamodb=dynamodb,
                 bucket=args.bucket,
                 table=args.table,
-                layout=args.writer_settings.key_pattern,
+                key_pattern=args.writer_settings.key_pattern,
                 concurrency=args.concurrency,
                 restart=args.restart,
                 page_size=args.page_size,
@@ -364,7 +364,7 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
                 dynamodb=dynamodb,
                 bucket=args.bucket,
                 table=args.table,
-                layout=args.shard_placement,
+                placement=args.shard_placement,
                 segments=args.segments,
                 on_progress=migrate_progress.update,
             )
@@ -374,14 +374,14 @@ def _run(args: argparse.Namespace, err: TextIO) -> dict[str, Any]:
         dynamodb=dynamodb,
         bucket=args.bucket,
         table=args.table,
-        layout=args.writer_settings.key_pattern,
+        key_pattern=args.writer_settings.key_pattern,
         dry_run=args.dry_run,
         concurrency=args.concurrency,
         tombstone_ttl_days=args.tombstone_ttl_days,
         max_keys=args.max_keys,
         shard_placement=args.shard_placement,
         names=names,
-        # A guessed layout (no cdk.json, no option, no deployed stack) never moves entries between shards.
+        # A guessed placement (no cdk.json, no option, no deployed stack) never moves entries between shards.
         judge_shards=not args.writer_settings.defaulted,
     )
     return _with_names(result.to_json(), dynamodb, args, None if args.dry_run else names, err)
@@ -460,7 +460,7 @@ def _check_recorded_configuration(args: argparse.Namespace, recorded: Any, err: 
             "; run with the deployment's settings (its cdk.json, or the options), or deploy these first"
         )
         if not getattr(args, "dry_run", False):
-            raise TableLayoutMismatchError(message)
+            raise PlacementMismatchError(message)
         print(f"{PROG}: warning: {message}", file=err)
         return
     adopted = resolved.adopt(recorded, source)
@@ -469,10 +469,10 @@ def _check_recorded_configuration(args: argparse.Namespace, recorded: Any, err: 
     if taken:
         print(f"{PROG}: note: writing with {recorded.describe(taken)} ({source})", file=err)
     args.writer_settings = adopted
-    args.shard_placement = adopted.layout
+    args.shard_placement = adopted.placement
 
 
-def _check_deployed_layout(args: argparse.Namespace, aws: Aws, err: TextIO) -> None:
+def _check_deployed_placement(args: argparse.Namespace, aws: Aws, err: TextIO) -> None:
     """Without a recorded configuration: write with the deployed stack's settings, never others (exit 2).
 
     The settings given (cdk.json, options) may be ahead of the deployment (cdk.json edited, not deployed
@@ -486,14 +486,14 @@ def _check_deployed_layout(args: argparse.Namespace, aws: Aws, err: TextIO) -> N
     deployed, source = deployed_settings(aws.client("cloudformation"), aws.client("lambda"), name)
     if deployed is None:
         if args.stack_name:  # named on purpose: it must be there
-            raise TableLayoutMismatchError(f"cannot check the deployed shard placement: {source}")
+            raise PlacementMismatchError(f"cannot check the deployed shard placement: {source}")
         return
     if resolved.defaulted:
         adopted = resolved.adopt(deployed, source)
-        if adopted.layout != resolved.layout or adopted.key_pattern != resolved.key_pattern:
+        if adopted.placement != resolved.placement or adopted.key_pattern != resolved.key_pattern:
             print(f"{PROG}: note: writing with the deployed shard placement of {source}", file=err)
         args.writer_settings = adopted
-        args.shard_placement = adopted.layout
+        args.shard_placement = adopted.placement
         return
     given = resolved.own_configuration()
     differences = deployed.differences(given)
@@ -508,16 +508,16 @@ def _check_deployed_layout(args: argparse.Namespace, aws: Aws, err: TextIO) -> N
     if getattr(args, "dry_run", False):
         print(f"{PROG}: warning: {message}", file=err)
         return
-    raise TableLayoutMismatchError(message)
+    raise PlacementMismatchError(message)
 
 
-def _check_table_layout(
+def _check_table_placement(
     args: argparse.Namespace, table: dict[str, Any], resolved: WriterSettings, err: TextIO
 ) -> None:
-    """Refuse a layout the table contradicts; a dry run writes nothing, so it only warns."""
+    """Refuse a placement the table contradicts; a dry run writes nothing, so it only warns."""
     try:
-        check_table_layout(args.table, table, resolved)
-    except TableLayoutMismatchError as error:
+        check_table_placement(args.table, table, resolved)
+    except PlacementMismatchError as error:
         if not getattr(args, "dry_run", False):
             raise
         print(f"{PROG}: warning: {one_line(error)}", file=err)
@@ -595,7 +595,7 @@ def _human_reconcile(summary: dict[str, Any]) -> str:
         unplaced = summary["unplaced"]
         lines.append(
             f"  {'entry out of place':<26} found {unplaced['found']:>6,}, fixed {unplaced['fixed']:>6,} "
-            "(in a shard the layout's readers never query, or without its zAddress)"
+            "(in a shard the placement's readers never query, or without its zAddress)"
         )
     if summary["conflicts"]:
         lines.append(f"  changed by a live event meanwhile (left to it): {summary['conflicts']:,}")

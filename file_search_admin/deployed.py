@@ -9,13 +9,13 @@ import json
 from botocore.exceptions import ClientError
 
 from file_index.rules.config import ConfigError, key_pattern
-from file_index.rules.placement import LayoutError, ShardPlacement
+from file_index.rules.placement import PlacementError, ShardPlacement
 from file_index.store.deployment import DeployedConfiguration
 from file_search_admin.aws import Client
 from file_search_admin.errors import ACCESS_DENIED, DeploymentError, denied, error_code
 
 STATE_MACHINE_OUTPUT = "BackfillStateMachineArn"
-# The indexer's function name: its environment is the layout the deployment writes and reads with.
+# The indexer's function name: its environment is the placement the deployment writes and reads with.
 INDEXER_OUTPUT = "IndexerFunctionName"
 # The CDK app's stack (app.py), the default of --stack-name.
 DEFAULT_STACK_NAME = "S3FileSearch"
@@ -27,7 +27,7 @@ def deployed_settings(
     """The shard placement and key pattern stack `stack_name`'s indexer runs with, and where they came from.
 
     (None, why) when it cannot be known: no such stack (the local stack has none), a stack deployed
-    before it named its indexer, or no right to read it. A function environment that is not a layout
+    before it named its indexer, or no right to read it. A function environment that is not a placement
     (edited by hand) is a DeploymentError.
     """
     try:
@@ -51,12 +51,12 @@ def deployed_settings(
     environment = configuration.get("Environment", {}).get("Variables", {})
     try:
         settings = DeployedConfiguration.of(
-            layout=ShardPlacement.from_env(environment), key_pattern=key_pattern(environment).source
+            placement=ShardPlacement.from_env(environment), key_pattern=key_pattern(environment).source
         )
         return settings, f"stack {stack_name!r} (its indexer's environment)"
-    except (LayoutError, ConfigError) as error:
+    except (PlacementError, ConfigError) as error:
         raise DeploymentError(
-            f"the indexer {function!r} of stack {stack_name!r} has no usable layout: {error}"
+            f"the indexer {function!r} of stack {stack_name!r} has no usable placement: {error}"
         ) from None
 
 

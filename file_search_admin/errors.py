@@ -21,8 +21,8 @@ class QueueNotFoundError(AdminError):
     pass
 
 
-class TableLayoutMismatchError(AdminError):
-    """The table's indexes say the deployment's layout is not the one the command was given."""
+class PlacementMismatchError(AdminError):
+    """The table's indexes say the deployment's placement is not the one the command was given."""
 
 
 class MigrateNotNeededError(AdminError):

@@ -11,7 +11,7 @@ or not the one its upload time and size give, one conditional UpdateItem sets it
 (`file_index.write.repair.place_entry`): it applies only while the entry still has the `orderKey` (or none),
 size and upload date that were read, so an event that changed the entry meanwhile wins; its own write
 carries the address. Such an entry is read again and placed if it still lacks the address (a writer
-without the Z-order layout, e.g. one of the release before the switch), else counted `skipped`.
+without the Z-order placement, e.g. one of the release before the switch), else counted `skipped`.
 
 The flag is set before the first address is written (searches keep off the Z-order index from then on,
 even if nothing had set it; a run that finds every address in place never sets it) and cleared only when
@@ -31,9 +31,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from file_index.rules import schema
+from file_index.rules.objects import is_record_key
 from file_index.rules.placement import ShardPlacement
 from file_index.store.entries import get_items, plain_item
-from file_index.store.state import IndexStateStore, is_state_key
+from file_index.store.state import IndexStateStore
 from file_index.write.differences import entry_bucket, is_live, is_unplaced
 from file_index.write.repair import Placement, place_entry
 from file_search_admin.aws import Client
@@ -57,7 +58,7 @@ _PROJECTED = (
 
 
 class ZOrderIndexOffError(AdminError):
-    """The layout has no Z-order index, so there is nothing to migrate."""
+    """The placement has no Z-order index, so there is nothing to migrate."""
 
 
 class EntryKeepsChangingError(AdminError):
@@ -118,17 +119,17 @@ def run_migrate(
     dynamodb: Client,
     bucket: str,
     table: str,
-    layout: ShardPlacement,
+    placement: ShardPlacement,
     segments: int = DEFAULT_SEGMENTS,
     on_progress: ProgressCallback | None = None,
     before_update: BeforeUpdate | None = None,
 ) -> MigrateSummary:
     """Fill in the missing `zAddress` of `bucket`'s entries in `table`; clears `zOrderPending` at the end.
 
-    Raises ZOrderIndexOffError when `layout` has no Z-order index (nothing is read or written), and any
+    Raises ZOrderIndexOffError when `placement` has no Z-order index (nothing is read or written), and any
     error that outlasts the SDK's retries (the flag stays set).
     """
-    if not layout.multi_attribute_index:
+    if not placement.multi_attribute_index:
         raise ZOrderIndexOffError(
             "the Z-order index is off (multiAttributeIndex is false): entries carry no zAddress to migrate"
         )
@@ -158,7 +159,7 @@ def run_migrate(
 
     stop = threading.Event()
     migration = _Migration(
-        dynamodb, table, bucket, layout, before_update or (lambda _item: None), stop, mark_pending
+        dynamodb, table, bucket, placement, before_update or (lambda _item: None), stop, mark_pending
     )
     executor = ThreadPoolExecutor(max_workers=segments, thread_name_prefix="migrate")
     try:
@@ -184,7 +185,7 @@ class _Migration:
     dynamodb: Client
     table: str
     bucket: str
-    layout: ShardPlacement
+    placement: ShardPlacement
     before_update: BeforeUpdate
     stop: threading.Event
     mark_pending: Callable[[], None]
@@ -206,7 +207,7 @@ class _Migration:
                 counts.scanned += 1
                 item = plain_item(raw)
                 if (
-                    is_state_key(item[schema.OBJECT_KEY])
+                    is_record_key(item[schema.OBJECT_KEY])
                     or not is_live(item)
                     or entry_bucket(item) != self.bucket
                 ):
@@ -224,21 +225,21 @@ class _Migration:
 
     def place(self, item: dict[str, Any]) -> Placement:
         """UPDATED or ALREADY for the entry as read; SKIPPED when an event changed it and placed it."""
-        if not is_unplaced(item, self.layout, judge_shards=False):
+        if not is_unplaced(item, self.placement, judge_shards=False):
             return Placement.ALREADY
         key = item[schema.OBJECT_KEY]
         self.mark_pending()
         for _ in range(MAX_PLACE_ROUNDS):
             self.before_update(item)
             if (
-                place_entry(self.dynamodb, self.table, item, self.layout, judge_shards=False)
+                place_entry(self.dynamodb, self.table, item, self.placement, judge_shards=False)
                 is Placement.UPDATED
             ):
                 return Placement.UPDATED
             # Changed since it was read: as it is now, it is gone, a tombstone, or placed by its writer, or
-            # it still lacks the address (a writer without the Z-order layout) and is placed again.
+            # it still lacks the address (a writer without the Z-order placement) and is placed again.
             now = get_items(self.dynamodb, self.table, [key]).get(key)
-            if now is None or not is_live(now) or not is_unplaced(now, self.layout, judge_shards=False):
+            if now is None or not is_live(now) or not is_unplaced(now, self.placement, judge_shards=False):
                 return Placement.SKIPPED
             item = now
         raise EntryKeepsChangingError(

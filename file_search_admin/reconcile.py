@@ -87,7 +87,7 @@ class ReconcileSummary:
             "scanned": self.scanned,
             "found": {kind.value: found[kind] for kind in OBJECT_DIFFERENCES},
             "fixed": {kind.value: fixed[kind] for kind in OBJECT_DIFFERENCES},
-            # Entries put where the layout's indexes find them: their Z-order address, or shards the
+            # Entries put where the placement's indexes find them: their Z-order address, or shards the
             # readers query.
             "unplaced": {"found": found[Difference.UNPLACED], "fixed": fixed[Difference.UNPLACED]},
             # The entry changed between the read and the repair: a live event won, nothing was written.
@@ -107,7 +107,7 @@ def run_reconcile(
     dynamodb: Client,
     bucket: str,
     table: str,
-    layout: KeyPattern,
+    key_pattern: KeyPattern,
     dry_run: bool = False,
     concurrency: int = 16,
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS,
@@ -116,9 +116,9 @@ def run_reconcile(
     names: NameIndex | None = None,
     judge_shards: bool = True,
 ) -> ReconcileSummary:
-    """Compare `bucket` with `table` and repair; `shard_placement` is the deployment's (default 0.2.0);
+    """Compare `bucket` with `table` and repair; `shard_placement` is the deployment's (default: unsharded);
     `names`, when given, follows every repair (`file_index.write.repair.repair`); `judge_shards` False: the
-    layout's shard counts are a guess, so entries are never moved between shards."""
+    key_pattern's shard counts are a guess, so entries are never moved between shards."""
     started = time.monotonic()
     summary = ReconcileSummary(bucket=bucket, table=table, dry_run=dry_run, max_keys=max_keys)
     store = IndexStateStore(dynamodb, table)
@@ -130,7 +130,7 @@ def run_reconcile(
         dynamodb=dynamodb,
         table_name=table,
         bucket=bucket,
-        layout=layout,
+        key_pattern=key_pattern,
         dry_run=dry_run,
         tombstone_ttl_days=tombstone_ttl_days,
         shard_placement=shard_placement or ShardPlacement(),

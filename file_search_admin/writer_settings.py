@@ -11,10 +11,10 @@ What the command was given is then held against the deployed configuration the t
 (`file_index.store.deployment`, checked in `cli`): a difference is refused before any write, and a setting
 nothing here names is taken from the record. A table without a record (a deployment older than it) is
 checked against the deployed stack's indexer instead, and settings nothing names fall back to the 0.2.0
-layout (one shard, no hot users, no Z-order index, the default key pattern) with a note on stderr.
+placement (one shard, no hot users, no Z-order index, the default key pattern) with a note on stderr.
 
 The table itself tells one key apart: it has the Z-order index exactly when the deployment switched
-`multiAttributeIndex` on. `check_table_layout` compares the two before a command writes, so a layout that
+`multiAttributeIndex` on. `check_table_placement` compares the two before a command writes, so a placement that
 does not match the deployment is refused rather than writing entries that a box search cannot see.
 """
 
@@ -28,31 +28,31 @@ from pathlib import Path
 from typing import Any
 
 from file_index.rules.key_pattern import InvalidKeyPatternError, KeyPattern
-from file_index.rules.placement import LayoutError, ShardPlacement, check_hot_users, check_shard_count
+from file_index.rules.placement import PlacementError, ShardPlacement, check_hot_users, check_shard_count
 from file_index.rules.schema import Z_ORDER_INDEX
 from file_index.rules.shards import MAX_SHARD_COUNT
 from file_index.store import deployment
 from file_index.store.deployment import DeployedConfiguration
-from file_search_admin.errors import TableLayoutMismatchError
+from file_search_admin.errors import PlacementMismatchError
 
 DEFAULT_CDK_JSON = Path("cdk.json")
 
 
 class WriterSettingsError(ValueError):
-    """An option or the cdk.json file gives no usable layout; the message names the option or the key."""
+    """An option or the cdk.json file gives no usable placement; the message names the option or the key."""
 
 
 @dataclass(frozen=True)
 class WriterSettings:
     """The shard placement and key pattern a command writes with, and which settings were named."""
 
-    layout: ShardPlacement
+    placement: ShardPlacement
     note: str | None = None  # what the user should know about where the settings came from
     # Where multiAttributeIndex came from, for a message about it: an option, a cdk.json, or the default.
-    multi_attribute_source: str = "the 0.2.0 default"
+    multi_attribute_source: str = "the built-in default"
     key_pattern: KeyPattern = field(default_factory=lambda: KeyPattern.parse(None))
     # The settings (cdk.json keys) a cdk.json or an option named, each with where it came from; the others
-    # are the 0.2.0 defaults, to be taken from the deployed configuration where the table records one.
+    # are the built-in defaults, to be taken from the deployed configuration where the table records one.
     given: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -62,7 +62,7 @@ class WriterSettings:
 
     def own_configuration(self) -> DeployedConfiguration:
         """The named settings, to hold against the deployed configuration."""
-        every = DeployedConfiguration.of(layout=self.layout, key_pattern=self.key_pattern.source)
+        every = DeployedConfiguration.of(placement=self.placement, key_pattern=self.key_pattern.source)
         return DeployedConfiguration({key: every.settings[key] for key in self.given})
 
     def sources(self) -> str:
@@ -73,9 +73,9 @@ class WriterSettings:
         """These settings with each one nothing named taken from `recorded` (the deployed configuration)."""
         settings = {**recorded.settings, **self.own_configuration().settings}
         merged = DeployedConfiguration(settings)
-        layout = merged.layout or self.layout
+        placement = merged.placement or self.placement
         return WriterSettings(
-            layout,
+            placement,
             None,
             self.given.get(deployment.MULTI_ATTRIBUTE_INDEX, source),
             KeyPattern.parse(merged.key_pattern) if merged.key_pattern is not None else self.key_pattern,
@@ -87,9 +87,9 @@ class WriterSettings:
         )
 
 
-_LAYOUT_KEYS = (deployment.BUCKET_INDEX_SHARDS, deployment.HOT_USERS, deployment.MULTI_ATTRIBUTE_INDEX)
+_PLACEMENT_KEYS = (deployment.BUCKET_INDEX_SHARDS, deployment.HOT_USERS, deployment.MULTI_ATTRIBUTE_INDEX)
 # The settings a command that writes entries places them and names their owners by.
-WRITER_SETTINGS = (*_LAYOUT_KEYS, deployment.KEY_LAYOUT)
+WRITER_SETTINGS = (*_PLACEMENT_KEYS, deployment.KEY_LAYOUT)
 
 
 def add_writer_options(parser: argparse.ArgumentParser) -> None:
@@ -128,7 +128,7 @@ def resolve_writer_settings(args: argparse.Namespace) -> WriterSettings:
     try:
         # Without a cdk.json, one shard: its entries are found by a reader of any shard count.
         base = ShardPlacement() if context is None else ShardPlacement.from_context(context)
-    except LayoutError as error:
+    except PlacementError as error:
         raise WriterSettingsError(f"{source}: context {error}") from None
     given: dict[str, str] = {}
     if context is not None:
@@ -148,7 +148,7 @@ def resolve_writer_settings(args: argparse.Namespace) -> WriterSettings:
     elif context is not None:
         multi_source = str(source)
     else:
-        multi_source = f"the 0.2.0 default: no {DEFAULT_CDK_JSON} here"
+        multi_source = f"the built-in default: no {DEFAULT_CDK_JSON} here"
     key_pattern = _key_pattern((context or {}).get("keyLayout"), f"{source}: context keyLayout")
     if getattr(args, "key_pattern", None) is not None:
         key_pattern = _key_pattern(args.key_pattern, "--key-layout")
@@ -181,7 +181,7 @@ def _key_pattern(raw: object, name: str) -> KeyPattern:
 
 
 def _defaults_note(args: argparse.Namespace) -> str | None:
-    """Without a cdk.json: which keys fall back to the 0.2.0 layout, those no option overrides; or None."""
+    """Without a cdk.json: which keys fall back to the unsharded placement, those no option overrides; or None."""
     defaults = [
         default
         for option, default in (
@@ -194,20 +194,20 @@ def _defaults_note(args: argparse.Namespace) -> str | None:
     ]
     if not defaults:
         return None
-    hint = "pass --cdk-json or the layout options to match the deployment"
+    hint = "pass --cdk-json or the placement options to match the deployment"
     if len(defaults) == 4:
-        layout = ", ".join(defaults)
-        return f"no {DEFAULT_CDK_JSON} here: writing with the 0.2.0 shard placement ({layout}); {hint}"
+        placement = ", ".join(defaults)
+        return f"no {DEFAULT_CDK_JSON} here: writing with the unsharded placement ({placement}); {hint}"
     listed = " and ".join(defaults) if len(defaults) < 3 else f"{', '.join(defaults[:-1])} and {defaults[-1]}"
     unset = "it" if len(defaults) == 1 else "them"
     return (
-        f"no {DEFAULT_CDK_JSON} here: writing with {listed} (the 0.2.0 defaults; no option sets {unset}); "
+        f"no {DEFAULT_CDK_JSON} here: writing with {listed} (the built-in defaults; no option sets {unset}); "
         f"{hint}"
     )
 
 
-def check_table_layout(table: str, description: Mapping[str, Any], resolved: WriterSettings) -> None:
-    """TableLayoutMismatchError when the table's Z-order index and the layout's multiAttributeIndex differ.
+def check_table_placement(table: str, description: Mapping[str, Any], resolved: WriterSettings) -> None:
+    """PlacementMismatchError when the table's Z-order index and the placement's multiAttributeIndex differ.
 
     `description` is DescribeTable's `Table`. An index being deleted counts as absent: the deployment
     switched it off, and no search reads it any more.
@@ -216,18 +216,18 @@ def check_table_layout(table: str, description: Mapping[str, Any], resolved: Wri
         index.get("IndexName") == Z_ORDER_INDEX.name and index.get("IndexStatus") != "DELETING"
         for index in description.get("GlobalSecondaryIndexes", [])
     )
-    if has_index == resolved.layout.multi_attribute_index:
+    if has_index == resolved.placement.multi_attribute_index:
         return
     if has_index:
-        raise TableLayoutMismatchError(
+        raise PlacementMismatchError(
             f"table {table!r} has the Z-order index {Z_ORDER_INDEX.name}, but the shard placement has "
             f"multiAttributeIndex off ({resolved.multi_attribute_source}): the entries it wrote would be "
             "missing from box searches; run from the CDK app's folder, pass --cdk-json PATH, "
             "or --multi-attribute-index"
         )
-    raise TableLayoutMismatchError(
+    raise PlacementMismatchError(
         f"table {table!r} has no Z-order index {Z_ORDER_INDEX.name}, but the shard placement has "
-        f"multiAttributeIndex on ({resolved.multi_attribute_source}): the layout is not the deployed one; "
+        f"multiAttributeIndex on ({resolved.multi_attribute_source}): the placement is not the deployed one; "
         "deploy it first, pass the deployment's --cdk-json PATH, or --no-multi-attribute-index"
     )
 
@@ -269,7 +269,7 @@ def _shard_option(raw: str) -> int:
         )
     try:
         return check_shard_count("--bucket-index-shards", int(text))
-    except LayoutError as error:
+    except PlacementError as error:
         raise WriterSettingsError(str(error)) from None
 
 
@@ -282,5 +282,5 @@ def _hot_users_option(raw: str) -> dict[str, int]:
         ) from None
     try:
         return check_hot_users("--hot-users", parsed)
-    except LayoutError as error:
+    except PlacementError as error:
         raise WriterSettingsError(str(error)) from None

@@ -110,13 +110,13 @@ class Backfill(Construct):
         concurrency: int,
         batch_size: int,
         segments: int,
-        layout: ShardPlacement | None = None,
+        placement: ShardPlacement | None = None,
         name_table: dynamodb.ITable | None = None,
     ) -> None:
-        """`layout`: where the batch writers and repairs put entries, as the indexer does; `name_table`:
+        """`placement`: where the batch writers and repairs put entries, as the indexer does; `name_table`:
         the name index they keep in step (None: none)."""
         super().__init__(scope, construct_id)
-        layout = layout or ShardPlacement()
+        placement = placement or ShardPlacement()
         self._name_table = name_table
         self._bucket = bucket
         self._basics = basics
@@ -126,7 +126,7 @@ class Backfill(Construct):
             "KEY_LAYOUT": key_pattern,
             "TOMBSTONE_TTL_DAYS": str(tombstone_ttl_days),
             "SCAN_SEGMENTS": str(segments),
-            **layout.to_env(),
+            **placement.to_env(),
             **({"NAME_TABLE_NAME": name_table.table_name} if name_table is not None else {}),
         }
         self.functions: dict[str, lambda_.Function] = {}

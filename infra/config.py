@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from file_index.rules import schema, shards
 from file_index.rules.config import ConfigError as FunctionConfigError
-from file_index.rules.key_pattern import DEFAULT_LAYOUT, InvalidKeyPatternError, KeyPattern
+from file_index.rules.key_pattern import DEFAULT_KEY_PATTERN, InvalidKeyPatternError, KeyPattern
 from file_index.rules.objects import DEFAULT_TOMBSTONE_TTL_DAYS
 from file_index.rules.placement import (
     DEFAULT_BUCKET_INDEX_SHARDS,
-    LayoutError,
+    PlacementError,
     ShardPlacement,
     check_hot_users,
 )
@@ -49,7 +49,6 @@ def pinned_powertools_version(requirements: Path = REQUIREMENTS) -> str:
     return pin.group(1)
 
 
-DEFAULT_KEY_PATTERN = DEFAULT_LAYOUT
 # Ten batch writers at a time leave the table's capacity (and the account's Lambda concurrency) to live
 # indexing, whose own pollers are capped at ten as well.
 DEFAULT_BACKFILL_CONCURRENCY = 10
@@ -81,8 +80,8 @@ _GROUP_NAME = re.compile(r"^\S{1,128}$")
 # provider>`, e.g. an Okta user id, an Entra object id, an email-format or opaque SAML NameID. A key pattern
 # must read each of them back from the keys the API gives their uploads (`search.people.upload_key`).
 FEDERATED_IDS = ("00u1abcd2EFGH3ijk4x7", "8f14e45f-ceea-467f-a7b5-4a0e2c8b3c9d", "jane_doe@example.com")
-# A layout that does: the user is everything before the first '/'.
-FEDERATED_USERNAME_LAYOUT = r"(?P<user>[^/]+)/(?P<file>.+)"
+# A placement that does: the user is everything before the first '/'.
+FEDERATED_USERNAME_KEY_PATTERN = r"(?P<user>[^/]+)/(?P<file>.+)"
 # S3 takes at most 5 GiB in one PUT or POST.
 # S3's own limit on an object (a multipart upload's); the page uploads large files in parts.
 MAX_UPLOAD_BYTES = 5 * 1024**4
@@ -170,7 +169,7 @@ class StackConfig:
     reconcile_schedule: str | None = None
     # Where entries live in the indexes (shards of the bucket index, hot users, the Z-order index): every
     # function that writes or reads the index gets it as environment (`ShardPlacement.to_env`).
-    layout: ShardPlacement = field(
+    placement: ShardPlacement = field(
         default_factory=lambda: ShardPlacement(bucket_shards=DEFAULT_BUCKET_INDEX_SHARDS)
     )
     indexer_sizing: IndexerSizing = field(default_factory=IndexerSizing)
@@ -220,7 +219,7 @@ class StackConfig:
         """What the deployment records in its table for every writer to check
         (`file_index.store.deployment`)."""
         return DeployedConfiguration.of(
-            layout=self.layout,
+            placement=self.placement,
             key_pattern=self.key_pattern,
             bucket_time_index=self.bucket_time_index,
             name_table=self.name_table_name if self.name_index else None,
@@ -264,7 +263,7 @@ class StackConfig:
                 DEFAULT_RECONCILE_SEGMENTS,
             ),
             reconcile_schedule=_optional(get, "reconcileSchedule", _schedule, None),
-            layout=_layout(get),
+            placement=_placement(get),
             bucket_time_index=_optional(get, "bucketTimeIndex", _switch, True),
             name_index=_optional(get, "nameIndex", _switch, True),
             name_table_name=_optional(get, "nameTableName", _table_name, schema.NAME_TABLE_NAME),
@@ -337,7 +336,7 @@ def cdk_json_context(path: Path = CDK_JSON) -> dict[str, Any]:
     return context
 
 
-def _layout(get: Callable[[str], Any]) -> ShardPlacement:
+def _placement(get: Callable[[str], Any]) -> ShardPlacement:
     """The shard placement, through `ShardPlacement.from_context` once each key is in its JSON type.
 
     `cdk -c key=value` passes strings, so a shard count, a hot-user map or the switch may arrive as text.
@@ -434,7 +433,7 @@ def _hot_users(key: str, value: Any) -> dict[str, int]:
             raise ConfigError(f"context {key}={value!r} is invalid (not JSON); allowed: {allowed}") from None
     try:
         return check_hot_users(key, value)
-    except LayoutError as error:
+    except PlacementError as error:
         raise ConfigError(f"context {key}={value!r} is invalid ({error}); allowed: {allowed}") from None
 
 
@@ -610,12 +609,12 @@ def _check_federated_user_names(config: StackConfig) -> None:
     the API then refuses every upload of theirs (400). A pattern that reads the names back is accepted."""
     if config.user_claim != "cognito:username":
         return
-    layout = KeyPattern.parse(config.key_pattern)
+    key_pattern = KeyPattern.parse(config.key_pattern)
     for provider in config.identity_providers:
         for federated_id in FEDERATED_IDS:
             user = f"{provider.name}_{federated_id}"
             for key in (f"{user}/report.pdf", f"{user}/reports/2026/report.pdf"):
-                read = layout.split(key).upload_user
+                read = key_pattern.split(key).upload_user
                 if read == user:
                     continue
                 raise ConfigError(
@@ -626,7 +625,7 @@ def _check_federated_user_names(config: StackConfig) -> None:
                     "would refuse every upload of a person who signs in through a provider (400); allowed: "
                     "userClaim=sub (the default: Cognito's id of the person, which it never reuses, and "
                     "which the default key pattern reads back), or a keyLayout whose user is everything "
-                    f"before the first '/', such as {FEDERATED_USERNAME_LAYOUT!r}"
+                    f"before the first '/', such as {FEDERATED_USERNAME_KEY_PATTERN!r}"
                 )
 
 
@@ -659,7 +658,7 @@ def _alarm_email(key: str, value: Any) -> str:
 
 
 def _key_pattern(key: str, value: Any) -> str:
-    """Accept exactly what the indexer accepts at cold start, so a layout it would reject never deploys."""
+    """Accept exactly what the indexer accepts at cold start, so a placement it would reject never deploys."""
     allowed = "'default' or a Python regex with named groups (?P<user>...) and (?P<file>...)"
     if not isinstance(value, str):
         raise ConfigError(f"context {key}={value!r} is invalid; allowed: {allowed}")

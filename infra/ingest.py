@@ -111,17 +111,17 @@ class Ingest(Construct):
         key_pattern: str,
         tombstone_ttl_days: int,
         event_source: EventSource = EventSource.S3,
-        layout: ShardPlacement | None = None,
+        placement: ShardPlacement | None = None,
         sizing: IndexerSizing | None = None,
         name_table: dynamodb.ITable | None = None,
         enrich: frozenset[str] = frozenset(),
     ) -> None:
-        """`layout`: where the indexer puts entries; `sizing`: its memory and event source; `name_table`:
+        """`placement`: where the indexer puts entries; `sizing`: its memory and event source; `name_table`:
         the name index it keeps in step (None: none); `enrich`: what it reads from S3 per create
         (`file_index.store.enrich`), and with tags, the tag changes it subscribes to."""
         super().__init__(scope, construct_id)
         tags = "tags" in enrich
-        layout = layout or ShardPlacement()
+        placement = placement or ShardPlacement()
         sizing = sizing or IndexerSizing()
         self.sizing = sizing
         self.dead_letter_queue = sqs.Queue(
@@ -165,7 +165,7 @@ class Ingest(Construct):
                 "BUCKET_NAME": bucket.bucket_name,
                 "KEY_LAYOUT": key_pattern,
                 "TOMBSTONE_TTL_DAYS": str(tombstone_ttl_days),
-                **layout.to_env(),
+                **placement.to_env(),
                 **({"NAME_TABLE_NAME": name_table.table_name} if name_table is not None else {}),
                 **({"ENRICH": enrich_to_env(enrich)} if enrich else {}),
             },

@@ -123,17 +123,17 @@ class SearchApi(Construct):
         initial_state: State,
         basics: FunctionBasics,
         api_auth: ApiAuth,
-        layout: ShardPlacement | None = None,
+        placement: ShardPlacement | None = None,
         bucket_time_index: bool = True,
         name_table: dynamodb.ITable | None = None,
         enrich: frozenset[str] = frozenset(),
         signed_in: SignedInRoutes | None = None,
     ) -> None:
         """`initial_state`: the bucket's index state while it has no state record (never built);
-        `layout`: which partition key values and indexes a search reads; `name_table`: the name index
+        `placement`: which partition key values and indexes a search reads; `name_table`: the name index
         (None: lists narrowed by name are refused); `signed_in`: the routes of people (None: none)."""
         super().__init__(scope, construct_id)
-        layout = layout or ShardPlacement()
+        placement = placement or ShardPlacement()
         # The HMAC key of paging cursors: random, never leaves AWS, read once per cold start.
         self.cursor_secret = secretsmanager.Secret(
             self,
@@ -158,7 +158,7 @@ class SearchApi(Construct):
                 "QUEUE_URL": queue.queue_url,
                 "DEAD_LETTER_QUEUE_URL": dead_letter_queue.queue_url,
                 "INDEX_INITIAL_STATE": initial_state.value,
-                **layout.to_env(),
+                **placement.to_env(),
                 "BUCKET_TIME_INDEX": "true" if bucket_time_index else "false",
                 **({"NAME_TABLE_NAME": name_table.table_name} if name_table is not None else {}),
                 # Which filters a list may use: what the indexer stores (`file_index.store.enrich`).
@@ -182,7 +182,7 @@ class SearchApi(Construct):
         if name_table is not None:
             # A name list: Query of the name index (table and its user GSI), then BatchGetItem of the
             # candidates' entries; BatchGetItem of the name table's state items too (whether a bucket's
-            # term items are complete, `file_index.store.name_state.terms_complete`).
+            # term items are complete, `file_index.store.name_index_flag.terms_complete`).
             iam.Grant.add_to_principal(
                 grantee=self.function,
                 actions=["dynamodb:Query"],

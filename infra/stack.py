@@ -11,9 +11,9 @@ from file_index.store.state import State
 from infra.alarms import Alarms
 from infra.backfill import Backfill
 from infra.config import StackConfig
+from infra.configuration_guard import ConfigurationGuard
 from infra.dashboard import Dashboard
 from infra.ingest import RETENTION, Ingest
-from infra.layout_guard import LayoutGuard
 from infra.powertools_function import FunctionBasics, powertools_layer
 from infra.search_api import SearchApi, SignedInRoutes
 from infra.storage import Storage
@@ -35,14 +35,14 @@ class FileSearchStack(Stack):
             table_name=config.table_name,
             removal=config.removal,
             existing_bucket_name=config.existing_bucket_name,
-            multi_attribute_index=config.layout.multi_attribute_index,
+            multi_attribute_index=config.placement.multi_attribute_index,
             bucket_time_index=config.bucket_time_index,
             name_table_name=config.name_table_name if config.name_index else None,
         )
-        self.layout_guard = LayoutGuard(
+        self.configuration_guard = ConfigurationGuard(
             self,
             "IndexLayoutGuard",
-            layout=config.layout,
+            placement=config.placement,
             # The name from the context, not the table's reference: the table waits for the guard.
             table_name=config.table_name,
             bucket_name=self.storage.bucket.bucket_name,
@@ -57,7 +57,7 @@ class FileSearchStack(Stack):
             key_pattern=config.key_pattern,
             tombstone_ttl_days=config.tombstone_ttl_days,
             event_source=config.event_source,
-            layout=config.layout,
+            placement=config.placement,
             sizing=config.indexer_sizing,
             name_table=self.storage.name_table,
             enrich=config.enrich,
@@ -117,7 +117,7 @@ class FileSearchStack(Stack):
             initial_state=State.BUILDING if self.storage.imports_bucket else State.READY,
             basics=basics,
             api_auth=config.api_auth,
-            layout=config.layout,
+            placement=config.placement,
             bucket_time_index=config.bucket_time_index,
             name_table=self.storage.name_table,
             enrich=config.enrich,
@@ -149,7 +149,7 @@ class FileSearchStack(Stack):
             concurrency=config.backfill_concurrency,
             batch_size=config.backfill_batch_size,
             segments=config.reconcile_segments,
-            layout=config.layout,
+            placement=config.placement,
             name_table=self.storage.name_table,
         )
         # Readers before writers: a deployment that adds shards or hot users updates the search function
@@ -159,7 +159,7 @@ class FileSearchStack(Stack):
             writer.node.add_dependency(self.search_api.function)
         # Every writer checks its settings against this record (file_index.store.deployment): it is written
         # once the tables exist, and before any writer runs with the configuration it records.
-        self.configuration_record = self.layout_guard.record_configuration(
+        self.configuration_record = self.configuration_guard.record_configuration(
             config.deployed_configuration(),
             after=self.storage.table,
             name_table=self.storage.name_table,
@@ -168,7 +168,7 @@ class FileSearchStack(Stack):
         for writer in (self.ingest.indexer, *self.backfill.functions.values()):
             writer.node.add_dependency(self.configuration_record)
         # The indexer's subtree holds its event source mapping.
-        self.layout_guard.runs_before(
+        self.configuration_guard.runs_before(
             self.storage.table,
             *([self.storage.name_table] if self.storage.name_table is not None else []),
             self.ingest.indexer,

@@ -60,7 +60,7 @@ from botocore.config import Config
 
 from file_index.rules import schema
 from file_index.rules.key_pattern import InvalidKeyPatternError, KeyPattern
-from file_index.store import enrich, name_state
+from file_index.store import enrich, name_index_flag
 from file_index.store.deployment import DeployedConfiguration, DeployedConfigurationStore
 from file_index.store.state import now_iso
 from infra.config import CDK_JSON, ConfigError, EventSource, StackConfig
@@ -490,7 +490,7 @@ class LocalFileSearch:
 
     def describe(self) -> dict[str, Any]:
         """What a client needs to talk to the stack (the object of serve's READY line)."""
-        layout = self.config.layout
+        placement = self.config.placement
         return {
             "apiUrl": self.api_url,
             "awsEndpoint": self.aws_endpoint,
@@ -505,9 +505,9 @@ class LocalFileSearch:
             **self._describe_sign_in(),
             # In cdk.json's terms: what an admin command run against this stack must be told.
             "indexLayout": {
-                "bucketIndexShards": layout.bucket_shards,
-                "hotUsers": dict(layout.hot_users),
-                "multiAttributeIndex": layout.multi_attribute_index,
+                "bucketIndexShards": placement.bucket_shards,
+                "hotUsers": dict(placement.hot_users),
+                "multiAttributeIndex": placement.multi_attribute_index,
             },
         }
 
@@ -647,12 +647,12 @@ class LocalFileSearch:
         self._configure_notifications(s3)
 
         dynamodb = self.client("dynamodb")
-        layout = self.config.layout
+        placement = self.config.placement
         try:
             dynamodb.create_table(
                 **schema.create_table_request(
                     self.table_name,
-                    multi_attribute_index=layout.multi_attribute_index,
+                    multi_attribute_index=placement.multi_attribute_index,
                     bucket_time_index=self.config.bucket_time_index,
                 )
             )
@@ -674,7 +674,9 @@ class LocalFileSearch:
                 ) from None
             dynamodb.get_waiter("table_exists").wait(TableName=self.config.name_table_name)
             # Empty, beside an empty entry table: every entry gets its items from its first write.
-            name_state.mark_table_complete(dynamodb, self.config.name_table_name, dt.datetime.now(dt.UTC))
+            name_index_flag.mark_table_complete(
+                dynamodb, self.config.name_table_name, dt.datetime.now(dt.UTC)
+            )
         dynamodb.update_time_to_live(
             TableName=self.table_name,
             TimeToLiveSpecification={"Enabled": True, "AttributeName": schema.TTL_ATTRIBUTE},
@@ -694,9 +696,9 @@ class LocalFileSearch:
             )
         logger.info(
             "shard placement: bucketIndexShards=%d, hotUsers=%s, multiAttributeIndex=%s",
-            layout.bucket_shards,
-            json.dumps(dict(layout.hot_users), sort_keys=True),
-            str(layout.multi_attribute_index).lower(),
+            placement.bucket_shards,
+            json.dumps(dict(placement.hot_users), sort_keys=True),
+            str(placement.multi_attribute_index).lower(),
         )
         if self.config.user_access:
             if self.config.user_pool_id is not None:
@@ -758,7 +760,7 @@ class LocalFileSearch:
             "CURSOR_SECRET_ARN": self.secret_arn,
             "KEY_LAYOUT": self._key_pattern,
             # Where entries live in the indexes: the same variables the CDK app gives the functions.
-            **self.config.layout.to_env(),
+            **self.config.placement.to_env(),
             "BUCKET_TIME_INDEX": "true" if self.config.bucket_time_index else "false",
             **({"NAME_TABLE_NAME": self.config.name_table_name} if self.config.name_index else {}),
             **({"ENRICH": enrich.to_env(self.config.enrich)} if self.config.enrich else {}),

@@ -16,8 +16,9 @@ from decimal import Decimal
 from typing import Any
 
 from file_index.rules import schema
+from file_index.rules.objects import is_record_key
 from file_index.store.entries import get_items, plain_item
-from file_index.store.state import Operation, is_state_key
+from file_index.store.state import Operation
 from file_index.write.differences import entry_bucket, is_live
 from file_index.write.listed_objects import BackfillOutcome, ListedObject, backfill_object, strip_etag
 from file_index.write.repair import Finding, Repair, Repairer
@@ -142,7 +143,7 @@ def write_backfill(
             repairer.table_name,
             repairer.bucket,
             obj,
-            repairer.layout,
+            repairer.key_pattern,
             repairer.shard_placement,
             repairer.names,
         )
@@ -208,7 +209,7 @@ def sweep(
         live = [
             item
             for item in items
-            if not is_state_key(item[schema.OBJECT_KEY])
+            if not is_record_key(item[schema.OBJECT_KEY])
             and is_live(item)
             and entry_bucket(item) == repairer.bucket
         ]

@@ -32,13 +32,13 @@ __all__ = ["BackfillConfig", "ConfigError"]
 @dataclass(frozen=True)
 class BackfillConfig:
     table_name: str
-    bucket: str
+    bucket_name: str
     key_pattern: KeyPattern
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS
     scan_segments: int = 8
     write_concurrency: int = 16
     sdk: SdkSettings = field(default_factory=SdkSettings)
-    layout: ShardPlacement = field(default_factory=ShardPlacement)
+    placement: ShardPlacement = field(default_factory=ShardPlacement)
     name_table_name: str | None = None
 
     @classmethod
@@ -48,12 +48,12 @@ class BackfillConfig:
         write_concurrency = positive_int(env, "WRITE_CONCURRENCY", 16)
         return cls(
             table_name=required(env, "TABLE_NAME", purpose),
-            bucket=required(env, "BUCKET_NAME", purpose),
+            bucket_name=required(env, "BUCKET_NAME", purpose),
             key_pattern=key_pattern(env),
             tombstone_ttl_days=positive_int(env, "TOMBSTONE_TTL_DAYS", DEFAULT_TOMBSTONE_TTL_DAYS),
             scan_segments=positive_int(env, "SCAN_SEGMENTS", 8),
             write_concurrency=write_concurrency,
             sdk=SdkSettings.from_env(env, max_connections=write_concurrency),
-            layout=ShardPlacement.from_env(env),
+            placement=ShardPlacement.from_env(env),
             name_table_name=env.get("NAME_TABLE_NAME", "").strip() or None,
         )

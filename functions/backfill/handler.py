@@ -80,19 +80,21 @@ def cold_start() -> Runtime:
             s3=s3,
             dynamodb=dynamodb,
             table_name=config.table_name,
-            bucket=config.bucket,
-            layout=config.key_pattern,
+            bucket=config.bucket_name,
+            key_pattern=config.key_pattern,
             tombstone_ttl_days=config.tombstone_ttl_days,
-            shard_placement=config.layout,
+            shard_placement=config.placement,
             names=None if config.name_table_name is None else NameIndex(dynamodb, config.name_table_name),
         ),
         store=IndexStateStore(dynamodb, config.table_name),
         executor=ThreadPoolExecutor(max_workers=config.write_concurrency, thread_name_prefix="backfill"),
         configuration=ConfigurationCheck(
             DeployedConfigurationStore(dynamodb, config.table_name),
-            config.bucket,
+            config.bucket_name,
             DeployedConfiguration.of(
-                layout=config.layout, key_pattern=config.key_pattern.source, name_table=config.name_table_name
+                placement=config.placement,
+                key_pattern=config.key_pattern.source,
+                name_table=config.name_table_name,
             ),
             writer="the backfill function (its environment)",
         ),
@@ -107,8 +109,10 @@ def checked_runtime() -> Runtime:
 
 
 def _own_bucket(runtime: Runtime, bucket: Any) -> str:
-    if bucket != runtime.config.bucket:
-        raise ForeignBucketError(f"bucket {bucket!r} is not the indexed bucket {runtime.config.bucket!r}")
+    if bucket != runtime.config.bucket_name:
+        raise ForeignBucketError(
+            f"bucket {bucket!r} is not the indexed bucket {runtime.config.bucket_name!r}"
+        )
     return str(bucket)
 
 
@@ -124,11 +128,11 @@ def start_run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     runtime = checked_runtime()
     operation = parse_operation(event)
     run_id = uuid.uuid4().hex
-    runtime.store.start(runtime.config.bucket, operation, run_id)
+    runtime.store.start(runtime.config.bucket_name, operation, run_id)
     total = runtime.config.scan_segments
     logger.info("Run started", extra={"operation": operation.value, "runId": run_id})
     return {
-        "bucket": runtime.config.bucket,
+        "bucket": runtime.config.bucket_name,
         "operation": operation.value,
         "runId": run_id,
         "segments": [{"segment": segment, "totalSegments": total} for segment in range(total)],

@@ -128,7 +128,7 @@ class IndexWriteError(RuntimeError):
 def index_batch(
     messages: Iterable[Message],
     *,
-    layout: KeyPattern,
+    key_pattern: KeyPattern,
     bucket: str,
     apply: ApplyEvent,
     executor: Executor,
@@ -145,7 +145,7 @@ def index_batch(
         report = MessageReport(message.message_id)
         reports.append(report)
         try:
-            events = parse_message(message.body, layout)
+            events = parse_message(message.body, key_pattern)
         except Exception as error:  # one bad body must not fail the batch
             report.malformed = error
             continue

@@ -17,7 +17,7 @@
 | `ENRICH` | comma-separated `contentType`, `metadata`, `tags`, read per create (`file_index.store.enrich`) |
 
 The last three are the shard placement (`file_index.rules.placement`), set by the stack from the same
-`cdk.json` context as the search function's; unset, entries are written as release 0.2.0 wrote them.
+`cdk.json` context as the search function's; unset, entries are unsharded.
 
 The tombstone must outlive any redelivery of an older create: SQS keeps a message at most 14 days, so the
 default leaves a margin. The SDK settings bound one call (`SdkSettings.worst_call_seconds`, 24 s with the
@@ -55,7 +55,7 @@ class IndexerConfig:
     sdk: SdkSettings = field(
         default_factory=lambda: SdkSettings(max_connections=2 * DEFAULT_WRITE_CONCURRENCY)
     )
-    layout: ShardPlacement = field(default_factory=ShardPlacement)
+    placement: ShardPlacement = field(default_factory=ShardPlacement)
     name_table_name: str | None = None
     enrich: Enrich = NONE
 
@@ -71,7 +71,7 @@ class IndexerConfig:
             write_concurrency=write_concurrency,
             # One connection per concurrent writer.
             sdk=SdkSettings.from_env(env, max_connections=2 * write_concurrency),
-            layout=ShardPlacement.from_env(env),
+            placement=ShardPlacement.from_env(env),
             name_table_name=env.get("NAME_TABLE_NAME", "").strip() or None,
             enrich=enrich.from_env(env),
         )

@@ -52,7 +52,7 @@ from file_index.rules.objects import (
 
 TEST_EVENT = "s3:TestEvent"
 EVENTBRIDGE_SOURCE = "aws.s3"
-_DEFAULT_LAYOUT = KeyPattern.parse(None)
+_DEFAULT_KEY_PATTERN = KeyPattern.parse(None)
 
 # EventBridge's reasons for Object Created, as S3 notifications name the same event.
 _CREATED_REASONS = {
@@ -77,7 +77,7 @@ class MalformedMessageError(ValueError):
     """The message body is not an S3 notification this indexer can apply; the text says why."""
 
 
-def parse_message(body: str, layout: KeyPattern = _DEFAULT_LAYOUT) -> list[ObjectEvent]:
+def parse_message(body: str, key_pattern: KeyPattern = _DEFAULT_KEY_PATTERN) -> list[ObjectEvent]:
     """The object events of one SQS message body; [] for a test event or events of other types.
 
     Raises `MalformedMessageError` if the body (or any of its records) cannot be applied: the whole
@@ -92,7 +92,7 @@ def parse_message(body: str, layout: KeyPattern = _DEFAULT_LAYOUT) -> list[Objec
     if message.get("Event") == TEST_EVENT:
         return []
     if "Records" not in message and "detail-type" in message:
-        event = parse_eventbridge(message, layout)
+        event = parse_eventbridge(message, key_pattern)
         return [] if event is None else [event]
     records = message.get("Records")
     if not isinstance(records, list) or not records:
@@ -100,7 +100,7 @@ def parse_message(body: str, layout: KeyPattern = _DEFAULT_LAYOUT) -> list[Objec
     events = []
     for position, record in enumerate(records):
         try:
-            event = parse_record(record, layout)
+            event = parse_record(record, key_pattern)
         except MalformedMessageError as error:
             raise MalformedMessageError(f"record {position}: {error}") from None
         if event is not None:
@@ -108,7 +108,7 @@ def parse_message(body: str, layout: KeyPattern = _DEFAULT_LAYOUT) -> list[Objec
     return events
 
 
-def parse_record(record: Any, layout: KeyPattern = _DEFAULT_LAYOUT) -> ObjectEvent | None:
+def parse_record(record: Any, key_pattern: KeyPattern = _DEFAULT_KEY_PATTERN) -> ObjectEvent | None:
     """One S3 record as an `ObjectEvent`; None for S3 events that do not change which objects exist."""
     if not isinstance(record, dict):
         raise MalformedMessageError("record is not a JSON object")
@@ -135,11 +135,13 @@ def parse_record(record: Any, layout: KeyPattern = _DEFAULT_LAYOUT) -> ObjectEve
         size=obj.get("size"),
         e_tag=_optional_text(obj, "eTag"),
         version_id=_optional_text(obj, "versionId"),
-        layout=layout,
+        key_pattern=key_pattern,
     )
 
 
-def parse_eventbridge(message: dict[str, Any], layout: KeyPattern = _DEFAULT_LAYOUT) -> ObjectEvent | None:
+def parse_eventbridge(
+    message: dict[str, Any], key_pattern: KeyPattern = _DEFAULT_KEY_PATTERN
+) -> ObjectEvent | None:
     """One EventBridge event of S3 as an `ObjectEvent`; None for detail types that change no object."""
     source = message.get("source")
     if source != EVENTBRIDGE_SOURCE:
@@ -177,7 +179,7 @@ def parse_eventbridge(message: dict[str, Any], layout: KeyPattern = _DEFAULT_LAY
         size=obj.get("size"),
         e_tag=_optional_text(obj, "etag") or _optional_text(obj, "eTag"),
         version_id=version_id,
-        layout=layout,
+        key_pattern=key_pattern,
     )
 
 
@@ -216,7 +218,7 @@ def _object_event(
     size: Any,
     e_tag: str | None,
     version_id: str | None,
-    layout: KeyPattern,
+    key_pattern: KeyPattern,
 ) -> ObjectEvent:
     """The checks both message shapes share, and the event."""
     if not key:
@@ -231,7 +233,7 @@ def _object_event(
     is_create = event_name.startswith(CREATE_PREFIXES)
     if is_create and (not isinstance(size, int) or isinstance(size, bool) or not 0 <= size < MAX_OBJECT_SIZE):
         raise MalformedMessageError(f"create has no valid object size (0 <= size < 10**18): {size!r:.40}")
-    parts = layout.split(key)
+    parts = key_pattern.split(key)
     return ObjectEvent(
         event_name=event_name,
         bucket=bucket,

@@ -120,7 +120,7 @@ class Runtime:
             event,
             s3=self.s3,
             tombstone_ttl_days=self.config.tombstone_ttl_days,
-            layout=self.config.layout,
+            placement=self.config.placement,
             names=self.names,
             statistics=self.statistics,
         )
@@ -136,7 +136,7 @@ def cold_start() -> Runtime:
         DeployedConfigurationStore(dynamodb, config.table_name),
         config.bucket_name,
         DeployedConfiguration.of(
-            layout=config.layout,
+            placement=config.placement,
             key_pattern=config.key_pattern.source,
             name_table=config.name_table_name,
             enrich=config.enrich,
@@ -216,7 +216,7 @@ def _handle(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             logger.warning("could not read the deployed configuration: %s", runtime.configuration.unread)
     reports = index_batch(
         (Message(record["messageId"], record.get("body", "")) for record in records),
-        layout=runtime.config.key_pattern,
+        key_pattern=runtime.config.key_pattern,
         bucket=runtime.config.bucket_name,
         apply=runtime.apply,
         executor=runtime.executor,

@@ -28,9 +28,9 @@ MAX_READ_THREADS = 32
 _BACKLOG_SDK = SdkSettings(max_attempts=2, max_connections=2, connect_timeout=2, read_timeout=3)
 
 
-def read_threads(layout: ShardPlacement) -> int:
+def read_threads(placement: ShardPlacement) -> int:
     """Threads one list reads with: a list reads all shards of a bucket (or of a hot user) at once."""
-    return min(max(layout.bucket_shards, *layout.hot_users.values(), 1), MAX_READ_THREADS)
+    return min(max(placement.bucket_shards, *placement.hot_users.values(), 1), MAX_READ_THREADS)
 
 
 def search_sdk(threads: int) -> SdkSettings:
@@ -58,8 +58,8 @@ def file_search() -> FileSearch:
         raise ConfigError("the secret named by CURSOR_SECRET_ARN holds no string")
     if not cursor_secret:
         raise ConfigError("the secret named by CURSOR_SECRET_ARN is empty")
-    layout = config.layout
-    threads = read_threads(layout)
+    placement = config.placement
+    threads = read_threads(placement)
     # One connection per thread that reads at once (botocore's default pool is 10, below a page's fan-out).
     sdk = search_sdk(threads)
     table = sdk.resource("dynamodb").Table(config.table_name)
@@ -72,7 +72,9 @@ def file_search() -> FileSearch:
         dead_letter_queue_url=config.dead_letter_queue_url,
     )
     executor = ThreadPoolExecutor(max_workers=threads) if threads > 1 else None
-    reader = FileReader(table, layout=layout, executor=executor, bucket_time_index=config.bucket_time_index)
+    reader = FileReader(
+        table, placement=placement, executor=executor, bucket_time_index=config.bucket_time_index
+    )
     # A client of its own: the table resource's client rewrites typed attribute values.
     state_client = sdk.client("dynamodb")
     names = None
@@ -81,7 +83,7 @@ def file_search() -> FileSearch:
             table.meta.client,
             config.table_name,
             config.name_table_name,
-            layout=layout,
+            placement=placement,
             executor=executor,
             entries=reader,
             state_client=state_client,  # reads whether the bucket's term items are complete

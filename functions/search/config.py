@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from file_index.rules.config import ConfigError, key_pattern, positive_int, required
-from file_index.rules.key_pattern import DEFAULT_LAYOUT, KeyPattern
+from file_index.rules.key_pattern import DEFAULT_KEY_PATTERN, KeyPattern
 from file_index.rules.placement import ShardPlacement
 from file_index.store import enrich
 from file_index.store.state import State
@@ -40,7 +40,7 @@ class SearchConfig:
     # first object), BUILDING for an existing bucket whose backfill has not started yet.
     initial_state: State = State.READY
     # Where entries live in the indexes (shards, hot users, the Z-order index): what a list must read.
-    layout: ShardPlacement = field(default_factory=ShardPlacement)
+    placement: ShardPlacement = field(default_factory=ShardPlacement)
     # The table has the bucket's time index (`bucketTimeIndex`): a bucket's files by upload time.
     bucket_time_index: bool = True
     # The name index table (`q`, `prefix`, `delimiter`, `ext`); None: the deployment keeps none.
@@ -50,7 +50,7 @@ class SearchConfig:
     # The `/me/...` routes of signed-in people; None: the deployment has no user pool (userAccess off).
     user_access: UserAccess | None = None
     # How keys name their uploader: where a person's uploads go.
-    key_pattern: KeyPattern = field(default_factory=lambda: KeyPattern.parse(DEFAULT_LAYOUT))
+    key_pattern: KeyPattern = field(default_factory=lambda: KeyPattern.parse(DEFAULT_KEY_PATTERN))
 
 
 def _user_access(env: Mapping[str, str]) -> UserAccess | None:
@@ -140,7 +140,7 @@ def load_config(environ: Mapping[str, str] | None = None) -> SearchConfig:
         queue_url=_queue_url(env, "QUEUE_URL"),
         dead_letter_queue_url=_queue_url(env, "DEAD_LETTER_QUEUE_URL"),
         initial_state=_initial_state(env),
-        layout=ShardPlacement.from_env(env),
+        placement=ShardPlacement.from_env(env),
         bucket_time_index=_switch(env, "BUCKET_TIME_INDEX", default=True),
         name_table_name=env.get("NAME_TABLE_NAME", "").strip() or None,
         enrich=enrich.from_env(env),

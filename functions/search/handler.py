@@ -41,7 +41,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.shared.json_encoder import Encoder
 from botocore.exceptions import ClientError, ConnectionClosedError, ConnectTimeoutError, ReadTimeoutError
 
-from file_index.store.name_state import NameIndexIncomplete
+from file_index.store.name_index_flag import NameIndexIncomplete
 from file_index.store.unprocessed import UnprocessedError
 from search.errors import (
     BadRequest,

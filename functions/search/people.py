@@ -18,7 +18,7 @@ grants no group: the person is still who the claims say, and no admin.
 A person's uploadUser is the value of one claim (`USER_CLAIM`, default `sub`, which Cognito never reuses).
 Their files are the indexed entries with that uploadUser: the indexer derives it from the key with the
 deployment's key pattern, so ownership is decided by the same rule that indexed the file, whatever the
-key looks like (`..` segments, encoded `/`, another layout). Another person's file is answered as if it
+key looks like (`..` segments, encoded `/`, another placement). Another person's file is answered as if it
 did not exist (404), so that nobody learns which keys exist. Members of the admin group may list any user
 and the bucket, and read and download any file of the bucket; everybody deletes only their own files.
 """
@@ -245,7 +245,7 @@ def _check_segment(what: str, segment: str) -> str:
     return segment
 
 
-def upload_key(person: Person, name: Any, folder: Any, layout: KeyPattern) -> str:
+def upload_key(person: Person, name: Any, folder: Any, key_pattern: KeyPattern) -> str:
     """The key a person's upload of `name` (in `folder`, optional) gets: `{user}/{folder}/{name}`.
 
     BadRequest for a name or folder that could leave the person's prefix or that S3 could not take, and
@@ -268,7 +268,7 @@ def upload_key(person: Person, name: Any, folder: Any, layout: KeyPattern) -> st
         raise BadRequest("name and folder must be valid text") from None
     if len(encoded) > MAX_KEY_BYTES:
         raise BadRequest(f"the file's key would be longer than S3's {MAX_KEY_BYTES} bytes: {len(encoded)}")
-    if layout.split(key).upload_user != person.user:
+    if key_pattern.split(key).upload_user != person.user:
         raise BadRequest(
             f"this deployment's key pattern cannot credit files to user {person.user!r} "
             "(the key pattern reads another user from the key); ask an admin"

@@ -198,8 +198,8 @@ MAX_Q_LENGTH = 256
 MAX_Q_WORDS = 16
 
 
-def _name_query(params: ListParameters, scope: UserQuery | BucketQuery) -> NameQuery:
-    """`scope` narrowed by `q`, `prefix`, `delimiter` and `ext` (README: "Finding files by name")."""
+def _name_query(params: ListParameters, listing: UserQuery | BucketQuery) -> NameQuery:
+    """`listing` narrowed by `q`, `prefix`, `delimiter` and `ext` (README: "Finding files by name")."""
     query_words: tuple[str, ...] = ()
     if params.q is not None:
         if len(params.q) > MAX_Q_LENGTH:
@@ -222,20 +222,20 @@ def _name_query(params: ListParameters, scope: UserQuery | BucketQuery) -> NameQ
             raise BadRequest(f"ext must be a file extension such as pdf or tar.gz, not {params.ext!r}")
     if prefix is not None or params.delimiter is not None:
         order_by, ascending = ORDER_KEY, params.order != "desc"
-    elif query_words or (ext is not None and isinstance(scope, BucketQuery)):
+    elif query_words or (ext is not None and isinstance(listing, BucketQuery)):
         # Newest first: the term items' order (a bucket's `ext` list reads its extension's term).
         order_by, ascending = ORDER_UPLOAD_DATE, params.order == "asc"
     else:
         # The list's own order: a user's by upload time (ascending), a bucket's by size (descending).
-        order_by = ORDER_UPLOAD_DATE if isinstance(scope, UserQuery) else ORDER_SIZE
-        ascending = params.order == "asc" if params.order is not None else isinstance(scope, UserQuery)
+        order_by = ORDER_UPLOAD_DATE if isinstance(listing, UserQuery) else ORDER_SIZE
+        ascending = params.order == "asc" if params.order is not None else isinstance(listing, UserQuery)
     if params.content_type is not None and not _CONTENT_TYPE.fullmatch(params.content_type):
         raise BadRequest(
             f"contentType must be a media type such as image/png, or image/* for any image, not "
             f"{params.content_type!r}"
         )
     return NameQuery(
-        scope=scope,
+        listing=listing,
         words=query_words,
         q=params.q,
         prefix=prefix,
@@ -251,11 +251,11 @@ def _name_query(params: ListParameters, scope: UserQuery | BucketQuery) -> NameQ
 
 def build_query(params: ListParameters) -> FileQuery | NameQuery:
     """The index query for `params`; BadRequest says what is wrong with them."""
-    scope = _scope_query(params)
-    return _name_query(params, scope) if params.narrows_by_name else scope
+    listing = _listing_query(params)
+    return _name_query(params, listing) if params.narrows_by_name else listing
 
 
-def _scope_query(params: ListParameters) -> FileQuery:
+def _listing_query(params: ListParameters) -> FileQuery:
     if (params.user is None) == (params.bucket is None):
         raise BadRequest("give exactly one of user or bucket")
     if params.order not in (None, "asc", "desc"):

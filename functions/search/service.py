@@ -125,7 +125,7 @@ class FileSearch:
         self._page_budget = page_budget_bytes
         self._names = names
         self._enrich = enrich
-        # The `/me/...` routes' settings (None: no user pool) and the layout uploads are keyed by.
+        # The `/me/...` routes' settings (None: no user pool) and the placement uploads are keyed by.
         self.user_access = user_access
         # People's names from the user pool (None: the deployment does not name the pool).
         self.people = people

@@ -57,7 +57,7 @@ SAFE_NAMES = """async (names) => {
     return names.map(safeName);
 }"""
 # The names zipLayout gives the entries of each list of `lists` (each list one archive).
-LAYOUT_NAMES = """async (lists) => {
+PLACEMENT_NAMES = """async (lists) => {
     const { zipLayout } = await import("./zip.js");
     const paths = (names) => zipLayout(names.map((name) => ({ name, size: 0 }))).planned.map((e) => e.path);
     return lists.map(paths);
@@ -171,7 +171,7 @@ def test_names_are_unique_within_an_archive_and_keep_their_extension(zip_page: P
         ),
         (["..", "/", "file"], ["file", "file (2)", "file (3)"]),
     ]
-    names = zip_page.evaluate(LAYOUT_NAMES, [keys for keys, _ in cases])
+    names = zip_page.evaluate(PLACEMENT_NAMES, [keys for keys, _ in cases])
     assert [(keys, got) for (keys, _), got in zip(cases, names, strict=True)] == cases
 
 

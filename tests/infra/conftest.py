@@ -54,7 +54,7 @@ IMPORTED_S3_OVERRIDES = {
 # A bucket the stack creates, sending its events through EventBridge.
 EVENTBRIDGE_OVERRIDES = {"eventSource": "eventbridge"}
 # A large deployment: more shards, a hot uploader, the Z-order index, a bigger indexer.
-LAYOUT_OVERRIDES = {
+PLACEMENT_OVERRIDES = {
     "bucketIndexShards": 32,
     "hotUsers": {"ingest-bot": 8},
     "multiAttributeIndex": True,
@@ -144,12 +144,12 @@ def eventbridge_synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
 
 
 @pytest.fixture(scope="session")
-def layout_synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+def placement_synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
     """More shards, a hot user, the Z-order index and a bigger indexer."""
-    return synthesize(tmp_path_factory.mktemp("cdk-layout"), LAYOUT_OVERRIDES)
+    return synthesize(tmp_path_factory.mktemp("cdk-placement"), PLACEMENT_OVERRIDES)
 
 
-SYNTHS = ["default", "dev", "imported", "imported_s3", "eventbridge", "layout"]
+SYNTHS = ["default", "dev", "imported", "imported_s3", "eventbridge", "placement"]
 
 
 @pytest.fixture(params=SYNTHS)

@@ -296,7 +296,7 @@ def test_backfill_functions_get_the_shared_environment(synth: Synth, handler: st
         "TOMBSTONE_TTL_DAYS": str(config.tombstone_ttl_days),
         "SCAN_SEGMENTS": str(config.reconcile_segments),
         # The batch writers and repairs place entries as the indexer does, and keep the name index.
-        **config.layout.to_env(),
+        **config.placement.to_env(),
         "NAME_TABLE_NAME": {"Ref": synth.logical_id(synth.stack.storage.name_table)},
         "POWERTOOLS_SERVICE_NAME": "backfill",
         "POWERTOOLS_METRICS_NAMESPACE": "S3FileSearch",

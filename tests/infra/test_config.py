@@ -278,17 +278,17 @@ def test_the_tombstone_expiry_default_is_the_writers() -> None:
 # --- the shard placement and the indexer's sizing -----------------------------------------------------------
 
 
-def test_the_default_layout_shards_every_bucket_16_ways_with_two_indexes() -> None:
+def test_the_default_placement_shards_every_bucket_16_ways_with_two_indexes() -> None:
     config = StackConfig.from_mapping(cdk_json_context())
 
-    assert config.layout == ShardPlacement(bucket_shards=16)
-    assert StackConfig.from_mapping({}).layout == ShardPlacement(bucket_shards=16)
-    assert not config.layout.multi_attribute_index
-    assert dict(config.layout.hot_users) == {}
+    assert config.placement == ShardPlacement(bucket_shards=16)
+    assert StackConfig.from_mapping({}).placement == ShardPlacement(bucket_shards=16)
+    assert not config.placement.multi_attribute_index
+    assert dict(config.placement.hot_users) == {}
 
 
-def test_layout_keys_parse_from_json_and_from_the_command_lines_strings() -> None:
-    """`cdk -c bucketIndexShards=32` passes strings; cdk.json passes JSON types. Both give one layout."""
+def test_placement_keys_parse_from_json_and_from_the_command_lines_strings() -> None:
+    """`cdk -c bucketIndexShards=32` passes strings; cdk.json passes JSON types. Both give one placement."""
     expected = ShardPlacement(bucket_shards=32, hot_users={"ingest-bot": 8}, multi_attribute_index=True)
 
     from_json = StackConfig.from_mapping(
@@ -298,9 +298,9 @@ def test_layout_keys_parse_from_json_and_from_the_command_lines_strings() -> Non
         {"bucketIndexShards": "32", "hotUsers": '{"ingest-bot": 8}', "multiAttributeIndex": "true"}
     )
 
-    assert from_json.layout == expected
-    assert from_cli.layout == expected
-    assert StackConfig.from_mapping({"multiAttributeIndex": "false"}).layout.multi_attribute_index is False
+    assert from_json.placement == expected
+    assert from_cli.placement == expected
+    assert StackConfig.from_mapping({"multiAttributeIndex": "false"}).placement.multi_attribute_index is False
 
 
 def test_the_default_sizing_indexes_at_least_10000_records_per_second() -> None:
@@ -364,7 +364,7 @@ def test_a_batch_that_cannot_finish_within_the_timeout_is_refused() -> None:
     assert "30 s timeout" in message
 
 
-def test_app_py_refuses_a_bad_layout_naming_the_key() -> None:
+def test_app_py_refuses_a_bad_placement_naming_the_key() -> None:
     env = {
         **os.environ,
         "CDK_CONTEXT_JSON": json.dumps({**cdk_json_context(), "hotUsers": {"ingest-bot": 0}}),
@@ -384,8 +384,8 @@ def test_cdk_json_is_read_by_one_reader(tmp_path: Any) -> None:
     cdk_json = tmp_path / "cdk.json"
     cdk_json.write_text(json.dumps({"app": "python3 app.py", "context": {"bucketIndexShards": 4}}))
 
-    assert StackConfig.from_cdk_json(cdk_json).layout == ShardPlacement(bucket_shards=4)
-    assert StackConfig.from_cdk_json(cdk_json, {"bucketIndexShards": 8}).layout == ShardPlacement(
+    assert StackConfig.from_cdk_json(cdk_json).placement == ShardPlacement(bucket_shards=4)
+    assert StackConfig.from_cdk_json(cdk_json, {"bucketIndexShards": 8}).placement == ShardPlacement(
         bucket_shards=8
     )
     assert StackConfig.from_cdk_json() == StackConfig.from_mapping(cdk_json_context())

@@ -10,8 +10,8 @@ import pytest
 
 from file_index.rules import schema
 from file_index.rules.placement import ShardPlacement
-from infra import layout_guard
-from tests.infra.conftest import LAYOUT_OVERRIDES, Synth
+from infra import configuration_guard
+from tests.infra.conftest import PLACEMENT_OVERRIDES, Synth
 from tests.infra.test_stack import (
     ALL_HANDLERS,
     BACKFILL_HANDLERS,
@@ -24,8 +24,8 @@ from tests.infra.test_stack import (
 
 pytestmark = pytest.mark.xdist_group("infra")
 
-LAYOUT_HANDLERS = [INDEXER_HANDLER, SEARCH_HANDLER, *BACKFILL_HANDLERS]
-LARGE_LAYOUT = ShardPlacement(bucket_shards=32, hot_users={"ingest-bot": 8}, multi_attribute_index=True)
+PLACEMENT_HANDLERS = [INDEXER_HANDLER, SEARCH_HANDLER, *BACKFILL_HANDLERS]
+LARGE_PLACEMENT = ShardPlacement(bucket_shards=32, hot_users={"ingest-bot": 8}, multi_attribute_index=True)
 
 
 def table(synth: Synth) -> tuple[str, dict[str, Any]]:
@@ -39,7 +39,7 @@ def table(synth: Synth) -> tuple[str, dict[str, Any]]:
 
 
 def guard(synth: Synth) -> tuple[str, dict[str, Any]]:
-    ((logical_id, resource),) = synth.resources(layout_guard.RESOURCE_TYPE).items()
+    ((logical_id, resource),) = synth.resources(configuration_guard.RESOURCE_TYPE).items()
     return logical_id, resource
 
 
@@ -68,32 +68,35 @@ def test_by_default_the_table_has_the_two_design_indexes_the_user_size_and_the_b
     assert function(dev_synth, SEARCH_HANDLER)[1]["Environment"]["Variables"]["BUCKET_TIME_INDEX"] == "false"
 
 
-def test_the_multi_attribute_index_adds_the_z_order_index(layout_synth: Synth) -> None:
+def test_the_multi_attribute_index_adds_the_z_order_index(placement_synth: Synth) -> None:
     """The table equals what the local stack and the tests build with `create_table_request(...=True)`."""
     request = schema.create_table_request(multi_attribute_index=True)
-    props = table(layout_synth)[1]["Properties"]
+    props = table(placement_synth)[1]["Properties"]
 
-    assert index_names(layout_synth) == [index["IndexName"] for index in request["GlobalSecondaryIndexes"]]
+    assert index_names(placement_synth) == [index["IndexName"] for index in request["GlobalSecondaryIndexes"]]
     assert props["GlobalSecondaryIndexes"] == request["GlobalSecondaryIndexes"]
     assert sorted(props["AttributeDefinitions"], key=lambda a: a["AttributeName"]) == sorted(
         request["AttributeDefinitions"], key=lambda a: a["AttributeName"]
     )
-    assert schema.Z_ORDER_INDEX.name in index_names(layout_synth)
+    assert schema.Z_ORDER_INDEX.name in index_names(placement_synth)
 
 
-@pytest.mark.parametrize("handler", LAYOUT_HANDLERS)
-def test_every_function_that_reads_or_writes_entries_gets_the_layout(
-    default_synth: Synth, layout_synth: Synth, handler: str
+@pytest.mark.parametrize("handler", PLACEMENT_HANDLERS)
+def test_every_function_that_reads_or_writes_entries_gets_the_placement(
+    default_synth: Synth, placement_synth: Synth, handler: str
 ) -> None:
-    for synth, layout in ((default_synth, ShardPlacement(bucket_shards=16)), (layout_synth, LARGE_LAYOUT)):
+    for synth, placement in (
+        (default_synth, ShardPlacement(bucket_shards=16)),
+        (placement_synth, LARGE_PLACEMENT),
+    ):
         variables = function(synth, handler)[1]["Environment"]["Variables"]
 
-        assert {name: variables[name] for name in layout.to_env()} == layout.to_env()
-        assert ShardPlacement.from_env(variables) == layout
+        assert {name: variables[name] for name in placement.to_env()} == placement.to_env()
+        assert ShardPlacement.from_env(variables) == placement
 
 
-def test_the_guard_holds_the_layout_the_table_name_and_the_bucket(
-    default_synth: Synth, layout_synth: Synth
+def test_the_guard_holds_the_placement_the_table_name_and_the_bucket(
+    default_synth: Synth, placement_synth: Synth
 ) -> None:
     bucket_id = default_synth.logical_id(default_synth.stack.storage.bucket)
     guard_function_id, _ = function(default_synth, GUARD_HANDLER)
@@ -107,10 +110,10 @@ def test_the_guard_holds_the_layout_the_table_name_and_the_bucket(
         "HotUsers": "{}",
         "MultiAttributeIndex": "false",
     }
-    large = guard(layout_synth)[1]["Properties"]
+    large = guard(placement_synth)[1]["Properties"]
     assert (large["BucketIndexShards"], large["HotUsers"], large["MultiAttributeIndex"]) == (
         "32",
-        json.dumps(LAYOUT_OVERRIDES["hotUsers"], separators=(",", ":")),
+        json.dumps(PLACEMENT_OVERRIDES["hotUsers"], separators=(",", ":")),
         "true",
     )
 
@@ -120,11 +123,11 @@ def test_an_existing_buckets_guard_names_it(imported_synth: Synth) -> None:
 
 
 def test_the_guard_runs_before_the_table_the_functions_and_the_event_source(any_synth: Synth) -> None:
-    """A refused layout fails the deployment before anything that uses the layout has changed."""
+    """A refused placement fails the deployment before anything that uses the placement has changed."""
     guard_id, resource = guard(any_synth)
     dependents = [
         table(any_synth)[0],
-        *(function(any_synth, handler)[0] for handler in LAYOUT_HANDLERS),
+        *(function(any_synth, handler)[0] for handler in PLACEMENT_HANDLERS),
         *any_synth.resources("AWS::Lambda::EventSourceMapping"),
     ]
 
@@ -176,7 +179,7 @@ def test_the_guard_may_only_read_and_record_in_the_table_and_read_its_stack(defa
         }
 
     assert by_action == {
-        json.dumps(list(layout_guard.GUARD_TABLE_ACTIONS)): table_arn(schema.TABLE_NAME),
+        json.dumps(list(configuration_guard.GUARD_TABLE_ACTIONS)): table_arn(schema.TABLE_NAME),
         # Whether the name table is empty (a Scan of one item), and if so its "term items complete" mark.
         json.dumps(["dynamodb:PutItem", "dynamodb:Scan"]): table_arn(schema.NAME_TABLE_NAME),
         json.dumps("cloudformation:DescribeStacks"): {"Ref": "AWS::StackId"},
@@ -187,14 +190,14 @@ def test_the_guard_is_a_python_function_of_the_asset(default_synth: Synth) -> No
     _, props = function(default_synth, GUARD_HANDLER)
 
     assert props["Runtime"] == "python3.13"
-    assert props["Timeout"] == layout_guard.GUARD_TIMEOUT.to_seconds()
+    assert props["Timeout"] == configuration_guard.GUARD_TIMEOUT.to_seconds()
     assert GUARD_HANDLER in ALL_HANDLERS
 
 
-def test_the_indexer_is_sized_from_the_context(default_synth: Synth, layout_synth: Synth) -> None:
+def test_the_indexer_is_sized_from_the_context(default_synth: Synth, placement_synth: Synth) -> None:
     for synth, (memory, batch, window, concurrency) in (
         (default_synth, (1769, 100, 1, 10)),
-        (layout_synth, (3008, 500, 5, 50)),
+        (placement_synth, (3008, 500, 5, 50)),
     ):
         _, indexer = function(synth, INDEXER_HANDLER)
         (mapping,) = synth.resources("AWS::Lambda::EventSourceMapping").values()
@@ -215,7 +218,7 @@ def test_the_indexer_is_sized_from_the_context(default_synth: Synth, layout_synt
 def test_writers_are_deployed_after_the_search_function(any_synth: Synth) -> None:
     """A raised shard count or a new hot user reaches the reader before any writer uses the new partitions."""
     search_id, _ = function(any_synth, "search.handler.lambda_handler")
-    writers = [handler for handler in LAYOUT_HANDLERS if handler != "search.handler.lambda_handler"]
+    writers = [handler for handler in PLACEMENT_HANDLERS if handler != "search.handler.lambda_handler"]
     assert writers
     for handler in writers:
         writer_id, _ = function(any_synth, handler)
@@ -228,7 +231,7 @@ def configuration_record(synth: Synth) -> tuple[str, dict[str, Any]]:
 
 
 def test_the_deployment_records_its_configuration_in_the_table(
-    default_synth: Synth, layout_synth: Synth
+    default_synth: Synth, placement_synth: Synth
 ) -> None:
     guard_function_id, _ = function(default_synth, GUARD_HANDLER)
     properties = configuration_record(default_synth)[1]["Properties"]
@@ -244,7 +247,7 @@ def test_the_deployment_records_its_configuration_in_the_table(
         "nameTableName": schema.NAME_TABLE_NAME,
         "enrich": [],
     }
-    large = json.loads(configuration_record(layout_synth)[1]["Properties"]["Settings"])
+    large = json.loads(configuration_record(placement_synth)[1]["Properties"]["Settings"])
     assert (large["bucketIndexShards"], large["hotUsers"], large["multiAttributeIndex"]) == (
         32,
         {"ingest-bot": 8},

@@ -43,7 +43,7 @@ def test_the_name_table_is_the_schema_one(default_synth: Synth) -> None:
     assert props["DeletionProtectionEnabled"] is True
 
 
-def test_the_layout_guard_runs_before_the_name_table(default_synth: Synth) -> None:
+def test_the_configuration_guard_runs_before_the_name_table(default_synth: Synth) -> None:
     (guard_id,) = default_synth.resources("Custom::IndexLayoutGuard")
     assert guard_id in name_table(default_synth).get("DependsOn", [])
 

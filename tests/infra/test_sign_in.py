@@ -232,12 +232,12 @@ def test_cdk_json_configures_no_provider() -> None:
     assert StackConfig.from_mapping(context).identity_providers == ()
 
 
-# A layout whose user is everything before the first '/': the one that carries `<provider>_<id>` names.
-SLASH_LAYOUT = r"(?P<user>[^/]+)/(?P<file>.+)"
+# A placement whose user is everything before the first '/': the one that carries `<provider>_<id>` names.
+SLASH_KEY_PATTERN = r"(?P<user>[^/]+)/(?P<file>.+)"
 
 
-def test_cognito_username_with_providers_and_the_default_layout_is_refused_naming_why() -> None:
-    """Cognito names a federated person `Okta_00u1abcd...`; the default layout stops at the first `_`, so
+def test_cognito_username_with_providers_and_the_default_placement_is_refused_naming_why() -> None:
+    """Cognito names a federated person `Okta_00u1abcd...`; the default placement stops at the first `_`, so
     their upload `Okta_00u1.../report.pdf` would be read back as Okta's and refused (400): nobody federated
     could upload. The synth says so, and what to use instead."""
     with pytest.raises(ConfigError) as raised:
@@ -251,25 +251,25 @@ def test_cognito_username_with_providers_and_the_default_layout_is_refused_namin
     assert "credits their upload 'Okta_00u1abcd2EFGH3ijk4x7/report.pdf' to 'Okta'" in message
     assert "every upload of a person who signs in through a provider (400)" in message
     assert "allowed: userClaim=sub (the default" in message
-    assert SLASH_LAYOUT in message
+    assert SLASH_KEY_PATTERN in message
 
 
-def test_cognito_username_with_providers_is_refused_under_any_layout_that_cannot_read_it_back() -> None:
-    layout = r"(?P<user>[^_]+)_(?P<file>.+)"
+def test_cognito_username_with_providers_is_refused_under_any_placement_that_cannot_read_it_back() -> None:
+    placement = r"(?P<user>[^_]+)_(?P<file>.+)"
     with pytest.raises(ConfigError, match=r"cannot work with keyLayout='\(\?P<user>\[\^_\]\+\)_"):
-        StackConfig.from_mapping({**FEDERATED, "userClaim": "cognito:username", "keyLayout": layout})
+        StackConfig.from_mapping({**FEDERATED, "userClaim": "cognito:username", "keyLayout": placement})
 
 
-def test_cognito_username_with_providers_is_accepted_with_a_layout_that_reads_it_back() -> None:
-    """Only the combination that cannot work is refused: a layout whose user ends at the first '/' credits
+def test_cognito_username_with_providers_is_accepted_with_a_placement_that_reads_it_back() -> None:
+    """Only the combination that cannot work is refused: a placement whose user ends at the first '/' credits
     `Okta_00u1.../report.pdf` to `Okta_00u1...`."""
     config = StackConfig.from_mapping(
-        {**FEDERATED, "userClaim": "cognito:username", "keyLayout": SLASH_LAYOUT}
+        {**FEDERATED, "userClaim": "cognito:username", "keyLayout": SLASH_KEY_PATTERN}
     )
     assert config.user_claim == "cognito:username"
     # Without providers the user names are the operator's own: nothing to refuse here.
     assert StackConfig.from_mapping({"userClaim": "cognito:username"}).user_claim == "cognito:username"
-    # `sub` (the default) is Cognito's id, which every layout reads back.
+    # `sub` (the default) is Cognito's id, which every placement reads back.
     assert StackConfig.from_mapping(FEDERATED).user_claim == "sub"
 
 

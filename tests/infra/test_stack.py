@@ -28,7 +28,7 @@ BACKFILL_HANDLERS = [
     "backfill.handler.finish_run",
     "backfill.handler.fail_run",
 ]
-GUARD_HANDLER = "layout_guard.handler.lambda_handler"
+GUARD_HANDLER = "configuration_guard.handler.lambda_handler"
 ALL_HANDLERS = [INDEXER_HANDLER, SEARCH_HANDLER, *BACKFILL_HANDLERS, GUARD_HANDLER]
 
 

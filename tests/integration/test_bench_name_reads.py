@@ -18,5 +18,5 @@ def test_the_name_models_equal_the_reader(engine: str, request: pytest.FixtureRe
     if engine == "dynamodb_local":
         local: DynamoDBLocal = request.getfixturevalue("dynamodb_local")
         endpoint = local.endpoint_url
-    layout = ShardPlacement(bucket_shards=16)
-    assert name_checks.cross_check(150, layout, endpoint_url=endpoint) == len(name_reads.SHAPES)
+    placement = ShardPlacement(bucket_shards=16)
+    assert name_checks.cross_check(150, placement, endpoint_url=endpoint) == len(name_reads.SHAPES)

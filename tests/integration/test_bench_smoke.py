@@ -308,25 +308,25 @@ def test_instant_dynamodb_answers_without_an_emulator_and_is_counted() -> None:
     assert log.by_operation("dynamodb") == {"PutItem": 1, "Query": 1}
 
 
-def _upload(key: str, size: int, second: int, layout: ShardPlacement) -> dict[str, object]:
+def _upload(key: str, size: int, second: int, placement: ShardPlacement) -> dict[str, object]:
     moment = events._EPOCH + timedelta(seconds=second)
     event = entries.create_event(
         bucket=aws.BUCKET, key=key, user="USER001", size=size, moment=moment, sequence=1
     )
-    return entries.entry(event, None, layout)
+    return entries.entry(event, None, placement)
 
 
 def test_write_units_follow_dynamodbs_accounting_per_index() -> None:
-    layout = ShardPlacement(bucket_shards=16, multi_attribute_index=True)
+    placement = ShardPlacement(bucket_shards=16, multi_attribute_index=True)
     indexes = schema.global_indexes(True)
-    new = _upload("USER001/a.bin", 10, 0, layout)
+    new = _upload("USER001/a.bin", 10, 0, placement)
     first = entries.index_writes(None, new, indexes)
     assert sorted((w.index, w.units) for w in first) == sorted(
         [(entries.TABLE, 1), *((index.name, 1) for index in indexes)]
     )
     assert {w.partition for w in first if w.index == schema.BUCKET_SIZE_INDEX.name} == {new["bucketName"]}
     # An overwrite with a new size and time moves the entry in every index: out, then in (2 each).
-    moved = entries.index_writes(new, _upload("USER001/a.bin", 20, 5, layout), indexes)
+    moved = entries.index_writes(new, _upload("USER001/a.bin", 20, 5, placement), indexes)
     assert {index.name: 2 for index in indexes} == {
         name: sum(w.units for w in moved if w.index == name) for name in (i.name for i in indexes)
     }
@@ -336,7 +336,7 @@ def test_write_units_follow_dynamodbs_accounting_per_index() -> None:
     assert len(in_place) == 1 + len(indexes)
     assert all(w.units == 1 for w in in_place)
     # An entry of more than 1 KB costs a unit per started KB, in the table and in every index.
-    large = _upload("USER001/" + "k" * 600, 10, 0, layout)  # the key twice: as objectKey and fileId
+    large = _upload("USER001/" + "k" * 600, 10, 0, placement)  # the key twice: as objectKey and fileId
     assert 1024 < entries.item_bytes(large) <= 2048
     assert {w.units for w in entries.index_writes(None, large, indexes)} == {2}
     assert [entries.write_units(size) for size in (0, 1024, 1025)] == [1, 1, 2]
@@ -364,15 +364,15 @@ def test_heat_model_puts_a_bucket_on_one_partition_before_and_spreads_it_after()
 
 
 def test_box_model_counts_what_the_key_conditions_read() -> None:
-    layout = ShardPlacement(bucket_shards=4, multi_attribute_index=True)
-    data = box_reads.dataset(800, layout, seed=3)
-    model = box_reads.Model(data, layout.bucket_shards)
+    placement = ShardPlacement(bucket_shards=4, multi_attribute_index=True)
+    data = box_reads.dataset(800, placement, seed=3)
+    model = box_reads.Model(data, placement.bucket_shards)
     for shape in box_reads.SHAPES:
         ranges = zorder.z_ranges(shape.box, box_reads.MAX_RANGES)
         expected = models.read_cost(ranges, [(e.upload_ms, e.size) for e in data], shape.box)
         z = model.z_order(shape.box)
         assert (z.read, model.matches(shape.box)) == (expected.read, expected.matched)
-        assert z.requests >= len(ranges) * layout.bucket_shards
+        assert z.requests >= len(ranges) * placement.bucket_shards
         assert z.depth_all_at_once == 1
         low, high = shape.box.min_size or 0, shape.box.max_size or zorder.MAX_SIZE
         assert model.size_index(shape.box).read == sum(1 for e in data if low <= e.size <= high)
@@ -385,22 +385,22 @@ def test_box_model_counts_what_the_key_conditions_read() -> None:
         assert model.user_index(shape.box, box_reads.USER).read == user_in_time
 
 
-def test_write_cost_per_upload_by_layout() -> None:
+def test_write_cost_per_upload_by_placement() -> None:
     sharded = ShardPlacement(bucket_shards=16)
     with_z = ShardPlacement(bucket_shards=16, multi_attribute_index=True)
-    # (layout, 0.4's bucket time and user size indexes): 0.2.0, 0.3.0's default, today's default, with
+    # (placement, 0.4's bucket time and user size indexes): 0.2.0, 0.3.0's default, today's default, with
     # the Z-order index.
-    layouts = ((ShardPlacement(), False), (sharded, False), (sharded, True), (with_z, True))
+    placements = ((ShardPlacement(), False), (sharded, False), (sharded, True), (with_z, True))
     assert [
         write_cost.write_units_per_upload(
-            layout, Kind.NEW, uploads=50, bucket_time_index=new, user_size_index=new
+            placement, Kind.NEW, uploads=50, bucket_time_index=new, user_size_index=new
         )[0]
-        for layout, new in layouts
+        for placement, new in placements
     ] == [3, 3, 5, 6]
     overwrite = [
         write_cost.write_units_per_upload(
-            layout, Kind.OVERWRITE, uploads=50, bucket_time_index=new, user_size_index=new
+            placement, Kind.OVERWRITE, uploads=50, bucket_time_index=new, user_size_index=new
         )[0]
-        for layout, new in layouts
+        for placement, new in placements
     ]
     assert overwrite == [5, 5, 9, 11]

@@ -17,9 +17,9 @@ the bucket's final state), these are interleaved in a random order:
   any event;
 - reconcile runs (`file_search_admin.reconcile.run_reconcile`, as the command runs it), at any point.
 
-Two properties, both on moto and on DynamoDB Local, under the 0.2.0 shard placement, under a scaled one
+Two properties, both on moto and on DynamoDB Local, under the unsharded placement, under a scaled one
 (4 bucket shards, a hot user with 3 shards, the Z-order index on) that the indexer, the backfill writes
-and the reconciles all use, and under a raise: the 0.2.0 layout until a point drawn among the steps, then
+and the reconciles all use, and under a raise: the unsharded placement until a point drawn among the steps, then
 16 bucket shards and a hot user with 4 (a deployment raising `bucketIndexShards` and adding a hot user
 while events, backfills and reconciles go on: a key created at 1 shard may be overwritten, deleted and
 created again at 16):
@@ -31,7 +31,7 @@ created again at 16):
 "Equals the bucket": every key whose current version (S3's HEAD) exists has a live entry with that
 version's size, eTag and versionId, every other key has none; the bucket and user indexes (what searches
 read) hold exactly the live keys, so neither a tombstone nor the index state record shows in a search.
-Searches are read as a reader of the layout reads them (every shard value of the bucket or the user; a
+Searches are read as a reader of the placement reads them (every shard value of the bucket or the user; a
 hot user's shard `u#k` keeps only items whose `userShard` is k) and compared by the public bucket and
 user; with the Z-order index on, every live entry carries its own `zAddress` and the Z-order index of the
 bucket's shards holds exactly the live keys. The name index holds exactly what `index-names` would build
@@ -84,7 +84,7 @@ from tests.integration.indexer.test_convergence import VersionedOperation, keys_
 pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
 
 EXAMPLES = int(os.environ.get("INDEX_CONVERGENCE_EXAMPLES", "5"))
-LAYOUT = KeyPattern.parse(None)
+PLACEMENT = KeyPattern.parse(None)
 # DynamoDB Local keeps one database per access key: the handler must sign as the test's clients do.
 FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 _example_ids = itertools.count()
@@ -98,26 +98,26 @@ convergence_settings = settings(
 
 
 # The writers' shard placements the property runs under; "scaled" makes the first user of every example hot,
-# "raised" starts as 0.2.0 and raises (`raised_layout_for`) at a step the example draws.
-INDEX_LAYOUTS = ("0.2.0", "scaled", "raised")
+# "raised" starts unsharded and raises (`raised_placement_for`) at a step the example draws.
+INDEX_PLACEMENTS = ("unsharded", "scaled", "raised")
 # Folder and sub-folder lists are read in pages this small, so that every list crosses pages.
 FOLDER_PAGE = 2
 
 
 def _hot_user(keys: list[str]) -> str:
-    hot = LAYOUT.split(keys[0]).upload_user
+    hot = PLACEMENT.split(keys[0]).upload_user
     assert hot is not None
     return hot
 
 
-def index_layout_for(name: str, keys: list[str]) -> ShardPlacement:
-    if name in ("0.2.0", "raised"):
+def index_placement_for(name: str, keys: list[str]) -> ShardPlacement:
+    if name in ("unsharded", "raised"):
         return ShardPlacement()
     return ShardPlacement(bucket_shards=4, hot_users={_hot_user(keys): 3}, multi_attribute_index=True)
 
 
-def raised_layout_for(name: str, keys: list[str]) -> ShardPlacement | None:
-    """The layout a "raised" example switches to: 16 bucket shards and a newly hot user."""
+def raised_placement_for(name: str, keys: list[str]) -> ShardPlacement | None:
+    """The placement a "raised" example switches to: 16 bucket shards and a newly hot user."""
     if name != "raised":
         return None
     return ShardPlacement(bucket_shards=16, hot_users={_hot_user(keys): 4})
@@ -145,9 +145,9 @@ class Reconcile:
 
 @dataclass(frozen=True)
 class RaiseShards:
-    """A deployment of a larger layout: every later step writes and reads under `layout`."""
+    """A deployment of a larger placement: every later step writes and reads under `placement`."""
 
-    layout: ShardPlacement
+    placement: ShardPlacement
 
 
 Step = Deliver | Backfill | Reconcile | RaiseShards
@@ -170,10 +170,10 @@ class World:
     def names(self) -> NameIndex:
         return NameIndex(self.dynamodb, self.name_table)
 
-    def raise_layout(self, layout: ShardPlacement) -> None:
-        """Deploy `layout`: the indexer starts cold with it; backfills, reconciles and reads use it."""
-        self.shard_placement = layout
-        os.environ.update(layout.to_env())
+    def raise_placement(self, placement: ShardPlacement) -> None:
+        """Deploy `placement`: the indexer starts cold with it; backfills, reconciles and reads use it."""
+        self.shard_placement = placement
+        os.environ.update(placement.to_env())
         _fresh_handler()
 
     def deliver(self, records: list[dict[str, Any]]) -> None:
@@ -185,7 +185,7 @@ class World:
 
     def backfill(self, obj: ListedObject) -> None:
         backfill_object(
-            self.dynamodb, self.table, self.bucket.name, obj, LAYOUT, self.shard_placement, self.names
+            self.dynamodb, self.table, self.bucket.name, obj, PLACEMENT, self.shard_placement, self.names
         )
 
     def reconcile(self) -> ReconcileSummary:
@@ -194,7 +194,7 @@ class World:
             dynamodb=self.dynamodb,
             bucket=self.bucket.name,
             table=self.table,
-            layout=LAYOUT,
+            key_pattern=PLACEMENT,
             concurrency=2,
             shard_placement=self.shard_placement,
             names=self.names,
@@ -204,7 +204,7 @@ class World:
         """Every item of the name index, by its key."""
         paginator = self.dynamodb.get_paginator("scan")
         return {
-            (raw[schema.NAME_SCOPE]["S"], raw[schema.NAME_TERM]["S"])
+            (raw[schema.NAME_SCOPE]["S"], raw[schema.NAME_SORT]["S"])
             for page in paginator.paginate(TableName=self.name_table, ConsistentRead=True)
             for raw in page["Items"]
         }
@@ -213,7 +213,7 @@ class World:
         """Every item of the name index, by its key and its user partition (`nameUser`)."""
         paginator = self.dynamodb.get_paginator("scan")
         return {
-            (raw[schema.NAME_SCOPE]["S"], raw[schema.NAME_TERM]["S"], raw.get(schema.NAME_USER, {}).get("S"))
+            (raw[schema.NAME_SCOPE]["S"], raw[schema.NAME_SORT]["S"], raw.get(schema.NAME_USER, {}).get("S"))
             for page in paginator.paginate(TableName=self.name_table, ConsistentRead=True)
             for raw in page["Items"]
         }
@@ -227,11 +227,11 @@ class World:
             item = items.get(key)
             if item is None or not is_live(item):
                 continue  # told by the entry checks
-            wanted = {(i[schema.NAME_SCOPE], i[schema.NAME_TERM]) for i in entry_items(item, "")}
+            wanted = {(i[schema.NAME_SCOPE], i[schema.NAME_SORT]) for i in entry_items(item, "")}
             if not wanted <= held:
                 problems.append(f"{key!r} lacks name items {sorted(wanted - held)}")
         built = {
-            (i[schema.NAME_SCOPE], i[schema.NAME_TERM], i.get(schema.NAME_USER))
+            (i[schema.NAME_SCOPE], i[schema.NAME_SORT], i.get(schema.NAME_USER))
             for item in items.values()
             if item is not None and is_live(item)
             for i in entry_items(item, "")
@@ -244,22 +244,24 @@ class World:
             table.meta.client,
             self.table,
             self.name_table,
-            layout=self.shard_placement,
+            placement=self.shard_placement,
             entries=FileReader(table, self.shard_placement),
         )
-        every_word = {word for key in self.keys for word in folded_words(name_of(LAYOUT.split(key).file_id))}
+        every_word = {
+            word for key in self.keys for word in folded_words(name_of(PLACEMENT.split(key).file_id))
+        }
         for word in sorted(every_word):
-            truth = {key for key in live if matches(name_of(LAYOUT.split(key).file_id), [word])}
+            truth = {key for key in live if matches(name_of(PLACEMENT.split(key).file_id), [word])}
             scopes: list[Any] = [BucketQuery(bucket=self.bucket.name)]
-            users = {LAYOUT.split(key).upload_user for key in self.keys}
+            users = {PLACEMENT.split(key).upload_user for key in self.keys}
             scopes += [UserQuery(user=user) for user in users if user is not None]
             for scope in scopes:
-                query = NameQuery(scope=scope, words=(word,))
+                query = NameQuery(listing=scope, words=(word,))
                 found = [item[schema.OBJECT_KEY] for item in reader.list_files(query, limit=1000).items]
                 expected = (
                     truth
                     if isinstance(scope, BucketQuery)
-                    else {key for key in truth if LAYOUT.split(key).upload_user == scope.user}
+                    else {key for key in truth if PLACEMENT.split(key).upload_user == scope.user}
                 )
                 if sorted(found) != sorted(expected):
                     problems.append(f"q={word!r} on {scope} answers {sorted(found)}, not {sorted(expected)}")
@@ -268,12 +270,12 @@ class World:
         return problems
 
     def folder_mismatches(
-        self, reader: NameReader, scope: BucketQuery | UserQuery, live: set[str]
+        self, reader: NameReader, listing: BucketQuery | UserQuery, live: set[str]
     ) -> list[str]:
-        """How the folder lists of `scope` differ from the bucket: the whole bucket or user by key
+        """How the folder lists of `listing` differ from the bucket: the whole bucket or user by key
         (`prefix` ""), its top level (`delimiter` "/"), and each sub-folder, in pages of FOLDER_PAGE."""
-        if isinstance(scope, UserQuery):
-            live = {key for key in live if LAYOUT.split(key).upload_user == scope.user}
+        if isinstance(listing, UserQuery):
+            live = {key for key in live if PLACEMENT.split(key).upload_user == listing.user}
         folders = {key[: key.index("/") + 1] for key in self.keys if "/" in key}
         problems = []
         for prefix, delimiter in [("", None), ("", "/"), *((folder, "/") for folder in sorted(folders))]:
@@ -285,7 +287,7 @@ class World:
                 expected_folders = sorted(
                     {key[: key.index("/", len(prefix)) + 1] for key in under if key not in expected_keys}
                 )
-            query = NameQuery(scope=scope, prefix=prefix, delimiter=delimiter, ascending=True)
+            query = NameQuery(listing=listing, prefix=prefix, delimiter=delimiter, ascending=True)
             found_keys: list[str] = []
             found_folders: list[str] = []
             position = None
@@ -298,13 +300,13 @@ class World:
                     break
             if (found_keys, found_folders) != (expected_keys, expected_folders):
                 problems.append(
-                    f"prefix={prefix!r} delimiter={delimiter!r} on {scope} answers {found_keys} and "
+                    f"prefix={prefix!r} delimiter={delimiter!r} on {listing} answers {found_keys} and "
                     f"{found_folders}, not {expected_keys} and {expected_folders}"
                 )
         return problems
 
     def search(self, index: schema.GlobalIndex, partitions: list[str], user: str | None = None) -> set[str]:
-        """The keys a reader of the layout finds: every partition value, items read back to the public
+        """The keys a reader of the placement finds: every partition value, items read back to the public
         bucket or user (a hot user's shard keeps only its own items, as the reader does)."""
         found: set[str] = set()
         paginator = self.dynamodb.get_paginator("query")
@@ -360,10 +362,10 @@ class World:
                 problems.append(
                     f"the Z-order index answers {sorted(searched)}, the bucket holds {sorted(live)}"
                 )
-        for user in {LAYOUT.split(key).upload_user for key in self.keys} - {None}:
+        for user in {PLACEMENT.split(key).upload_user for key in self.keys} - {None}:
             assert user is not None
             searched = self.search(schema.USER_DATE_INDEX, self.shard_placement.user_partitions(user), user)
-            expected_keys = {key for key in live if LAYOUT.split(key).upload_user == user}
+            expected_keys = {key for key in live if PLACEMENT.split(key).upload_user == user}
             if searched != expected_keys:
                 problems.append(
                     f"a search of {user!r} answers {sorted(searched)}, not {sorted(expected_keys)}"
@@ -383,7 +385,10 @@ def dynamodb_endpoint(request: pytest.FixtureRequest) -> str | None:
 
 @contextmanager
 def world(
-    endpoint: str | None, context: FakeLambdaContext, versioning: Versioning, layout_name: str = "0.2.0"
+    endpoint: str | None,
+    context: FakeLambdaContext,
+    versioning: Versioning,
+    placement_name: str = "unsharded",
 ) -> Iterator[World]:
     """A fresh bucket, table and indexer for one example (Hypothesis runs many in one test)."""
     example = next(_example_ids)
@@ -391,7 +396,7 @@ def world(
     name_table = f"FileNameIndex-convergence-{example}"
     bucket_name = f"convergence-{versioning.value}-{example}"
     keys = keys_for(example)
-    shard_placement = index_layout_for(layout_name, keys)
+    shard_placement = index_placement_for(placement_name, keys)
     env = {
         **FAKE_CREDENTIALS,
         **shard_placement.to_env(),
@@ -467,13 +472,13 @@ def run_steps(world: World, steps: list[Step], batch_size: int) -> None:
             case Reconcile():
                 flush()
                 world.reconcile()
-            case RaiseShards(layout):
+            case RaiseShards(placement):
                 flush()
-                world.raise_layout(layout)
+                world.raise_placement(placement)
     flush()
 
 
-@pytest.mark.parametrize("shard_placement", INDEX_LAYOUTS)
+@pytest.mark.parametrize("shard_placement", INDEX_PLACEMENTS)
 @pytest.mark.parametrize("versioning", list(Versioning))
 @given(data=st.data())
 @convergence_settings
@@ -493,7 +498,7 @@ def test_listings_backfills_events_and_repairs_converge_to_the_bucket(
         steps += [Backfill(snapshot, obj) for snapshot in played.snapshots for obj in snapshot.objects]
         steps += [Reconcile() for _ in range(data.draw(st.integers(0, 2), label="reconciles"))]
         order = data.draw(st.permutations(steps), label="order")
-        raised = raised_layout_for(shard_placement, w.keys)
+        raised = raised_placement_for(shard_placement, w.keys)
         if raised is not None:
             order.insert(data.draw(st.integers(0, len(order)), label="raised after"), RaiseShards(raised))
         run_steps(w, order, batch_size=data.draw(st.integers(1, 10), label="batch size"))
@@ -507,7 +512,7 @@ def test_listings_backfills_events_and_repairs_converge_to_the_bucket(
         sync_names(w.dynamodb, w.table, w.name_table, w.bucket.name)
         live_items = read_items(w.dynamodb, w.table, w.keys)
         expected_names = {
-            (i[schema.NAME_SCOPE], i[schema.NAME_TERM])
+            (i[schema.NAME_SCOPE], i[schema.NAME_SORT])
             for item in live_items.values()
             if item is not None and is_live(item)
             for i in entry_items(item, "")
@@ -541,7 +546,7 @@ def test_the_oracle_catches_a_wrong_index(lambda_context: FakeLambdaContext) -> 
         # The bucket's search shows the deleted key and lacks the lost one, and so does a user's...
         assert [problem.split(" answers")[0] for problem in problems[3:]] == [
             "a search of the bucket",
-            f"a search of {LAYOUT.split(gone).upload_user!r}",
+            f"a search of {PLACEMENT.split(gone).upload_user!r}",
         ]
         # ...and so do the name searches of their words and the folder lists.
         assert any(problem.startswith("q=") and repr(gone) in problem for problem in everything), everything
@@ -569,7 +574,7 @@ def test_the_oracle_catches_an_entry_without_its_name_items(lambda_context: Fake
         assert w.mismatches() == []
         scope, term = sorted(w.name_items())[-1]
         w.dynamodb.delete_item(
-            TableName=w.name_table, Key={schema.NAME_SCOPE: {"S": scope}, schema.NAME_TERM: {"S": term}}
+            TableName=w.name_table, Key={schema.NAME_SCOPE: {"S": scope}, schema.NAME_SORT: {"S": term}}
         )
         problems = w.mismatches()
         assert problems[0].startswith(f"{key!r} lacks name items"), problems
@@ -582,9 +587,9 @@ def test_the_oracle_catches_name_items_in_a_shard_the_entry_left(lambda_context:
     the entry left them before the name index followed shard moves) are reported; `index-names` removes
     them."""
     with world(None, lambda_context, Versioning.NEVER, "raised") as w:
-        raised = raised_layout_for("raised", w.keys)
+        raised = raised_placement_for("raised", w.keys)
         assert raised is not None
-        w.raise_layout(raised)
+        w.raise_placement(raised)
         w.bucket.create()
         key = next(key for key in w.keys if raised.bucket_partition(w.bucket.name, key) != w.bucket.name)
         w.s3.put_object(Bucket=w.bucket.name, Key=key, Body=b"first")
@@ -602,7 +607,7 @@ def test_the_oracle_catches_name_items_in_a_shard_the_entry_left(lambda_context:
 
 
 def test_the_oracle_catches_an_entry_without_its_z_address(lambda_context: FakeLambdaContext) -> None:
-    """Under the scaled layout, an entry the Z-order index cannot find is reported, and a reconcile gives
+    """Under the scaled placement, an entry the Z-order index cannot find is reported, and a reconcile gives
     it its address without rewriting anything else."""
     with world(None, lambda_context, Versioning.NEVER, "scaled") as w:
         w.bucket.create()
@@ -614,7 +619,9 @@ def test_the_oracle_catches_an_entry_without_its_z_address(lambda_context: FakeL
         hot_key = w.keys[0]
         before = read_items(w.dynamodb, w.table, [hot_key])[hot_key]
         assert before is not None
-        assert schema.USER_SHARD in before or before[schema.UPLOAD_USER] == LAYOUT.split(hot_key).upload_user
+        assert (
+            schema.USER_SHARD in before or before[schema.UPLOAD_USER] == PLACEMENT.split(hot_key).upload_user
+        )
         w.dynamodb.update_item(
             TableName=w.table,
             Key={schema.OBJECT_KEY: {"S": hot_key}},

@@ -10,8 +10,8 @@ import pytest
 
 from file_index.rules.placement import ShardPlacement
 from file_search_admin.cli import build_parser, main, parse_args
-from file_search_admin.errors import TableLayoutMismatchError
-from file_search_admin.writer_settings import WriterSettings, check_table_layout, resolve_writer_settings
+from file_search_admin.errors import PlacementMismatchError
+from file_search_admin.writer_settings import WriterSettings, check_table_placement, resolve_writer_settings
 
 
 def parse(*argv: str) -> argparse.Namespace:
@@ -114,7 +114,7 @@ def test_redrive_refuses_the_same_queue_twice() -> None:
         redrive(None, dlq_url="https://q/a", queue_url="https://q/a/")
 
 
-def test_migrate_defaults_and_the_layout_options() -> None:
+def test_migrate_defaults_and_the_placement_options() -> None:
     args = parse("migrate", "--bucket", "b")
     assert (args.table, args.segments, args.cdk_json, args.multi_attribute_index) == (
         "FileMetaData",
@@ -150,21 +150,21 @@ def test_migrate_defaults_and_the_layout_options() -> None:
     [
         (
             [],
-            "the 0.2.0 shard placement (1 bucket shard, no hot users, no Z-order index, "
+            "the unsharded placement (1 bucket shard, no hot users, no Z-order index, "
             "the default key pattern)",
         ),
         (
             ["--hot-users", "{}"],
             "1 bucket shard, no Z-order index and the default key pattern "
-            "(the 0.2.0 defaults; no option sets them)",
+            "(the built-in defaults; no option sets them)",
         ),
         (
             ["--bucket-index-shards", "4", "--multi-attribute-index", "--key-layout", "default"],
-            "no hot users (the 0.2.0 defaults; no option sets it)",
+            "no hot users (the built-in defaults; no option sets it)",
         ),
         (
             ["--bucket-index-shards", "4", "--hot-users", "{}", "--no-multi-attribute-index"],
-            "the default key pattern (the 0.2.0 defaults; no option sets it)",
+            "the default key pattern (the built-in defaults; no option sets it)",
         ),
         (
             [
@@ -183,7 +183,7 @@ def test_without_cdk_json_the_note_names_the_defaults_the_options_leave(
     if note is None:
         assert resolved.note is None
     else:
-        hint = "pass --cdk-json or the layout options to match the deployment"
+        hint = "pass --cdk-json or the placement options to match the deployment"
         assert resolved.note == f"no cdk.json here: writing with {note}; {hint}"
     (tmp_path / "cdk.json").write_text('{"context": {}}')
     assert resolve_writer_settings(parse("backfill", "--bucket", "b", *options)).note is None
@@ -212,15 +212,15 @@ Z_INDEX = "bucketName-zAddress-index"
         ({}, True, "has no Z-order index"),
     ],
 )
-def test_the_table_layout_check_compares_the_z_order_index(
+def test_the_table_placement_check_compares_the_z_order_index(
     table: dict[str, Any], on: bool, refused: str | None
 ) -> None:
     resolved = WriterSettings(ShardPlacement(multi_attribute_index=on), multi_attribute_source="cdk.json")
     if refused is None:
-        check_table_layout("T", table, resolved)
+        check_table_placement("T", table, resolved)
     else:
-        with pytest.raises(TableLayoutMismatchError, match=refused) as error:
-            check_table_layout("T", table, resolved)
+        with pytest.raises(PlacementMismatchError, match=refused) as error:
+            check_table_placement("T", table, resolved)
         assert "\n" not in str(error.value)
         assert "(cdk.json)" in str(error.value)
 
@@ -232,11 +232,14 @@ def test_settings_taken_from_the_deployed_configuration_are_only_those_a_writer_
 
     monkeypatch.chdir(tmp_path)  # no cdk.json: nothing named
     recorded = DeployedConfiguration.of(
-        layout=ShardPlacement(bucket_shards=8), key_pattern="default", bucket_time_index=True, enrich=["tags"]
+        placement=ShardPlacement(bucket_shards=8),
+        key_pattern="default",
+        bucket_time_index=True,
+        enrich=["tags"],
     )
     adopted = resolve_writer_settings(parse("backfill", "--bucket", "b")).adopt(recorded, "the record")
-    assert adopted.layout == ShardPlacement(bucket_shards=8)
+    assert adopted.placement == ShardPlacement(bucket_shards=8)
     assert set(adopted.given) == {"bucketIndexShards", "hotUsers", "multiAttributeIndex", "keyLayout"}
     assert adopted.own_configuration() == DeployedConfiguration.of(
-        layout=ShardPlacement(bucket_shards=8), key_pattern="default"
+        placement=ShardPlacement(bucket_shards=8), key_pattern="default"
     )

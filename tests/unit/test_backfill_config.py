@@ -50,28 +50,28 @@ def test_a_missing_bucket_is_named() -> None:
         BackfillConfig.from_env({"TABLE_NAME": "FileMetaData"})
 
 
-def test_the_index_layout_comes_from_the_environment() -> None:
-    assert BackfillConfig.from_env(BASE).layout == ShardPlacement()
-    layout = ShardPlacement(bucket_shards=4, hot_users={"bot": 2}, multi_attribute_index=True)
-    assert BackfillConfig.from_env({**BASE, **layout.to_env()}).layout == layout
+def test_the_index_placement_comes_from_the_environment() -> None:
+    assert BackfillConfig.from_env(BASE).placement == ShardPlacement()
+    placement = ShardPlacement(bucket_shards=4, hot_users={"bot": 2}, multi_attribute_index=True)
+    assert BackfillConfig.from_env({**BASE, **placement.to_env()}).placement == placement
 
 
 @pytest.mark.parametrize(
     ("name", "value"),
     [("BUCKET_INDEX_SHARDS", "300"), ("HOT_USERS", "[1]"), ("MULTI_ATTRIBUTE_INDEX", "on")],
 )
-def test_a_bad_layout_names_its_variable(name: str, value: str) -> None:
+def test_a_bad_placement_names_its_variable(name: str, value: str) -> None:
     with pytest.raises(ConfigError, match=name):
         BackfillConfig.from_env({**BASE, name: value})
 
 
-def test_the_batch_lambdas_write_with_the_configured_layout(monkeypatch: pytest.MonkeyPatch) -> None:
-    layout = ShardPlacement(bucket_shards=4, multi_attribute_index=True)
-    for name, value in {**BASE, **layout.to_env()}.items():
+def test_the_batch_lambdas_write_with_the_configured_placement(monkeypatch: pytest.MonkeyPatch) -> None:
+    placement = ShardPlacement(bucket_shards=4, multi_attribute_index=True)
+    for name, value in {**BASE, **placement.to_env()}.items():
         monkeypatch.setenv(name, value)
     handler.cold_start.cache_clear()
     try:
-        assert handler.cold_start().repairer.shard_placement == layout
+        assert handler.cold_start().repairer.shard_placement == placement
     finally:
         handler.cold_start().executor.shutdown()
         handler.cold_start.cache_clear()

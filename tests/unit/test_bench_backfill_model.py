@@ -31,7 +31,7 @@ def test_the_name_index_writes_are_priced_beside_the_entries() -> None:
 def test_name_units_per_entry_are_what_a_backfill_puts_in_the_name_index(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    layout = ShardPlacement(bucket_shards=16)
+    placement = ShardPlacement(bucket_shards=16)
     # One file, whose items are counted by hand: the key item and one term item per term of its name.
     event = create_event(
         bucket="fileupload.bench",
@@ -41,9 +41,9 @@ def test_name_units_per_entry_are_what_a_backfill_puts_in_the_name_index(
         moment=datetime(2024, 5, 1, tzinfo=UTC),
         sequence=1,
     )
-    one = entry(event, event.order_key, layout)
-    monkeypatch.setattr("bench.name_checks.file_entry", lambda file, layout, n: one)
-    units, items = name_units_per_entry(layout, files=50)  # each of the 50 is that file
+    one = entry(event, event.order_key, placement)
+    monkeypatch.setattr("bench.name_checks.file_entry", lambda file, placement, n: one)
+    units, items = name_units_per_entry(placement, files=50)  # each of the 50 is that file
     terms = len(name_terms("quarterly_report_2024.pdf"))
     assert items == 1 + terms
     put = name_items.entry_items(one, "")

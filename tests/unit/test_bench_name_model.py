@@ -13,13 +13,13 @@ from bench import name_reads
 from bench.entries import create_event, entry
 from bench.name_data import USER, make_files
 from bench.name_terms_model import ListStream, SampledStream, TermItem, TermTable, split, terms_list
-from bench.name_writes import Written, busiest, layout_writes, units
+from bench.name_writes import Written, busiest, name_item_writes, units
 from file_index.read.reader import PAGE_ROUNDS
 from file_index.rules import name_terms, schema
 from file_index.rules.name_items import term_scope, time_term
 from file_index.rules.placement import ShardPlacement
 
-LAYOUT = ShardPlacement(bucket_shards=16)
+PLACEMENT = ShardPlacement(bucket_shards=16)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ def _query(table: TermTable, limit: int, *, low: str | None = None) -> dict:
 
     condition = Key(schema.NAME_SCOPE).eq(term_scope("b", "r"))
     if low is not None:
-        condition &= Key(schema.NAME_TERM).gte(low)
+        condition &= Key(schema.NAME_SORT).gte(low)
     return table.query(KeyConditionExpression=condition, ScanIndexForward=True, Limit=limit)
 
 
@@ -96,9 +96,13 @@ def test_the_terms_model_read_to_its_end_returns_every_match_once_in_bounded_pag
     files, rare, terms = data
     term = name_reads.lookup(shape, rare)[1]
     search = name_reads.search(shape, rare)
-    table = name_reads.exact_table(files, terms[term], shape, LAYOUT, term)
+    table = name_reads.exact_table(files, terms[term], shape, PLACEMENT, term)
     cost = terms_list(
-        lambda: table, name_reads.partitions(LAYOUT, shape), search, limit=name_reads.LIMIT, max_pages=10_000
+        lambda: table,
+        name_reads.partitions(PLACEMENT, shape),
+        search,
+        limit=name_reads.LIMIT,
+        max_pages=10_000,
     )
     expected = [
         file
@@ -119,16 +123,16 @@ def test_a_sampled_bucket_reads_as_the_materialised_one_does(data) -> None:
     for shape in (name_reads.SHAPES[1], name_reads.SHAPES[13]):  # "report"; "i", 1-2 MB
         term = name_reads.lookup(shape, rare)[1]
         search = name_reads.search(shape, rare)
-        values = name_reads.partitions(LAYOUT, shape)
+        values = name_reads.partitions(PLACEMENT, shape)
         exact = terms_list(
-            functools.partial(name_reads.exact_table, files, terms[term], shape, LAYOUT, term),
+            functools.partial(name_reads.exact_table, files, terms[term], shape, PLACEMENT, term),
             values,
             search,
             limit=name_reads.LIMIT,
             max_pages=50,
         )
         sampled = terms_list(
-            name_reads.sampled_table(files, terms[term], shape, LAYOUT, term, len(files)),
+            name_reads.sampled_table(files, terms[term], shape, PLACEMENT, term, len(files)),
             values,
             search,
             limit=name_reads.LIMIT,
@@ -149,14 +153,14 @@ def _entry(name: str, user: str = "u1") -> dict:
         moment=datetime(2017, 3, 1, tzinfo=UTC),
         sequence=1,
     )
-    return entry(event, event.order_key, LAYOUT)
+    return entry(event, event.order_key, PLACEMENT)
 
 
 def test_write_units_of_the_name_items() -> None:
     written = Written.of(_entry("Invoice_March_2017.pdf"))
     assert len(written.terms) == len(name_terms.name_terms("Invoice_March_2017.pdf"))
     assert len(written.key) == 1
-    new = layout_writes([written])
+    new = name_item_writes([written])
     term_units = sum(units(item) for item in written.terms)
     assert new.overwrite == 2 * term_units
     assert new.new == new.delete == term_units + sum(units(item) for item in written.key)
@@ -171,7 +175,7 @@ def test_the_busiest_partition_counts_every_item_of_a_key_value() -> None:
     per_shard: dict[str, int] = {}
     for one in written:
         value = str(one.key[0][schema.OBJECT_KEY])
-        shard = LAYOUT.bucket_partition("b", value)
+        shard = PLACEMENT.bucket_partition("b", value)
         per_shard[shard] = per_shard.get(shard, 0) + 1
     assert once.table_units == max(per_shard.values())  # every term of "report" in the fullest shard
     assert twice.table_units == 2 * once.table_units

@@ -39,8 +39,8 @@ def test_each_table_and_its_gsis_are_their_own_parts() -> None:
     entry_gsis = {"a": 1.0, "b": 1.0, "c": 2.0, "d": 2.0}  # an overwrite moves c and d: out, then in
     answers = [
         _answer(ENTRY_TABLE, 1.0, entry_gsis),
-        _answer(NAME_TABLE, 25.0, {"nameUser-nameTerm-index": 25.0}),  # a BatchWriteItem of 25 items
-        _answer(NAME_TABLE, 1.0, {"nameUser-nameTerm-index": 1.0}),
+        _answer(NAME_TABLE, 25.0, {"nameUser-nameSort-index": 25.0}),  # a BatchWriteItem of 25 items
+        _answer(NAME_TABLE, 1.0, {"nameUser-nameSort-index": 1.0}),
     ]
 
     units = _tally(answers)
@@ -107,7 +107,7 @@ def test_the_log_asks_every_write_for_its_capacity_and_keeps_the_answers() -> No
     key = {"objectKey": {"S": "u/a.txt"}}
     with Stubber(client) as stub:
         put = _answer(ENTRY_TABLE, 1.0, {"bucketName-size-index": 1.0})
-        batch = _answer(NAME_TABLE, 2.0, {"nameUser-nameTerm-index": 2.0})
+        batch = _answer(NAME_TABLE, 2.0, {"nameUser-nameSort-index": 2.0})
         stub.add_response("put_item", {"ConsumedCapacity": put})
         stub.add_response("batch_write_item", {"UnprocessedItems": {}, "ConsumedCapacity": [batch]})
         stub.add_response("get_item", {"ConsumedCapacity": {"TableName": ENTRY_TABLE, "CapacityUnits": 0.5}})

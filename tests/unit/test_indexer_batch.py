@@ -63,7 +63,7 @@ def test_a_failing_record_fails_its_message_and_the_chain_goes_on(error: Excepti
     ]
     with ThreadPoolExecutor(2) as executor:
         reports = index_batch(
-            messages, layout=KeyPattern.parse(None), bucket="b", apply=apply, executor=executor
+            messages, key_pattern=KeyPattern.parse(None), bucket="b", apply=apply, executor=executor
         )
 
     assert [report.error is not None for report in reports] == [False, True, False]
@@ -78,17 +78,17 @@ def test_an_unexpected_parse_failure_fails_its_message_only(monkeypatch: pytest.
 
     real = batch.parse_message
 
-    def parse(body: str, layout: KeyPattern) -> list[ObjectEvent]:
+    def parse(body: str, key_pattern: KeyPattern) -> list[ObjectEvent]:
         if "boom" in body:
             raise KeyError("boom")
-        return real(body, layout)
+        return real(body, key_pattern)
 
     monkeypatch.setattr(batch, "parse_message", parse)
     apply = Recorder({})
     with ThreadPoolExecutor(1) as executor:
         reports = index_batch(
             [message("m1", ("U_boom", "01")), message("m2", ("U_a", "01"))],
-            layout=KeyPattern.parse(None),
+            key_pattern=KeyPattern.parse(None),
             bucket="b",
             apply=apply,
             executor=executor,
@@ -124,7 +124,7 @@ def test_events_of_another_bucket_are_reported_never_applied_and_their_message_s
     with ThreadPoolExecutor(1) as executor:
         reports = index_batch(
             [message("m1", ("U_a", "03"), ("U_b", "01"), bucket="other"), mixed],
-            layout=KeyPattern.parse(None),
+            key_pattern=KeyPattern.parse(None),
             bucket="b",
             apply=apply,
             executor=executor,
@@ -162,7 +162,7 @@ def test_no_write_starts_after_the_deadline_and_a_partly_written_message_fails()
     with ThreadPoolExecutor(1) as executor:  # one writer: the chains run in the order of their keys
         reports = index_batch(
             messages,
-            layout=KeyPattern.parse(None),
+            key_pattern=KeyPattern.parse(None),
             bucket="b",
             apply=apply,
             executor=executor,
@@ -186,7 +186,7 @@ def test_writes_start_while_more_than_the_margin_is_left() -> None:
     with ThreadPoolExecutor(2) as executor:
         reports = index_batch(
             [message("m1", ("U_a", "01"), ("U_b", "01"))],
-            layout=KeyPattern.parse(None),
+            key_pattern=KeyPattern.parse(None),
             bucket="b",
             apply=apply,
             executor=executor,

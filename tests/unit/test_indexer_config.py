@@ -10,7 +10,7 @@ import search.errors
 from file_index.rules import config as shared
 from file_index.rules.key_pattern import KeyPattern
 from file_index.rules.objects import DEFAULT_TOMBSTONE_TTL_DAYS
-from file_index.rules.placement import LayoutError, ShardPlacement
+from file_index.rules.placement import PlacementError, ShardPlacement
 from file_index.store.sdk import SdkSettings
 from indexer import handler
 from indexer.config import ConfigError, IndexerConfig
@@ -140,10 +140,10 @@ def test_the_cold_start_fails_naming_a_missing_bucket(
     handler.cold_start.cache_clear()
 
 
-def test_the_index_layout_comes_from_the_environment() -> None:
-    assert IndexerConfig.from_env(REQUIRED).layout == ShardPlacement()  # unset: the 0.2.0 entries
-    layout = ShardPlacement(bucket_shards=16, hot_users={"ingest-bot": 8}, multi_attribute_index=True)
-    assert IndexerConfig.from_env({**REQUIRED, **layout.to_env()}).layout == layout
+def test_the_index_placement_comes_from_the_environment() -> None:
+    assert IndexerConfig.from_env(REQUIRED).placement == ShardPlacement()  # unset: unsharded
+    placement = ShardPlacement(bucket_shards=16, hot_users={"ingest-bot": 8}, multi_attribute_index=True)
+    assert IndexerConfig.from_env({**REQUIRED, **placement.to_env()}).placement == placement
 
 
 @pytest.mark.parametrize(
@@ -156,10 +156,10 @@ def test_the_index_layout_comes_from_the_environment() -> None:
         ("MULTI_ATTRIBUTE_INDEX", "maybe"),
     ],
 )
-def test_a_bad_layout_fails_the_cold_start_naming_its_variable(
+def test_a_bad_placement_fails_the_cold_start_naming_its_variable(
     monkeypatch: pytest.MonkeyPatch, lambda_context: object, name: str, value: str
 ) -> None:
-    with pytest.raises(LayoutError, match=name):
+    with pytest.raises(PlacementError, match=name):
         IndexerConfig.from_env({**REQUIRED, name: value})
     for variable, setting in {**REQUIRED, name: value}.items():
         monkeypatch.setenv(variable, setting)

@@ -121,7 +121,7 @@ def test_aws_object_created() -> None:
         size=5,
         e_tag="b1946ac92492d2347c6235b4d2611184",
         version_id="IYV3p45BhZA5.GMQWS.NsRAhXAvDPrDo",
-        upload_user=None,  # "example-key" names no user in the default layout
+        upload_user=None,  # "example-key" names no user in the default placement
         file_id="example-key",
         no_user_reason=parse_one(AWS_OBJECT_CREATED).no_user_reason,
     )

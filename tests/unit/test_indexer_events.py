@@ -115,7 +115,7 @@ def test_a_test_event_is_acknowledged_with_no_events() -> None:
     assert parse_message(json.dumps({"Service": "Amazon S3", "Event": "s3:TestEvent", "Bucket": "b"})) == []
 
 
-def test_a_key_outside_the_layout_has_no_user_and_says_why() -> None:
+def test_a_key_outside_the_placement_has_no_user_and_says_why() -> None:
     event = only(
         parse_message(
             body(record(key="archive%2F2024%2Fsummary.pdf")), KeyPattern.parse(r"(?P<user>U\d+)_(?P<file>.+)")

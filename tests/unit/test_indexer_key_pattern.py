@@ -19,7 +19,7 @@ DEFAULT = KeyPattern.parse("default")
         ("日本_ファイル.txt", "日本", "ファイル.txt"),
     ],
 )
-def test_default_layout(key: str, user: str, file_id: str) -> None:
+def test_default_key_pattern(key: str, user: str, file_id: str) -> None:
     assert DEFAULT.split(key) == KeyParts(user, file_id)
 
 
@@ -33,7 +33,7 @@ def test_default_layout(key: str, user: str, file_id: str) -> None:
         ("folder/", "folder/"),
     ],
 )
-def test_keys_outside_the_default_layout(key: str, file_id: str) -> None:
+def test_keys_outside_the_default_key_pattern(key: str, file_id: str) -> None:
     parts = DEFAULT.split(key)
     assert parts.upload_user is None
     assert parts.file_id == file_id
@@ -46,16 +46,16 @@ def test_unset_and_empty_mean_default() -> None:
 
 
 def test_a_custom_regex_must_match_the_whole_key() -> None:
-    layout = KeyPattern.parse(r"uploads/(?P<user>[^/]+)/(?P<file>.+)")
-    assert layout.split("uploads/alice/2024/report.pdf") == KeyParts("alice", "2024/report.pdf")
-    outside = layout.split("tmp/uploads/alice/x")
+    key_pattern = KeyPattern.parse(r"uploads/(?P<user>[^/]+)/(?P<file>.+)")
+    assert key_pattern.split("uploads/alice/2024/report.pdf") == KeyParts("alice", "2024/report.pdf")
+    outside = key_pattern.split("tmp/uploads/alice/x")
     assert outside.upload_user is None
     assert outside.file_id == "x"
 
 
 @pytest.mark.parametrize(
-    ("layout", "reason"), [("(?P<user>[a-z", "not a regular expression"), (r"(?P<user>\w+)_.*", "file")]
+    ("key_pattern", "reason"), [("(?P<user>[a-z", "not a regular expression"), (r"(?P<user>\w+)_.*", "file")]
 )
-def test_invalid_layouts(layout: str, reason: str) -> None:
+def test_invalid_layouts(key_pattern: str, reason: str) -> None:
     with pytest.raises(InvalidKeyPatternError, match=reason):
-        KeyPattern.parse(layout)
+        KeyPattern.parse(key_pattern)

@@ -176,14 +176,14 @@ def test_a_person_without_the_claim_is_told_so() -> None:
 
 
 def test_uploads_go_under_the_persons_prefix() -> None:
-    layout = KeyPattern.parse(None)
+    key_pattern = KeyPattern.parse(None)
     person = Person(user="USER001")
-    assert upload_key(person, "a.txt", None, layout) == "USER001/a.txt"
-    assert upload_key(person, "a.txt", "/reports/2026/", layout) == "USER001/reports/2026/a.txt"
+    assert upload_key(person, "a.txt", None, key_pattern) == "USER001/a.txt"
+    assert upload_key(person, "a.txt", "/reports/2026/", key_pattern) == "USER001/reports/2026/a.txt"
 
 
-def test_a_user_the_layout_would_not_read_back_cannot_upload() -> None:
-    # The default layout reads the user up to the first "_" or "/": "john_doe/..." would be john's.
+def test_a_user_the_placement_would_not_read_back_cannot_upload() -> None:
+    # The default placement reads the user up to the first "_" or "/": "john_doe/..." would be john's.
     with pytest.raises(BadRequest, match="cannot credit files to user 'john_doe'"):
         upload_key(Person(user="john_doe"), "a.txt", None, KeyPattern.parse(None))
     with pytest.raises(BadRequest, match="cannot credit"):

@@ -82,15 +82,15 @@ def test_a_bad_initial_state_is_named(value: str) -> None:
         load_config({**COMPLETE, "INDEX_INITIAL_STATE": value})
 
 
-def test_the_layout_comes_from_the_environment_and_defaults_to_one_shard() -> None:
-    assert load_config(COMPLETE).layout == ShardPlacement()
+def test_the_placement_comes_from_the_environment_and_defaults_to_one_shard() -> None:
+    assert load_config(COMPLETE).placement == ShardPlacement()
     env = {
         **COMPLETE,
         "BUCKET_INDEX_SHARDS": "16",
         "HOT_USERS": '{"bot": 8}',
         "MULTI_ATTRIBUTE_INDEX": "true",
     }
-    assert load_config(env).layout == ShardPlacement(16, {"bot": 8}, multi_attribute_index=True)
+    assert load_config(env).placement == ShardPlacement(16, {"bot": 8}, multi_attribute_index=True)
 
 
 @pytest.mark.parametrize(
@@ -102,7 +102,7 @@ def test_the_layout_comes_from_the_environment_and_defaults_to_one_shard() -> No
         ("MULTI_ATTRIBUTE_INDEX", "on"),
     ],
 )
-def test_a_bad_layout_fails_the_cold_start_naming_its_variable(name: str, value: str) -> None:
+def test_a_bad_placement_fails_the_cold_start_naming_its_variable(name: str, value: str) -> None:
     with pytest.raises(ConfigError, match=name):
         load_config({**COMPLETE, name: value})
 

@@ -62,7 +62,7 @@ class NameReads(Protocol):
     client: Any
     executor: Executor | None
 
-    def partitions(self, scope: UserQuery | BucketQuery) -> tuple[list[str], str | None]: ...
+    def partitions(self, listing: UserQuery | BucketQuery) -> tuple[list[str], str | None]: ...
 
     def entries(self, keys: Sequence[str], counter: Counter) -> dict[str, dict[str, Any]]: ...
 
@@ -160,7 +160,7 @@ class _KeyShard:
         reader, query = self._reader, self._query
         ascending = query.ascending
         low, high = (start, reader.high) if ascending else (reader.low, start)
-        sort_key = Key(schema.NAME_TERM)
+        sort_key = Key(schema.NAME_SORT)
         condition = sort_key.between(low, high) if low else sort_key.lte(high)
         wanted = -(-count * (self.read + 1) // (self.kept + 1))
         limit = max(1, min(MAX_QUERY_ITEMS, READ_AHEAD_FACTOR * count, max(count, wanted)))
@@ -178,7 +178,7 @@ class _KeyShard:
 
         previous = None
         for item in items:
-            key = str(item[schema.NAME_TERM])
+            key = str(item[schema.NAME_SORT])
             if key == previous:
                 continue  # the key's item in a second bucket shard under one user shard: once is enough
             previous = key
@@ -236,7 +236,7 @@ class _FolderList:
             "ExpressionAttributeNames": {
                 "#k": schema.OBJECT_KEY,
                 "#n": schema.FILE_NAME,
-                "#t": schema.NAME_TERM,
+                "#t": schema.NAME_SORT,
             },
             "ScanIndexForward": ascending,
             "Limit": limit,
@@ -292,7 +292,7 @@ class _FolderList:
 
 class FolderReader:
     """Answers the folder lists of `NameQuery` (`prefix` and/or `delimiter`) with a `NameReader`'s
-    tables, layout, executor and entry checks."""
+    tables, placement, executor and entry checks."""
 
     def __init__(self, names: NameReads) -> None:
         self._names = names
@@ -308,7 +308,7 @@ class FolderReader:
         if limit < 1:
             raise ValueError(f"limit must be at least 1, not {limit}")
         folder_list = _FolderList(self._names, query)
-        partitions, index = self._names.partitions(query.scope)
+        partitions, index = self._names.partitions(query.listing)
         fetchers = [_KeyShard(folder_list, query, index, partition) for partition in partitions]
         cursor = folder_list.cursor(position, len(fetchers))
         counter = Counter()

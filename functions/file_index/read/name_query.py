@@ -24,7 +24,7 @@ DELIMITER = "/"
 class NameQuery:
     """A user's or a bucket's list (`scope`, with its bounds) narrowed by name, folder and extension."""
 
-    scope: UserQuery | BucketQuery
+    listing: UserQuery | BucketQuery
     words: tuple[str, ...] = ()
     prefix: str | None = None
     delimiter: str | None = None

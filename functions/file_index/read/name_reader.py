@@ -65,7 +65,7 @@ from file_index.rules.name_items import key_scope, name_of, term_scope
 from file_index.rules.placement import ShardPlacement
 from file_index.store import unprocessed
 from file_index.store.expressions import SharedClient
-from file_index.store.name_state import NameIndexIncomplete, terms_complete
+from file_index.store.name_index_flag import NameIndexIncomplete, terms_complete
 
 MAX_BATCH_GET = 100
 # Key items one keys-plan page reads at most before it ends with a cursor.
@@ -89,7 +89,7 @@ class NameReader:
         client: Any,
         table_name: str,
         name_table_name: str,
-        layout: ShardPlacement | None = None,
+        placement: ShardPlacement | None = None,
         executor: Executor | None = None,
         entries: FileReader | None = None,
         terms_complete: bool | Callable[[], bool] | None = None,
@@ -108,7 +108,7 @@ class NameReader:
         self.client = SharedClient(client)  # the shard threads query through it at once
         self._table_name = table_name
         self.name_table = name_table_name
-        self._layout = layout if layout is not None else ShardPlacement()
+        self._placement = placement if placement is not None else ShardPlacement()
         self.executor = executor
 
     def list_files(
@@ -123,8 +123,8 @@ class NameReader:
             return self._list_filtered(
                 query, limit, None if position is None else position["filter"], counter
             )
-        if not self._terms_ready(query.scope):
-            raise NameIndexIncomplete(self._bucket_of(query.scope))
+        if not self._terms_ready(query.listing):
+            raise NameIndexIncomplete(self._bucket_of(query.listing))
         if query.uses_keys:
             return FolderReader(self).list_files(query, limit=limit, position=position)
         if query.order_by == ORDER_UPLOAD_DATE:
@@ -139,10 +139,10 @@ class NameReader:
 
     # -- shared ----------------------------------------------------------------------------------------
 
-    def _bucket_of(self, scope: UserQuery | BucketQuery) -> str | None:
-        return scope.bucket if isinstance(scope, BucketQuery) else self._bucket
+    def _bucket_of(self, listing: UserQuery | BucketQuery) -> str | None:
+        return listing.bucket if isinstance(listing, BucketQuery) else self._bucket
 
-    def _terms_ready(self, scope: UserQuery | BucketQuery) -> bool:
+    def _terms_ready(self, listing: UserQuery | BucketQuery) -> bool:
         """Whether the list's bucket has a complete name index (so a list of its name items answers)."""
         if callable(self._terms_complete):
             return self._terms_complete()
@@ -150,14 +150,14 @@ class NameReader:
             return self._terms_complete
         if self._state_client is None:
             return True
-        bucket = self._bucket_of(scope)
+        bucket = self._bucket_of(listing)
         return bucket is not None and terms_complete(self._state_client, self.name_table, bucket)
 
-    def partitions(self, scope: UserQuery | BucketQuery) -> tuple[list[str], str | None]:
+    def partitions(self, listing: UserQuery | BucketQuery) -> tuple[list[str], str | None]:
         """The partition values to read, and the index (None: the table) that holds them."""
-        if isinstance(scope, UserQuery):
-            return self._layout.user_partitions(scope.user), schema.NAME_USER_INDEX.name
-        return self._layout.bucket_partitions(scope.bucket), None
+        if isinstance(listing, UserQuery):
+            return self._placement.user_partitions(listing.user), schema.NAME_USER_INDEX.name
+        return self._placement.bucket_partitions(listing.bucket), None
 
     def _map(self, function: Any, values: Sequence[Any]) -> list[Any]:
         if self.executor is None or len(values) < 2:
@@ -176,7 +176,7 @@ class NameReader:
             "ExpressionAttributeNames": {
                 "#k": schema.OBJECT_KEY,
                 "#n": schema.FILE_NAME,
-                "#t": schema.NAME_TERM,
+                "#t": schema.NAME_SORT,
             },
             **extra,
         }
@@ -218,21 +218,21 @@ class NameReader:
         if entry is None or entry.get(schema.DELETED) or schema.BUCKET_NAME not in entry:
             return None
         item = public_item(entry)
-        scope = query.scope
-        if isinstance(scope, UserQuery):
-            if item.get(schema.UPLOAD_USER) != scope.user or not scope.has_time(item[schema.UPLOAD_DATE]):
+        listing = query.listing
+        if isinstance(listing, UserQuery):
+            if item.get(schema.UPLOAD_USER) != listing.user or not listing.has_time(item[schema.UPLOAD_DATE]):
                 return None
         else:
-            if item.get(schema.BUCKET_NAME) != scope.bucket:
+            if item.get(schema.BUCKET_NAME) != listing.bucket:
                 return None
             date = item[schema.UPLOAD_DATE]
-            if (scope.start is not None and date < scope.start) or (
-                scope.end is not None and date > scope.end
+            if (listing.start is not None and date < listing.start) or (
+                listing.end is not None and date > listing.end
             ):
                 return None
         size = item[schema.SIZE]
-        if (scope.min_size is not None and size < scope.min_size) or (
-            scope.max_size is not None and size > scope.max_size
+        if (listing.min_size is not None and size < listing.min_size) or (
+            listing.max_size is not None and size > listing.max_size
         ):
             return None
         if query.prefix and not item[schema.OBJECT_KEY].startswith(query.prefix):
@@ -248,13 +248,13 @@ class NameReader:
         self, query: NameQuery, limit: int, position: Mapping[str, Any] | None, counter: _Counter
     ) -> NamePage:
         search = term_reader.TermSearch(
-            scope=query.scope,
+            listing=query.listing,
             query_words=query.term_words,
             lookup_words=query.term_lookup_words,
             ext=query.ext,
             ascending=query.ascending,
         )
-        partitions, index = self.partitions(query.scope)
+        partitions, index = self.partitions(query.listing)
         cursor = term_reader.start_cursor(position, shard_count=len(partitions), search=search)
         if search.holds_nothing():
             return NamePage([], None, None, 0, 0, ORDER_UPLOAD_DATE)
@@ -329,14 +329,14 @@ class NameReader:
         *,
         order: Plan | None = None,
     ) -> NamePage:
-        """A page of the scope's entry index (`FileReader`; read in `order` if given), keeping the entries
+        """A page of the listing's entry index (`FileReader`; read in `order` if given), keeping the entries
         `_keeps` keeps; the cursor is the reader's, under `plan`."""
         if self._entries_reader is None:
             raise InvalidStartKey(f"made with the {plan} plan, which this reader cannot read")
-        scope = replace(query.scope, ascending=query.ascending)
+        listing = replace(query.listing, ascending=query.ascending)
         start = None if cursor is None else ListCursor.from_json(cursor)
         page = self._entries_reader.list_files(
-            scope,
+            listing,
             limit=limit,
             start=start,
             z_order_ready=False,
@@ -362,7 +362,7 @@ class NameReader:
     ) -> NamePage:
         prefix = query.prefix or ""
         after_key, after_folder = _keys_position(query, position)
-        partitions, index = self.partitions(query.scope)
+        partitions, index = self.partitions(query.listing)
         room = (_MAX_KEY_BYTES - len(prefix.encode("utf-8", "surrogatepass"))) // 4
         low, high = prefix, prefix + "\U0010ffff" * max(1, room)
         if after_key is not None:
@@ -373,7 +373,7 @@ class NameReader:
                     low = after_folder[:-1] + chr(ord(DELIMITER) + 1)
             else:
                 high = after_key
-        condition = Key(schema.NAME_TERM).between(low, high) if low else Key(schema.NAME_TERM).lte(high)
+        condition = Key(schema.NAME_SORT).between(low, high) if low else Key(schema.NAME_SORT).lte(high)
 
         def stream(partition: str) -> Iterator[dict[str, Any]]:
             scope_value = key_scope(partition)
@@ -385,7 +385,7 @@ class NameReader:
 
         merged = heapq.merge(
             *[stream(partition) for partition in partitions],
-            key=lambda item: str(item[schema.NAME_TERM]),
+            key=lambda item: str(item[schema.NAME_SORT]),
             reverse=not query.ascending,
         )
         items: list[dict[str, Any]] = []
@@ -427,7 +427,7 @@ class NameReader:
         for candidate in merged:
             if read >= KEY_PAGE_READ_BUDGET:
                 break
-            key = str(candidate[schema.NAME_TERM])
+            key = str(candidate[schema.NAME_SORT])
             read += 1
             if key == last_read:
                 continue  # the key's item in another shard too (left by a shard move): once is enough

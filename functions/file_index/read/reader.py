@@ -14,7 +14,7 @@ A list reads one plan (`Plan`), which is also the order of its answer:
 `uploadDate`, or `size` when asked in that order. A bucket's list asked in an order
 (`BucketQuery.order_by`) is read in it (`uploadDate` needs the bucket's time index). A bucket's list
 without time bounds is `size`. With time bounds, every plan the deployment has may answer (the time
-index, the size index, the Z-order index when it is on and built: the layout says it exists, the caller
+index, the size index, the Z-order index when it is on and built: the placement says it exists, the caller
 that every entry has its address); with the bucket's statistics
 (`cost.IndexStatistics`) the planner takes the one whose estimated read units are least
 (`cost.estimate_plan`), without them a fixed rule (time bounds alone: the time index; else the Z-order
@@ -96,7 +96,7 @@ DEFAULT_PAGE = 100
 class FileReader:
     """Answers searches from a boto3 `Table` resource (`boto3.resource("dynamodb").Table(name)`).
 
-    `layout` says which partition values hold a bucket or a user and whether the Z-order index exists;
+    `placement` says which partition values hold a bucket or a user and whether the Z-order index exists;
     `executor`, when given, runs the Queries of a page's shards in parallel. Queries go through the
     table's client with their conditions built per request (`expressions.SharedClient`): the client is safe
     to share between threads, its condition builder is not, and a resource object is not.
@@ -108,7 +108,7 @@ class FileReader:
     def __init__(
         self,
         table: Any,
-        layout: ShardPlacement | None = None,
+        placement: ShardPlacement | None = None,
         executor: Executor | None = None,
         *,
         bucket_time_index: bool = True,
@@ -118,14 +118,14 @@ class FileReader:
         how the Z-order plan walks a shard (`ZWalk()` unless told)."""
         self._table = table
         self._client = SharedClient(table.meta.client)  # the shard threads query through it at once
-        self._layout = layout if layout is not None else ShardPlacement()
+        self._placement = placement if placement is not None else ShardPlacement()
         self._executor = executor
         self._bucket_time_index = bucket_time_index
         self._z_walk = z_walk if z_walk is not None else ZWalk()
 
     @property
-    def layout(self) -> ShardPlacement:
-        return self._layout
+    def placement(self) -> ShardPlacement:
+        return self._placement
 
     def get_file(self, object_key: str) -> dict[str, Any] | None:
         """The indexed file under `object_key` (URL-decoded), or None if absent or deleted."""
@@ -194,11 +194,11 @@ class FileReader:
     ) -> cost.PlanCost:
         """The estimated cost of all of `query` on `plan`, in pages of `page` (`cost.estimate_plan`)."""
         box = query.box() or zorder.Box(min_size=query.min_size, max_size=query.max_size)
-        shard_count = len(self._layout.bucket_partitions(query.bucket))
+        shard_count = len(self._placement.bucket_partitions(query.bucket))
         return cost.estimate_plan(plan.value, statistics, box, shards=shard_count, page=page)
 
     def _z_order_usable(self, query: BucketQuery, *, z_order_ready: bool) -> bool:
-        return self._layout.multi_attribute_index and z_order_ready and query.box() is not None
+        return self._placement.multi_attribute_index and z_order_ready and query.box() is not None
 
     def list_files(
         self,
@@ -315,18 +315,18 @@ class FileReader:
                     if query.day_prefix is not None
                     else key_range(Attr(schema.UPLOAD_DATE), low, high)
                 )
-            user_shards = self._layout.user_shards(query.user)
+            user_shards = self._placement.user_shards(query.user)
             partitions = [
                 Partition(
                     value,
                     Attr(schema.USER_SHARD).not_exists() if shard == 0 else Attr(schema.USER_SHARD).eq(shard),
                 )
-                for shard, value in enumerate(self._layout.user_partitions(query.user))
+                for shard, value in enumerate(self._placement.user_partitions(query.user))
             ]
             assert len(partitions) == user_shards
             ranges = None
         else:
-            partitions = [Partition(value, None) for value in self._layout.bucket_partitions(query.bucket)]
+            partitions = [Partition(value, None) for value in self._placement.bucket_partitions(query.bucket)]
             if plan is Plan.UPLOAD_DATE:
                 index = schema.BUCKET_DATE_INDEX
                 ranges = None

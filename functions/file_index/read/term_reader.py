@@ -1,11 +1,11 @@
 """The terms plan of a name list: the items of one term, by upload time, every shard merged, a page at a time.
 
 A name list with query words (or an extension alone, which is indexed as a word of the name) reads the term
-items (`file_index.write.names`: `nameScope` `{partition}|:{term}`, `nameTerm` `{uploadDate} {key digest}`) of
+items (`file_index.write.names`: `nameScope` `{partition}|:{term}`, `nameSort` `{uploadDate} {key digest}`) of
 `name_terms.lookup_term(longest query word)` in every partition of its bucket (the table) or of its user
-(the `nameUser` GSI). Time bounds are key conditions on `nameTerm`; each partition is read in the list's
+(the `nameUser` GSI). Time bounds are key conditions on `nameSort`; each partition is read in the list's
 order (newest first, or ascending) and the partitions are merged (`shard_merge.merge_page`, as the entry lists
-are: each shard asked for its fair share, topped up as it runs low) by `nameTerm`, so the answer is ordered
+are: each shard asked for its fair share, topped up as it runs low) by `nameSort`, so the answer is ordered
 by upload time, then by key digest. Each item is checked on its own attributes (every query word on its
 `fileName` with `name_terms.matches`, the extension, the size bounds) and the page's candidates' entries are
 read in one BatchGetItem: an entry answers only if it is live, matches the list (`keeps`) and has the
@@ -17,7 +17,7 @@ shards of a round in parallel), then the BatchGetItem. A filter that drops items
 the term, a second word, size bounds, enrichment filters, stale items) makes a page end after that bounded
 read, shorter or empty, with a cursor past what it read. It holds the page and the shards' read-ahead.
 
-Cursor: `{"terms": MergeCursor}` (each shard's place by `nameTerm`, the last item answered).
+Cursor: `{"terms": MergeCursor}` (each shard's place by `nameSort`, the last item answered).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from file_index.rules.name_items import has_extension
 from file_index.rules.objects import MAX_KEY_BYTES
 from file_index.rules.shard_merge import InvalidMergeCursorError, MergeCursor, Position, ShardBatch
 
-# Above every `nameTerm` of an upload time that starts with a bound ("{uploadDate} {hex digest}").
+# Above every `nameSort` of an upload time that starts with a bound ("{uploadDate} {hex digest}").
 _AFTER_TIME = "~"
 # Query rounds a page makes at most: one round trip of the page is its BatchGetItem.
 QUERY_ROUNDS = PAGE_ROUNDS - 1
@@ -50,7 +50,7 @@ QUERY_ROUNDS = PAGE_ROUNDS - 1
 class TermSearch:
     """What a terms plan reads: the term, where, in which order, and what an item must pass."""
 
-    scope: UserQuery | BucketQuery
+    listing: UserQuery | BucketQuery
     query_words: tuple[str, ...]  # what every name must match (`name_terms.matches`)
     lookup_words: tuple[str, ...]  # the words the term is chosen from: the query's, and the extension's
     ext: str | None
@@ -63,17 +63,17 @@ class TermSearch:
         return max((name_terms.lookup_term(word) for word in self.lookup_words), key=len)
 
     def bounds(self) -> tuple[str | None, str | None]:
-        """The `nameTerm` range of the list's time bounds, inclusive, None for an open side."""
-        if isinstance(self.scope, UserQuery):
-            low, high = self.scope.key_bounds()
-            if self.scope.day_prefix is not None:
+        """The `nameSort` range of the list's time bounds, inclusive, None for an open side."""
+        if isinstance(self.listing, UserQuery):
+            low, high = self.listing.key_bounds()
+            if self.listing.day_prefix is not None:
                 return low, high
         else:
-            low, high = self.scope.start, self.scope.end
+            low, high = self.listing.start, self.listing.end
         return low, None if high is None else high + _AFTER_TIME
 
     def holds_nothing(self) -> bool:
-        low, high = self.scope.start, self.scope.end
+        low, high = self.listing.start, self.listing.end
         return low is not None and high is not None and low > high
 
     def passes(self, item: Mapping[str, Any]) -> bool:
@@ -84,12 +84,12 @@ class TermSearch:
         if self.ext and not has_extension(name, self.ext):
             return False
         date = str(item.get(schema.UPLOAD_DATE, ""))
-        if not self.scope.has_time(date):
+        if not self.listing.has_time(date):
             return False
         size = item.get(schema.SIZE)
         if size is None:
             return False
-        low, high = self.scope.min_size, self.scope.max_size
+        low, high = self.listing.min_size, self.listing.max_size
         return (low is None or size >= low) and (high is None or size <= high)
 
 
@@ -112,8 +112,8 @@ class Counter:
 class TermShard:
     """The fetcher of one partition's term items (`shard_merge.ShardFetch`): one Query per call, as a rule.
 
-    `after` with an object key resumes strictly after its `nameTerm` (a key condition from it, inclusive,
-    the item itself dropped: a `nameTerm` names one key in a partition); a compact one from it, inclusive.
+    `after` with an object key resumes strictly after its `nameSort` (a key condition from it, inclusive,
+    the item itself dropped: a `nameSort` names one key in a partition); a compact one from it, inclusive.
     """
 
     def __init__(
@@ -155,7 +155,7 @@ class TermShard:
             return ShardBatch([], exhausted=True)
         attribute = schema.NAME_USER if self._index is not None else schema.NAME_SCOPE
         condition = Key(attribute).eq(self._scope_value)
-        sort_key = Key(schema.NAME_TERM)
+        sort_key = Key(schema.NAME_SORT)
         if low is not None and high is not None:
             condition &= sort_key.between(low, high)
         elif low is not None:
@@ -177,14 +177,14 @@ class TermShard:
             read: list[dict[str, Any]] = [_plain(raw) for raw in response.get("Items", [])]
             self._counter.add(int(response.get("ScannedCount", len(read))))
             self._scanned += len(read)
-            kept = [item for item in read if item[schema.NAME_TERM] != skip and self._search.passes(item)]
+            kept = [item for item in read if item[schema.NAME_SORT] != skip and self._search.passes(item)]
             self._kept += len(kept)
             items += kept
             evaluated = response.get("LastEvaluatedKey")
             if evaluated is None:
                 return ShardBatch(items, exhausted=True)
             last = read[-1]
-            resume = Position(str(last[schema.NAME_TERM]), str(last[schema.OBJECT_KEY]))
+            resume = Position(str(last[schema.NAME_SORT]), str(last[schema.OBJECT_KEY]))
             if items or resume.sort_value != skip:
                 return ShardBatch(items, exhausted=False, resume=resume)
             # Only copies of the item resumed after were read (a key's items left in two shards share
@@ -193,7 +193,7 @@ class TermShard:
 
 
 def position_of(item: Mapping[str, Any]) -> Position:
-    return Position(str(item[schema.NAME_TERM]), str(item[schema.OBJECT_KEY]))
+    return Position(str(item[schema.NAME_SORT]), str(item[schema.OBJECT_KEY]))
 
 
 def batch_size(limit: int, shard_count: int) -> int:

@@ -236,7 +236,7 @@ def z_walk_stretches(box: zorder.Box, statistics: IndexStatistics, shards: int) 
     """
     curve, codes = zorder.UPLOAD_SIZE_CURVE, box.codes()
     per_shard = statistics.count / max(1, shards)
-    bits = len(curve.layout)
+    bits = len(curve.axes)
     x_top, y_top = (1 << curve.x_bits) - 1, (1 << curve.y_bits) - 1
     cells = [(0, 0, 0, x_top, 0, y_top)]
     kept: list[tuple[int, int]] = []

@@ -4,10 +4,10 @@ A file's **name** is the last `/` segment of its file id. For each live entry th
 (`schema.NAME_TABLE_NAME`) holds:
 
 - one **term item** per distinct term of its name (`name_terms.name_terms`): `nameScope` (partition key)
-  `{bucket partition}|:{term}`, `nameTerm` (sort key) `{uploadDate} {key digest}` (so a term's items read
+  `{bucket partition}|:{term}`, `nameSort` (sort key) `{uploadDate} {key digest}` (so a term's items read
   newest first), `nameUser` (the GSI's partition key) `{user partition}|:{term}`, and the `objectKey`,
   `fileName`, `size`, `uploadDate` a search filters on before reading the entry;
-- one **key item**: `nameScope` `{bucket partition}|/`, `nameTerm` the key, `nameUser` `{user partition}|/`.
+- one **key item**: `nameScope` `{bucket partition}|/`, `nameSort` the key, `nameUser` `{user partition}|/`.
 
 Pure: the items are built here, written by `file_index.write.names` and read by `file_index.read`.
 """
@@ -59,7 +59,7 @@ def term_scope(partition: str, term: str) -> str:
 
 
 def time_term(upload_date: str, object_key: str) -> str:
-    """`nameTerm` of a term item: the entry's upload time, then its key's digest (newest last)."""
+    """`nameSort` of a term item: the entry's upload time, then its key's digest (newest last)."""
     return f"{upload_date} {key_digest(object_key)}"
 
 
@@ -76,7 +76,7 @@ def term_items(entry: Mapping[str, Any], since: str) -> list[dict[str, Any]]:
     for term in name_terms(name):
         item: dict[str, Any] = {
             schema.NAME_SCOPE: term_scope(bucket_partition, term),
-            schema.NAME_TERM: sort_key,
+            schema.NAME_SORT: sort_key,
             schema.OBJECT_KEY: object_key,
             schema.FILE_NAME: name,
             schema.SIZE: entry[schema.SIZE],
@@ -98,7 +98,7 @@ def key_item(entry: Mapping[str, Any], since: str) -> dict[str, Any]:
         schema.FILE_NAME: name_of(str(entry.get(schema.FILE_ID) or object_key)),
         schema.NAME_SINCE: since,
         schema.NAME_SCOPE: key_scope(str(entry[schema.BUCKET_NAME])),
-        schema.NAME_TERM: object_key,
+        schema.NAME_SORT: object_key,
     }
     if user_partition is not None:
         item[schema.NAME_USER] = key_scope(str(user_partition))
@@ -106,7 +106,7 @@ def key_item(entry: Mapping[str, Any], since: str) -> dict[str, Any]:
 
 
 def item_key(item: Mapping[str, Any]) -> dict[str, Any]:
-    return {schema.NAME_SCOPE: item[schema.NAME_SCOPE], schema.NAME_TERM: item[schema.NAME_TERM]}
+    return {schema.NAME_SCOPE: item[schema.NAME_SCOPE], schema.NAME_SORT: item[schema.NAME_SORT]}
 
 
 def entry_items(entry: Mapping[str, Any], since: str) -> list[dict[str, Any]]:

@@ -49,6 +49,22 @@ class InvalidSequencerError(ValueError):
     """A sequencer that is not 1-64 hex digits: no position in a key's history can be given to it."""
 
 
+# The index's own records (a bucket's state, its deployed configuration, its upload statistics) sit in the
+# entry table under keys one byte longer than the longest S3 key, so no event writes one and a scan skips
+# them (`is_record_key`). Bucket names never contain "~", so the padding keeps each key unambiguous.
+RECORD_MARK = "~"
+
+
+def record_key(kind: str, name: str) -> str:
+    """The `objectKey` of the record `kind` of `name` (a bucket, or a bucket and a shard)."""
+    return f"{RECORD_MARK}{kind}{RECORD_MARK}{name}".ljust(MAX_KEY_BYTES + 1, RECORD_MARK)
+
+
+def is_record_key(object_key: str) -> bool:
+    """Whether `object_key` is one of the index's records (`record_key`), not an object's entry."""
+    return object_key.startswith(RECORD_MARK) and len(object_key.encode("utf-8")) > MAX_KEY_BYTES
+
+
 def order_key_for_sequencer(sequencer: str) -> str:
     """The comparable position of a sequencer: upper case, right-padded with "0" to a fixed width."""
     if not _SEQUENCER.fullmatch(sequencer):
@@ -81,7 +97,7 @@ class ObjectEvent:
     size: int | None  # required for creates, absent on removals
     e_tag: str | None
     version_id: str | None
-    upload_user: str | None  # None when the key does not fit the layout
+    upload_user: str | None  # None when the key does not fit the placement
     file_id: str
     no_user_reason: str | None = None  # why upload_user is None, for the log
     # Read from S3 when `enrich` names them (`file_index.store.enrich`); None: not read.

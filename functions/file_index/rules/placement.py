@@ -10,7 +10,7 @@ environment variables, set by the CDK app and the local stack from the same `cdk
 | `HOT_USERS` | `hotUsers` | JSON object: user -> shard count on `uploadUser-uploadDate-index` (1-256) |
 | `MULTI_ATTRIBUTE_INDEX` | `multiAttributeIndex` | `true`: entries carry `zAddress` for the third index |
 
-Unset means the 0.2.0 layout (one shard, no hot user, no third index), so a function deployed without
+Unset means the unsharded placement (one shard, no hot user, no third index), so a function deployed without
 these variables writes exactly what it always wrote. Shard 0 of a value is the value itself, so every
 entry written under a smaller count is found by a reader of a larger one (`file_index.rules.shards`).
 """
@@ -38,27 +38,29 @@ _TRUE = ("true", "1", "yes")
 _FALSE = ("false", "0", "no", "")
 
 
-class LayoutError(ConfigError):
+class PlacementError(ConfigError):
     """A shard count, hot-user map or switch the index cannot use; the message names the setting."""
 
 
 def check_shard_count(name: str, value: Any) -> int:
-    """`value` if it is a whole number of shards (1..MAX_SHARD_COUNT), else LayoutError naming `name`."""
+    """`value` if it is a whole number of shards (1..MAX_SHARD_COUNT), else PlacementError naming `name`."""
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= shards.MAX_SHARD_COUNT:
-        raise LayoutError(f"{name} must be a whole number from 1 to {shards.MAX_SHARD_COUNT}, got {value!r}")
+        raise PlacementError(
+            f"{name} must be a whole number from 1 to {shards.MAX_SHARD_COUNT}, got {value!r}"
+        )
     return value
 
 
 def check_hot_users(name: str, value: Any) -> dict[str, int]:
     """A map of user -> shard count, each user non-empty and without the shard separator."""
     if not isinstance(value, Mapping):
-        raise LayoutError(f'{name} must be an object of user -> shard count, e.g. {{"ingest-bot": 8}}')
+        raise PlacementError(f'{name} must be an object of user -> shard count, e.g. {{"ingest-bot": 8}}')
     result: dict[str, int] = {}
     for user, count in value.items():
         if not isinstance(user, str) or not user.strip():
-            raise LayoutError(f"{name}: a user name must be a non-empty string, got {user!r}")
+            raise PlacementError(f"{name}: a user name must be a non-empty string, got {user!r}")
         if shards.SHARD_SEPARATOR in user:
-            raise LayoutError(
+            raise PlacementError(
                 f"{name}: user {user!r} contains {shards.SHARD_SEPARATOR!r}, so its shards would be ambiguous"
             )
         result[user] = check_shard_count(f"{name}[{user!r}]", count)
@@ -123,12 +125,12 @@ class ShardPlacement:
     # Context (cdk.json): the CDK app, the local stack and the admin commands read the same keys.
     @classmethod
     def from_context(cls, context: Mapping[str, Any]) -> ShardPlacement:
-        """The layout from `cdk.json` context values (`bucketIndexShards`, `hotUsers`,
+        """The placement from `cdk.json` context values (`bucketIndexShards`, `hotUsers`,
         `multiAttributeIndex`); a missing key takes the CDK app's default (16 shards, no hot users, off).
-        LayoutError names a bad key."""
+        PlacementError names a bad key."""
         switch = context.get("multiAttributeIndex", False)
         if not isinstance(switch, bool):
-            raise LayoutError(f"multiAttributeIndex must be true or false, got {switch!r}")
+            raise PlacementError(f"multiAttributeIndex must be true or false, got {switch!r}")
         return cls(
             bucket_shards=check_shard_count(
                 "bucketIndexShards", context.get("bucketIndexShards", DEFAULT_BUCKET_INDEX_SHARDS)
@@ -140,12 +142,12 @@ class ShardPlacement:
     # Environment.
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ShardPlacement:
-        """The layout from a function's environment; LayoutError names a bad variable."""
+        """The placement from a function's environment; PlacementError names a bad variable."""
         raw_shards = env.get(BUCKET_INDEX_SHARDS, "").strip()
         bucket_shards = 1
         if raw_shards:
             if not (raw_shards.isascii() and raw_shards.isdecimal()):
-                raise LayoutError(f"{BUCKET_INDEX_SHARDS} must be a whole number, got {raw_shards!r}")
+                raise PlacementError(f"{BUCKET_INDEX_SHARDS} must be a whole number, got {raw_shards!r}")
             bucket_shards = check_shard_count(BUCKET_INDEX_SHARDS, int(raw_shards))
         raw_users = env.get(HOT_USERS, "").strip()
         hot_users: dict[str, int] = {}
@@ -153,17 +155,17 @@ class ShardPlacement:
             try:
                 parsed = json.loads(raw_users)
             except ValueError:
-                raise LayoutError(f"{HOT_USERS} must be a JSON object, got {raw_users!r}") from None
+                raise PlacementError(f"{HOT_USERS} must be a JSON object, got {raw_users!r}") from None
             hot_users = check_hot_users(HOT_USERS, parsed)
         raw_switch = env.get(MULTI_ATTRIBUTE_INDEX, "").strip().lower()
         if raw_switch not in _TRUE + _FALSE:
-            raise LayoutError(f"{MULTI_ATTRIBUTE_INDEX} must be true or false, got {raw_switch!r}")
+            raise PlacementError(f"{MULTI_ATTRIBUTE_INDEX} must be true or false, got {raw_switch!r}")
         return cls(
             bucket_shards=bucket_shards, hot_users=hot_users, multi_attribute_index=raw_switch in _TRUE
         )
 
     def to_env(self) -> dict[str, str]:
-        """The variables that give this layout to a function (`from_env` reads them back)."""
+        """The variables that give this placement to a function (`from_env` reads them back)."""
         return {
             BUCKET_INDEX_SHARDS: str(self.bucket_shards),
             HOT_USERS: json.dumps(dict(self.hot_users), sort_keys=True, separators=(",", ":")),

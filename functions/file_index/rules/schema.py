@@ -168,7 +168,7 @@ def create_table_request(
 NAME_TABLE_NAME = "FileNameIndex"
 # Partition key: "{bucket partition}|{first character of the word}", or "{bucket partition}|/" for keys.
 NAME_SCOPE = "nameScope"
-NAME_TERM = "nameTerm"  # sort key: "{word} {key digest}", or the key itself
+NAME_SORT = "nameSort"  # sort key: "{word} {key digest}", or the key itself
 NAME_USER = "nameUser"  # the same as NAME_SCOPE with the user's partition value; absent without a user
 FILE_NAME = "fileName"  # the name (last "/" segment of the file id), for checking every word of a query
 # The orderKey of the entry that wrote the item ("" for a backfill's or repair's): a delete removes it
@@ -176,11 +176,11 @@ FILE_NAME = "fileName"  # the name (last "/" segment of the file id), for checki
 NAME_SINCE = "since"
 
 NAME_PARTITION_KEY = KeyAttribute(NAME_SCOPE, "S")
-NAME_SORT_KEY = KeyAttribute(NAME_TERM, "S")
+NAME_SORT_KEY = KeyAttribute(NAME_SORT, "S")
 NAME_USER_INDEX = GlobalIndex(
-    name="nameUser-nameTerm-index",
+    name="nameUser-nameSort-index",
     partition_key=KeyAttribute(NAME_USER, "S"),
-    sort_key=KeyAttribute(NAME_TERM, "S"),
+    sort_key=KeyAttribute(NAME_SORT, "S"),
 )
 
 
@@ -191,17 +191,17 @@ def create_name_table_request(table_name: str = NAME_TABLE_NAME) -> dict[str, An
         "BillingMode": "PAY_PER_REQUEST",
         "KeySchema": [
             {"AttributeName": NAME_SCOPE, "KeyType": "HASH"},
-            {"AttributeName": NAME_TERM, "KeyType": "RANGE"},
+            {"AttributeName": NAME_SORT, "KeyType": "RANGE"},
         ],
         "AttributeDefinitions": [
-            {"AttributeName": name, "AttributeType": "S"} for name in (NAME_SCOPE, NAME_TERM, NAME_USER)
+            {"AttributeName": name, "AttributeType": "S"} for name in (NAME_SCOPE, NAME_SORT, NAME_USER)
         ],
         "GlobalSecondaryIndexes": [
             {
                 "IndexName": NAME_USER_INDEX.name,
                 "KeySchema": [
                     {"AttributeName": NAME_USER, "KeyType": "HASH"},
-                    {"AttributeName": NAME_TERM, "KeyType": "RANGE"},
+                    {"AttributeName": NAME_SORT, "KeyType": "RANGE"},
                 ],
                 "Projection": {"ProjectionType": "ALL"},
             }

@@ -12,7 +12,7 @@ counters, under 2 KB for about four years of upload months, so an UpdateItem cos
 beyond that). Per million uploads: at most 10,000 UpdateItems, 20,000 write units, 0.5% of the entry
 table's ~4,000,000 (0.75% at 3 units).
 
-Each item's key is longer than S3 allows (`state.is_state_key` holds), so no event writes it and every
+Each item's key is longer than S3 allows (`objects.is_record_key` holds), so no event writes it and every
 scan of the table skips it; it carries no index key attribute, so no search returns it. Backfill and
 reconcile neither read nor reset the items: a bucket keeps them through any run.
 
@@ -35,13 +35,11 @@ from decimal import Decimal
 from typing import Any
 
 from file_index.rules import cost, schema, zorder
-from file_index.rules.objects import MAX_KEY_BYTES
+from file_index.rules.objects import RECORD_MARK, record_key
 
 SAMPLE_ONE_IN = 100
 STATISTICS_SHARDS = 4
 STATISTICS_OF = "statisticsOf"  # the bucket a statistics item counts
-_MARKER = "~upload-statistics~"
-_PAD = "~"  # never in a bucket name: the key stays unambiguous
 
 
 def _hash(object_key: str) -> int:
@@ -62,7 +60,7 @@ def sampled(object_key: str) -> int | None:
 
 def statistics_key(bucket: str, shard: int) -> str:
     """The `objectKey` of `bucket`'s statistics item `shard`: one byte longer than the longest S3 key."""
-    return f"{_MARKER}{bucket}{_PAD}{shard}".ljust(MAX_KEY_BYTES + 1, _PAD)
+    return record_key("upload-statistics", f"{bucket}{RECORD_MARK}{shard}")
 
 
 def statistics_keys(bucket: str) -> list[str]:

@@ -95,23 +95,23 @@ Cell = tuple[int, int, int, int, int]
 class ZCurve:
     """A Morton order of two unsigned integers x and y, on any bit layout.
 
-    `layout` names the axis of each address bit from the most significant down ("x" or "y"); each
+    `axes` names the axis of each address bit from the most significant down ("x" or "y"); each
     axis's own bits keep their order. `ZCurve.interleaved(x_bits, y_bits)` is the usual curve. Works on
     plain integers, so it can be checked against brute force on small grids; `UPLOAD_SIZE_CURVE` is the
     curve of the index.
     """
 
-    def __init__(self, layout: str) -> None:
-        if not layout or set(layout) - {"x", "y"} or len(layout) > 256:
-            raise ZOrderError(f"layout must be 1-256 of 'x'/'y', not {layout!r}")
-        self.layout = layout
-        bits = len(layout)
+    def __init__(self, axes: str) -> None:
+        if not axes or set(axes) - {"x", "y"} or len(axes) > 256:
+            raise ZOrderError(f"axes must be 1-256 of 'x'/'y', not {axes!r}")
+        self.axes = axes
+        bits = len(axes)
         positions: dict[str, list[int]] = {"x": [], "y": []}
         below = [0] * bits
         seen = {"x": 0, "y": 0}
         # From the least significant bit up: each bit's mask of the lower bits of its own axis.
         for position in range(bits):
-            axis = layout[bits - 1 - position]
+            axis = axes[bits - 1 - position]
             below[position] = seen[axis]
             seen[axis] |= 1 << position
             positions[axis].append(position)
@@ -120,7 +120,7 @@ class ZCurve:
         self._below = tuple(below)
 
     def __repr__(self) -> str:
-        return f"ZCurve({self.layout!r})"
+        return f"ZCurve({self.axes!r})"
 
     @classmethod
     def interleaved(cls, x_bits: int, y_bits: int, *, x_lead: int = 0) -> ZCurve:
@@ -132,15 +132,15 @@ class ZCurve:
 
     @property
     def x_bits(self) -> int:
-        return self.layout.count("x")
+        return self.axes.count("x")
 
     @property
     def y_bits(self) -> int:
-        return self.layout.count("y")
+        return self.axes.count("y")
 
     @property
     def max_address(self) -> int:
-        return (1 << len(self.layout)) - 1
+        return (1 << len(self.axes)) - 1
 
     def interleave(self, x: int, y: int) -> int:
         if not (0 <= x < 1 << self.x_bits and 0 <= y < 1 << self.y_bits):
@@ -194,7 +194,7 @@ class ZCurve:
         if box.contains(*self.deinterleave(z)):
             return z
         best: int | None = None
-        for position in range(len(self.layout) - 1, -1, -1):
+        for position in range(len(self.axes) - 1, -1, -1):
             mask = 1 << position
             bits = (bool(z & mask), bool(zmin & mask), bool(zmax & mask))
             if bits == (False, False, True):
@@ -233,7 +233,7 @@ class ZCurve:
         if max_ranges < 1:
             raise ZOrderError(f"max_ranges must be at least 1, not {max_ranges}")
         self.check_box(box)
-        bits = len(self.layout)
+        bits = len(self.axes)
         top = self.max_address
         gap_end_at_start: dict[int, int] = {}  # dropped intervals: start -> end
         gap_start_at_end: dict[int, int] = {}  # end -> start
@@ -279,8 +279,8 @@ class ZCurve:
         """The two halves of the aligned cell starting at address `lo` with `level` bits fixed (the codes
         `x_lo..x_hi` by `y_lo..y_hi`): split along the axis of address bit `level`, each as (its first
         address, x_lo, x_hi, y_lo, y_hi)."""
-        half = 1 << (len(self.layout) - level - 1)
-        if self.layout[level] == "x":
+        half = 1 << (len(self.axes) - level - 1)
+        if self.axes[level] == "x":
             middle = (x_lo + x_hi + 1) // 2
             return (lo, x_lo, middle - 1, y_lo, y_hi), (lo + half, middle, x_hi, y_lo, y_hi)
         middle = (y_lo + y_hi + 1) // 2

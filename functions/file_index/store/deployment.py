@@ -6,13 +6,13 @@ names a key's user, the Z-order and time indexes, the name index and enrichment.
 (a function's environment, a `cdk.json` on someone's machine), a setting can drift from what the search
 reads: entries land in shards no search queries, or a file goes to the wrong owner. So the deployment
 writes its settings into the table itself, where every writer finds them whatever the stack is called:
-at deploy time a custom resource after the table (`layout_guard`), the local stack at its start. Each
+at deploy time a custom resource after the table (`configuration_guard`), the local stack at its start. Each
 writer compares the settings it writes with (those it has an opinion on) with the record and refuses a
 difference, naming both values (`ConfigurationMismatchError`). A table without a record (a stack deployed
 before it existed) refuses nothing.
 
 The record is an item of `FileMetaData` like the index state (`file_index.store.state`): its `objectKey` is
-longer than any S3 key, so no event can write it and a scan skips it (`state.is_state_key`); it carries
+longer than any S3 key, so no event can write it and a scan skips it (`objects.is_record_key`); it carries
 no index key attribute, so no search returns it. There is one per indexed bucket (`configurationOf`), so
 a table that indexes several buckets keeps one each. The settings are stored as one JSON object in the
 `cdk.json` context's own terms (`bucketIndexShards`, `hotUsers`, ...), which is also how messages show them.
@@ -32,7 +32,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from file_index.rules import schema
 from file_index.rules.config import ConfigError
-from file_index.rules.objects import MAX_KEY_BYTES
+from file_index.rules.objects import record_key
 from file_index.rules.placement import ShardPlacement
 
 # boto3 ships no type information for its generated clients.
@@ -63,9 +63,6 @@ SETTING_ORDER = (
     ENRICH,
 )
 
-_MARKER = "~deployed-configuration~"
-# Bucket names never contain "~" (see file_index.store.state).
-_PAD = "~"
 # A writer that found the record matching reads it again after this long: a deployment that changed it
 # is noticed within a minute, at one GetItem a minute per warm function.
 RECHECK_SECONDS = 60.0
@@ -77,7 +74,7 @@ class ConfigurationMismatchError(ConfigError):
 
 def configuration_key(bucket: str) -> str:
     """The `objectKey` of `bucket`'s deployed configuration: longer than the longest S3 key."""
-    return (_MARKER + bucket).ljust(MAX_KEY_BYTES + 1, _PAD)
+    return record_key("deployed-configuration", bucket)
 
 
 class Unset:
@@ -107,7 +104,7 @@ class DeployedConfiguration:
     def of(
         cls,
         *,
-        layout: ShardPlacement | None = None,
+        placement: ShardPlacement | None = None,
         key_pattern: str | None = None,
         bucket_time_index: bool | None = None,
         name_table: str | Unset | None = UNSET,
@@ -116,10 +113,10 @@ class DeployedConfiguration:
         """The settings given (None: this writer has no opinion). `name_table`: the name index's table,
         None for no name index, `UNSET` (the default) for no opinion."""
         settings: dict[str, Any] = {}
-        if layout is not None:
-            settings[BUCKET_INDEX_SHARDS] = layout.bucket_shards
-            settings[HOT_USERS] = dict(layout.hot_users)
-            settings[MULTI_ATTRIBUTE_INDEX] = layout.multi_attribute_index
+        if placement is not None:
+            settings[BUCKET_INDEX_SHARDS] = placement.bucket_shards
+            settings[HOT_USERS] = dict(placement.hot_users)
+            settings[MULTI_ATTRIBUTE_INDEX] = placement.multi_attribute_index
         if key_pattern is not None:
             settings[KEY_LAYOUT] = key_pattern
         if bucket_time_index is not None:
@@ -133,7 +130,7 @@ class DeployedConfiguration:
         return cls(settings)
 
     @property
-    def layout(self) -> ShardPlacement | None:
+    def placement(self) -> ShardPlacement | None:
         """The shard placement the settings name, or None when they name no shard count."""
         if BUCKET_INDEX_SHARDS not in self.settings:
             return None

@@ -15,9 +15,9 @@ from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
 from file_index.rules import schema
+from file_index.rules.objects import is_record_key
 from file_index.store import unprocessed
 from file_index.store.sdk import DynamoDBClient, serialize
-from file_index.store.state import is_state_key
 
 # BatchGetItem's limit per request.
 MAX_BATCH_GET = 100
@@ -112,7 +112,7 @@ def scan_index(dynamodb: DynamoDBClient, table_name: str) -> Iterator[dict[str, 
     paginator = dynamodb.get_paginator("scan")
     for page in paginator.paginate(TableName=table_name, ConsistentRead=True):
         for raw in page.get("Items", []):
-            if not is_state_key(raw[schema.OBJECT_KEY]["S"]):
+            if not is_record_key(raw[schema.OBJECT_KEY]["S"]):
                 yield plain_item(raw)
 
 

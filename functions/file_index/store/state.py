@@ -4,7 +4,7 @@ One record per indexed bucket, kept in `FileMetaData` itself. Its `objectKey` is
 (S3 allows at most `MAX_KEY_BYTES` bytes; `state_key` is one more), so it never collides with an
 object's entry, no event can write it (the indexer refuses longer keys) and `GET /files/{key}` refuses
 to look it up. It carries none of the index key attributes (the bucket is in `stateOf`, not
-`bucketName`), so no search returns it; a scan of the table must skip it (`is_state_key`).
+`bucketName`), so no search returns it; a scan of the table must skip it (`is_record_key`).
 
 A run (`runId`) owns the record from `start` to `finish`: progress and the end are written only while
 the record still names that run, so two runs never mix their counts and a stale worker cannot mark a
@@ -38,7 +38,7 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from file_index.rules import cost, schema, upload_statistics, zorder
-from file_index.rules.objects import MAX_KEY_BYTES, iso_utc_millis
+from file_index.rules.objects import iso_utc_millis, record_key
 
 # boto3 ships no type information for its generated clients.
 DynamoDBClient = Any
@@ -56,10 +56,6 @@ Z_ORDER_PENDING = "zOrderPending"  # see the module docstring; owned by no run
 COUNT_PREFIX = "count_"  # counters: count_listed, count_written, count_skipped, ...
 STATISTICS_PREFIX = "stat_"  # the listed objects' statistics (`cost.entry_counts`), added like counters
 
-_MARKER = "~index-state~"
-# Bucket names are at most 63 characters of [a-z0-9.-]: "~" never occurs in one, so padding with it
-# keeps the key unambiguous.
-_PAD = "~"
 # Counters added by one UpdateItem (see `IndexStateStore.add_progress`).
 _ADDS_PER_UPDATE = 50
 # `start` replaces the record while keeping the flag; a mark or clear in between makes it try again.
@@ -89,13 +85,7 @@ class StateContentionError(RuntimeError):
 
 def state_key(bucket: str) -> str:
     """The `objectKey` of `bucket`'s state record: one byte longer than the longest S3 key."""
-    return (_MARKER + bucket).ljust(MAX_KEY_BYTES + 1, _PAD)
-
-
-def is_state_key(object_key: str) -> bool:
-    """Whether `object_key` is a record of the index (its state, its deployed configuration), not an
-    object's entry: only records have keys longer than S3 allows, and no event can write one."""
-    return object_key.startswith("~") and len(object_key.encode("utf-8")) > MAX_KEY_BYTES
+    return record_key("index-state", bucket)
 
 
 def now_iso() -> str:

@@ -20,7 +20,7 @@ from file_index.rules.objects import ObjectEvent
 from file_index.rules.placement import ShardPlacement
 from file_index.store.entries import write_returning_old
 from file_index.store.sdk import DynamoDBClient, serialize
-from file_index.write.entry_items import DEFAULT_LAYOUT, version_of
+from file_index.write.entry_items import DEFAULT_PLACEMENT, version_of
 
 # Conditions only change when the item changes, so a handful of rounds covers any real contention.
 MAX_ROUNDS = 6
@@ -47,7 +47,7 @@ class ConditionalWrite:
     table_name: str
     event: ObjectEvent
     expires_at: int
-    layout: ShardPlacement = DEFAULT_LAYOUT
+    placement: ShardPlacement = DEFAULT_PLACEMENT
     # What the name index needs to know of the writes made: the entry written, the item it replaced or
     # the item a failed condition returned (`update_names`).
     seen: dict[str, Any] = field(default_factory=dict)

@@ -16,7 +16,7 @@ from file_index.rules.placement import ShardPlacement
 NULL_PURGED_AT = schema.NULL_PURGED_AT
 PURGED_UNTIL = schema.PURGED_UNTIL
 
-# Where the layout places an entry, besides its bucket and user values: written by `entry_item` only.
+# Where the placement places an entry, besides its bucket and user values: written by `entry_item` only.
 PLACEMENT_ATTRIBUTES = (schema.USER_SHARD, schema.Z_ADDRESS)
 # Attributes an entry or a tombstone may carry, besides the key and the bookkeeping above. A write that
 # keeps the bookkeeping sets some and removes the rest, so it leaves what a PutItem would (a tombstone
@@ -29,28 +29,28 @@ ENTRY_ATTRIBUTES = (
     schema.DELETED,
     schema.EXPIRES_AT,
 )
-# The layout of a writer that is given none: the 0.2.0 entries (one shard, no hot user, no Z-order).
-DEFAULT_LAYOUT = ShardPlacement()
+# The placement of a writer that is given none: unsharded entries (one shard, no hot user, no Z-order).
+DEFAULT_PLACEMENT = ShardPlacement()
 
 
 def entry_item(
-    event: ObjectEvent, order_key: str | None, layout: ShardPlacement = DEFAULT_LAYOUT
+    event: ObjectEvent, order_key: str | None, placement: ShardPlacement = DEFAULT_PLACEMENT
 ) -> dict[str, Any]:
     """The index entry of a create, as plain values; without `orderKey` when `order_key` is None.
 
     An entry without `orderKey` holds no position in the key's history: any event replaces it (what a
     backfill or a repair writes).
 
-    `layout` places it: `bucketName` is the bucket's shard value for the key (the bucket itself on shard
+    `placement` places it: `bucketName` is the bucket's shard value for the key (the bucket itself on shard
     0), `uploadUser` the user's (the user itself unless hot), `userShard` the user's shard when above 0,
     and `zAddress` is written when the Z-order index is on. Every shard depends only on the object key,
-    so an overwrite of a key lands where the entry it replaces was (for the layout that wrote both).
+    so an overwrite of a key lands where the entry it replaces was (for the placement that wrote both).
     """
     if event.size is None:
         raise ValueError(f"{event.event_name} of {event.key!r} has no size: only a create has an entry")
     item: dict[str, Any] = {
         schema.OBJECT_KEY: event.key,
-        schema.BUCKET_NAME: layout.bucket_partition(event.bucket, event.key),
+        schema.BUCKET_NAME: placement.bucket_partition(event.bucket, event.key),
         schema.FILE_ID: event.file_id,
         schema.SIZE: event.size,
         schema.UPLOAD_DATE: event.upload_date,
@@ -59,10 +59,10 @@ def entry_item(
     # Absent, not empty: a key without a user must stay out of the user index.
     optional = {
         schema.ORDER_KEY: order_key,
-        schema.UPLOAD_USER: None if user is None else layout.user_partition(user, event.key),
+        schema.UPLOAD_USER: None if user is None else placement.user_partition(user, event.key),
         # Absent on shard 0, so a stored value is only ever read as a hot user's shard when it is one.
-        schema.USER_SHARD: (layout.user_shard(user, event.key) or None) if user is not None else None,
-        schema.Z_ADDRESS: layout.z_address(event.upload_date, event.size),
+        schema.USER_SHARD: (placement.user_shard(user, event.key) or None) if user is not None else None,
+        schema.Z_ADDRESS: placement.z_address(event.upload_date, event.size),
         schema.SEQUENCER: event.sequencer,
         schema.E_TAG: event.e_tag,
         schema.VERSION_ID: event.version_id,

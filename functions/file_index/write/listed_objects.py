@@ -27,7 +27,7 @@ from file_index.rules.objects import ObjectEvent
 from file_index.rules.placement import ShardPlacement
 from file_index.store.entries import put_if
 from file_index.store.sdk import DynamoDBClient
-from file_index.write.entry_items import DEFAULT_LAYOUT, entry_item
+from file_index.write.entry_items import DEFAULT_PLACEMENT, entry_item
 from file_index.write.names import NameIndex
 
 BACKFILL_EVENT = "ObjectCreated:Backfill"
@@ -75,9 +75,9 @@ class ListedObject:
             version_id=response.get("VersionId"),
         )
 
-    def event(self, bucket: str, layout: KeyPattern, event_name: str = BACKFILL_EVENT) -> ObjectEvent:
+    def event(self, bucket: str, key_pattern: KeyPattern, event_name: str = BACKFILL_EVENT) -> ObjectEvent:
         """The create this object stands for: no sequencer, the object's time as the event's time."""
-        parts = layout.split(self.key)
+        parts = key_pattern.split(self.key)
         return ObjectEvent(
             event_name=event_name,
             bucket=bucket,
@@ -107,16 +107,16 @@ def backfill_object(
     table_name: str,
     bucket: str,
     obj: ListedObject,
-    layout: KeyPattern,
-    shard_placement: ShardPlacement = DEFAULT_LAYOUT,
+    key_pattern: KeyPattern,
+    shard_placement: ShardPlacement = DEFAULT_PLACEMENT,
     names: NameIndex | None = None,
 ) -> BackfillOutcome:
     """Index `obj` only if the index has no item (entry or tombstone) for its key: one PutItem.
 
-    `layout` names the uploader from the key; `shard_placement` places the entry (`entry_items.entry_item`);
+    `key_pattern` names the uploader from the key; `shard_placement` places the entry (`entry_items.entry_item`);
     `names`, when given, gets the new entry's name items (`file_index.write.names`).
     """
-    item = entry_item(obj.event(bucket, layout), None, shard_placement)
+    item = entry_item(obj.event(bucket, key_pattern), None, shard_placement)
     if not put_if(dynamodb, table_name, item, "attribute_not_exists(#key)", {"#key": schema.OBJECT_KEY}):
         return BackfillOutcome.SKIPPED
     if names is not None:

@@ -35,7 +35,7 @@ from file_index.rules import schema
 from file_index.rules.name_items import SCOPE_SEPARATOR, is_live_entry, item_key
 from file_index.rules.placement import ShardPlacement
 from file_index.store import unprocessed
-from file_index.store.name_state import STATE_MARK, TermItemsState
+from file_index.store.name_index_flag import FLAG_MARK, NameIndexFlag
 from file_index.write.names import NameIndex
 
 DEFAULT_SEGMENTS = 4
@@ -103,7 +103,7 @@ def _batch_get(
 
 
 def _item_tuple(item: Mapping[str, Any]) -> tuple[str, str]:
-    return str(item[schema.NAME_SCOPE]), str(item[schema.NAME_TERM])
+    return str(item[schema.NAME_SCOPE]), str(item[schema.NAME_SORT])
 
 
 def _same_values(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
@@ -131,7 +131,7 @@ def sync_names(
     index complete once every live entry has its items (module docstring)."""
     counts = NameSyncCounts()
     notify = on_progress or (lambda _counts: None)
-    state = TermItemsState(dynamodb, name_table_name, ttl=0.0)
+    state = NameIndexFlag(dynamodb, name_table_name, ttl=0.0)
     names = NameIndex(dynamodb, name_table_name)
     counts.complete = state.complete(bucket)
     notify(counts)
@@ -178,7 +178,7 @@ def sync_names(
             ProjectionExpression="#s, #t, #k, #since",
             ExpressionAttributeNames={
                 "#s": schema.NAME_SCOPE,
-                "#t": schema.NAME_TERM,
+                "#t": schema.NAME_SORT,
                 "#k": schema.OBJECT_KEY,
                 "#since": schema.NAME_SINCE,
             },
@@ -186,7 +186,7 @@ def sync_names(
             checked: list[dict[str, Any]] = []
             for item in page:
                 partition, _, suffix = str(item[schema.NAME_SCOPE]).partition(SCOPE_SEPARATOR)
-                if ShardPlacement.public_bucket(partition) == bucket and suffix != STATE_MARK:
+                if ShardPlacement.public_bucket(partition) == bucket and suffix != FLAG_MARK:
                     checked.append(item)
             removed, kept = _remove_strays(dynamodb, table_name, name_table_name, names, checked)
             counts.add(items=len(checked), removed=removed, kept=kept)
@@ -218,7 +218,7 @@ def _remove_strays(
         try:
             dynamodb.delete_item(
                 TableName=name_table_name,
-                Key={schema.NAME_SCOPE: {"S": scope}, schema.NAME_TERM: {"S": term}},
+                Key={schema.NAME_SCOPE: {"S": scope}, schema.NAME_SORT: {"S": term}},
                 ConditionExpression="attribute_not_exists(#since) OR #since = :since",
                 ExpressionAttributeNames={"#since": schema.NAME_SINCE},
                 ExpressionAttributeValues={":since": {"S": str(item.get(schema.NAME_SINCE, ""))}},

@@ -3,7 +3,7 @@ never leaves a live entry without them (docs/searching.md).
 
 The items are `file_index.rules.name_items`'s (one term item per term of the name, one key item for
 folders; the terms are `file_index.rules.name_terms`'s), and whether a bucket's name index is complete is
-`file_index.store.name_state`'s.
+`file_index.store.name_index_flag`'s.
 
 The bucket and user partition values are the entry's own (`ShardPlacement`: shards and hot users apply as
 on the entry indexes), so a read of a term queries every shard of its bucket or user, as a list does.
@@ -40,7 +40,7 @@ _BATCH_WRITE_ITEMS = 25
 
 
 def _key_of(item: Mapping[str, Any]) -> tuple[Any, Any]:
-    return item[schema.NAME_SCOPE], item[schema.NAME_TERM]
+    return item[schema.NAME_SCOPE], item[schema.NAME_SORT]
 
 
 class NameIndex:

@@ -37,7 +37,7 @@ from file_index.store.entries import put_if, update_if
 from file_index.store.sdk import DynamoDBClient, S3Client
 from file_index.write.differences import Difference, difference, head_object, is_live, placed_values
 from file_index.write.entry_items import (
-    DEFAULT_LAYOUT,
+    DEFAULT_PLACEMENT,
     NULL_PURGED_AT,
     PLACEMENT_ATTRIBUTES,
     PURGED_UNTIL,
@@ -46,7 +46,7 @@ from file_index.write.entry_items import (
 from file_index.write.listed_objects import RECONCILE_EVENT, ListedObject
 from file_index.write.names import NameIndex
 
-# What an entry says about its object, and where the layout placed it: rewritten by a repair (a repaired
+# What an entry says about its object, and where the placement placed it: rewritten by a repair (a repaired
 # tombstone keeps none of them, so it leaves every index).
 # A repair writes what a listing or a HEAD shows: enrichment read by the indexer goes with the old entry.
 ENTRY_ATTRIBUTES = frozenset(
@@ -92,10 +92,10 @@ class Repairer:
     dynamodb: DynamoDBClient
     table_name: str
     bucket: str
-    layout: KeyPattern
+    key_pattern: KeyPattern
     dry_run: bool = False
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS
-    shard_placement: ShardPlacement = DEFAULT_LAYOUT
+    shard_placement: ShardPlacement = DEFAULT_PLACEMENT
     names: NameIndex | None = None  # the name index, kept in step with every repair (None: none)
     judge_shards: bool = True  # False: `shard_placement`'s shard counts are a guess; shard values stay
 
@@ -107,7 +107,7 @@ class Repairer:
             item,
             current,
             compare_versions=compare_versions,
-            layout=self.shard_placement,
+            placement=self.shard_placement,
             judge_shards=self.judge_shards,
         )
 
@@ -141,7 +141,7 @@ class Repairer:
             key,
             item,
             current,
-            self.layout,
+            self.key_pattern,
             tombstone_ttl_days=self.tombstone_ttl_days,
             shard_placement=self.shard_placement,
             name_index=self.names,
@@ -169,11 +169,11 @@ def repair(
     key: str,
     item: Mapping[str, Any] | None,
     current: ListedObject | None,
-    layout: KeyPattern,
+    key_pattern: KeyPattern,
     *,
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS,
     now: datetime | None = None,
-    shard_placement: ShardPlacement = DEFAULT_LAYOUT,
+    shard_placement: ShardPlacement = DEFAULT_PLACEMENT,
     name_index: NameIndex | None = None,
 ) -> bool:
     """Make the item describe `current` (None: a tombstone) if it is still exactly `item`; one PutItem.
@@ -194,7 +194,10 @@ def repair(
     else:
         if current.key != key:
             raise ValueError(f"object {current.key!r} cannot repair the entry of {key!r}")
-        new = {**kept, **entry_item(current.event(bucket, layout, RECONCILE_EVENT), None, shard_placement)}
+        new = {
+            **kept,
+            **entry_item(current.event(bucket, key_pattern, RECONCILE_EVENT), None, shard_placement),
+        }
     assert current is not None or not (schema.GSI_KEY_ATTRIBUTES | {schema.USER_SHARD}) & new.keys(), (
         "tombstones stay out of indexes"
     )
@@ -205,7 +208,7 @@ def repair(
         if current is not None:
             name_index.put_entry(new, new.get(schema.ORDER_KEY))
             if item is not None and is_live(item):
-                # Written by the layout given, the entry may have left the shard of `item`: so do its items.
+                # Written by the key_pattern given, the entry may have left the shard of `item`: so do its items.
                 name_index.delete_left_behind(item, new)
         elif item is not None and is_live(item):
             # Items up to the replaced entry's own position: "" < "\0" covers those without one.
@@ -217,12 +220,12 @@ def place_entry(
     dynamodb: DynamoDBClient,
     table_name: str,
     item: Mapping[str, Any],
-    layout: ShardPlacement,
+    placement: ShardPlacement,
     *,
     judge_shards: bool = True,
     name_index: NameIndex | None = None,
 ) -> Placement:
-    """Give a live entry the place `layout` wants for it (its shards, its `zAddress`), if it is still
+    """Give a live entry the place `placement` wants for it (its shards, its `zAddress`), if it is still
     the entry that was read.
 
     One UpdateItem (none when the entry is already in place). The condition: still live, the same
@@ -233,7 +236,7 @@ def place_entry(
     """
     if not is_live(item):
         raise ValueError(f"{item.get(schema.OBJECT_KEY)!r} is a tombstone: it has no place in any index")
-    placed = placed_values(item, layout, judge_shards)
+    placed = placed_values(item, placement, judge_shards)
     if not placed:
         return Placement.ALREADY
     names = {

@@ -170,7 +170,7 @@ class VersionDeleteWrite(ConditionalWrite):
             file_id=self.event.file_id,
             no_user_reason=self.event.no_user_reason,
         )
-        item = entry_item(restored, self.order, self.layout)
+        item = entry_item(restored, self.order, self.placement)
         self.seen["restored"] = item
         names = {"#order": schema.ORDER_KEY, "#deleted": schema.DELETED, "#version": schema.VERSION_ID}
         values: dict[str, Any] = {":order": self.order, ":true": True}

@@ -40,7 +40,7 @@ Placement
 Every entry this module writes is built by `entry_item` under the writer's `ShardPlacement`
 (`file_index.rules.placement`): the bucket's shard value in `bucketName`, the user's in `uploadUser` (with
 `userShard` on a hot user's shard above 0), and `zAddress` when the Z-order index is on. Shards depend only
-on the object key, so under one layout an overwrite lands in the shard of the entry it replaces; after a
+on the object key, so under one placement an overwrite lands in the shard of the entry it replaces; after a
 raise of a shard count it may land in another, and the key's name items move with it (`update_names`,
 which knows the old shard from the replaced entry that the write returns). Every tombstone, whichever
 write makes it, carries none of these, so it is in no index.
@@ -78,7 +78,7 @@ from file_index.rules.upload_statistics import StatisticsTally
 from file_index.store.sdk import DynamoDBClient, S3Client, serialize
 from file_index.write.conditions import APPLIED, Outcome
 from file_index.write.entry_items import (
-    DEFAULT_LAYOUT,
+    DEFAULT_PLACEMENT,
     NULL_PURGED_AT,
     PURGED_UNTIL,
     entry_item,
@@ -97,7 +97,7 @@ def apply_event(
     s3: S3Client,
     tombstone_ttl_days: int = DEFAULT_TOMBSTONE_TTL_DAYS,
     now: datetime | None = None,
-    layout: ShardPlacement = DEFAULT_LAYOUT,
+    placement: ShardPlacement = DEFAULT_PLACEMENT,
     names: NameIndex | None = None,
     statistics: StatisticsTally | None = None,
 ) -> Outcome:
@@ -105,7 +105,7 @@ def apply_event(
 
     One PutItem or UpdateItem (SDK retries aside), except in the rare cases the module docstring names.
     `s3` is used only for a HEAD of the event's object when a permanent version delete may have changed
-    which version is current. `layout` places the entry (`entry_item`). `names`, when given, keeps the
+    which version is current. `placement` places the entry (`entry_item`). `names`, when given, keeps the
     name index in step (`file_index.write.names`): a new live entry's items are put after it (an overwrite of
     a live entry moves its term items to its new upload time, and every item when it moved the entry to
     another shard), a removed
@@ -115,7 +115,7 @@ def apply_event(
     the item.
     """
     expires_at = int(((now or datetime.now(UTC)) + timedelta(days=tombstone_ttl_days)).timestamp())
-    write = _Write(dynamodb, table_name, event, expires_at, layout)
+    write = _Write(dynamodb, table_name, event, expires_at, placement)
     outcome = write.remove_version(s3) if event.removes_one_version else write.put()
     if names is not None:
         write.update_names(names, outcome)
@@ -136,7 +136,7 @@ class _Write(VersionDeleteWrite):
         item = (
             tombstone(self.event, self.order, self.expires_at)
             if self.event.is_removal
-            else entry_item(self.event, self.order, self.layout)
+            else entry_item(self.event, self.order, self.placement)
         )
         checks_version = not self.event.is_removal or self.event.version_id is not None
         names = {"#order": schema.ORDER_KEY, "#purgedUntil": PURGED_UNTIL}

@@ -1,9 +1,9 @@
-"""The admin tools write with the deployed layout only: the stack's indexer environment is the truth.
+"""The admin tools write with the deployed placement only: the stack's indexer environment is the truth.
 
 The review's case: `bucketIndexShards` raised in cdk.json (or a hot user added) and a backfill run before the
 deploy put entries in shards the deployed search never queries, and marked the index READY. Now the command
-reads the layout the stack's indexer runs with (its `IndexerFunctionName` output) and refuses another; a
-reconcile run with the deployed layout moves entries that sit outside it.
+reads the placement the stack's indexer runs with (its `IndexerFunctionName` output) and refuses another; a
+reconcile run with the deployed placement moves entries that sit outside it.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def _zip() -> bytes:
 
 
 def deploy(stack_name: str = "S3FileSearch", environment: dict[str, str] | None = None) -> None:
-    """A stack whose output names an indexer function with `environment` (the deployed layout)."""
+    """A stack whose output names an indexer function with `environment` (the deployed placement)."""
     role = boto3.client("iam", region_name="us-east-1").create_role(
         RoleName=f"{stack_name}-indexer",
         AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": []}),
@@ -62,7 +62,7 @@ def upload(account: Account) -> None:
 def listed_by_the_deployed_search(account: Account) -> set[str]:
     reader = FileReader(
         boto3.resource("dynamodb", region_name="us-east-1").Table(TABLE),
-        layout=ShardPlacement(bucket_shards=4),
+        placement=ShardPlacement(bucket_shards=4),
     )
     found: set[str] = set()
     start = None
@@ -74,7 +74,7 @@ def listed_by_the_deployed_search(account: Account) -> set[str]:
         start = page.next_cursor
 
 
-def test_a_layout_ahead_of_the_deployment_is_refused(account: Account) -> None:
+def test_a_placement_ahead_of_the_deployment_is_refused(account: Account) -> None:
     deploy()
     upload(account)
     # cdk.json raised to 16 shards, not deployed yet (the deployment runs 4).
@@ -90,7 +90,7 @@ def test_a_layout_ahead_of_the_deployment_is_refused(account: Account) -> None:
     assert 'hotUsers={"USER001": 8}' in hot.stderr
 
 
-def test_without_a_cdk_json_the_deployed_layout_is_written(account: Account, tmp_path: Any) -> None:
+def test_without_a_cdk_json_the_deployed_placement_is_written(account: Account, tmp_path: Any) -> None:
     (tmp_path / "cdk.json").unlink()
     deploy()
     upload(account)
@@ -102,7 +102,7 @@ def test_without_a_cdk_json_the_deployed_layout_is_written(account: Account, tmp
     assert listed_by_the_deployed_search(account) == set(KEYS)
 
 
-def test_the_matching_layout_runs_and_a_missing_stack_is_a_note_or_an_error(account: Account) -> None:
+def test_the_matching_placement_runs_and_a_missing_stack_is_a_note_or_an_error(account: Account) -> None:
     deploy()
     upload(account)
     assert account.admin("backfill", "--bucket", BUCKET, "--bucket-index-shards", "4").status == 0
@@ -115,18 +115,18 @@ def test_the_matching_layout_runs_and_a_missing_stack_is_a_note_or_an_error(acco
     assert "cannot check the deployed shard placement: there is no stack 'Nope'" in named.stderr
 
 
-def test_without_the_default_stack_the_given_layout_is_written_as_before(account: Account) -> None:
+def test_without_the_default_stack_the_given_placement_is_written_as_before(account: Account) -> None:
     upload(account)
     result = account.admin("backfill", "--bucket", BUCKET)
     assert result.status == 0, result.stderr
     assert result.stderr == ""
     shards = {account.item(key)["bucketName"] for key in KEYS}  # type: ignore[index]
     default_shards = {BUCKET, *(f"{BUCKET}#{shard}" for shard in range(1, DEFAULT_BUCKET_INDEX_SHARDS))}
-    assert len(shards) > 4  # the default layout's 16 shards, unchecked
+    assert len(shards) > 4  # the default placement's 16 shards, unchecked
     assert shards <= default_shards
 
 
-def test_reconcile_moves_entries_written_outside_the_deployed_layout(account: Account) -> None:
+def test_reconcile_moves_entries_written_outside_the_deployed_placement(account: Account) -> None:
     # The review's run: backfilled with 32 shards and a hot user before the deploy (no check then).
     upload(account)
     ahead = account.admin(
@@ -162,9 +162,9 @@ def test_reconcile_moves_entries_written_outside_the_deployed_layout(account: Ac
         assert item["uploadUser"] == "USER001"
 
 
-def test_a_guessed_layout_never_moves_entries_and_a_known_one_says_what_it_moved(account: Account) -> None:
+def test_a_guessed_placement_never_moves_entries_and_a_known_one_says_what_it_moved(account: Account) -> None:
     """No cdk.json, no option, no stack: the one-shard fallback is a guess, so reconcile leaves the shard
-    values alone; given the layout, it moves what sits outside it and says so in words."""
+    values alone; given the placement, it moves what sits outside it and says so in words."""
     upload(account)
     assert account.admin("backfill", "--bucket", BUCKET, "--bucket-index-shards", "16").status == 0
     before = {key: account.item(key)["bucketName"] for key in KEYS}  # type: ignore[index]
@@ -176,5 +176,5 @@ def test_a_guessed_layout_never_moves_entries_and_a_known_one_says_what_it_moved
     known = account.admin("reconcile", "--bucket", BUCKET, "--bucket-index-shards", "4")
     assert known.status == 0, known.stderr
     assert "entry out of place" in known.stdout
-    assert "in a shard the layout's readers never query" in known.stdout
+    assert "in a shard the placement's readers never query" in known.stdout
     assert "the index matches the bucket" not in known.stdout

@@ -17,7 +17,7 @@ from file_index.rules import schema
 from file_index.rules.name_items import entry_items, term_items
 from file_index.store import unprocessed
 from file_index.store.entries import plain_item
-from file_index.store.name_state import TermItemsState, mark_table_complete
+from file_index.store.name_index_flag import NameIndexFlag, mark_table_complete
 from file_index.write.name_sync import sync_names
 from file_index.write.names import NameIndex
 from tests.integration.admin.conftest import BUCKET, TABLE, Account
@@ -65,7 +65,7 @@ def _attr(value: Any) -> dict[str, Any]:
 def held(dynamodb: Any) -> set[tuple[str, str]]:
     paginator = dynamodb.get_paginator("scan")
     return {
-        (item[schema.NAME_SCOPE], item[schema.NAME_TERM])
+        (item[schema.NAME_SCOPE], item[schema.NAME_SORT])
         for page in paginator.paginate(TableName=NAME_TABLE, ConsistentRead=True)
         for item in map(plain_item, page["Items"])
     }
@@ -82,7 +82,7 @@ def live_entries(dynamodb: Any, bucket: str) -> list[dict[str, Any]]:
 
 
 def keys_of(items: list[dict[str, Any]]) -> set[tuple[str, str]]:
-    return {(item[schema.NAME_SCOPE], item[schema.NAME_TERM]) for item in items}
+    return {(item[schema.NAME_SCOPE], item[schema.NAME_SORT]) for item in items}
 
 
 def built(dynamodb: Any) -> set[tuple[str, str]]:
@@ -93,7 +93,7 @@ def built(dynamodb: Any) -> set[tuple[str, str]]:
 
 
 def state_item(dynamodb: Any) -> dict[str, Any]:
-    key = {schema.NAME_SCOPE: {"S": f"{BUCKET}|!"}, schema.NAME_TERM: {"S": "termItems"}}
+    key = {schema.NAME_SCOPE: {"S": f"{BUCKET}|!"}, schema.NAME_SORT: {"S": "termItems"}}
     return plain_item(dynamodb.get_item(TableName=NAME_TABLE, Key=key, ConsistentRead=True)["Item"])
 
 
@@ -106,7 +106,7 @@ def run(account: Account, **options: Any) -> dict[str, Any]:
 
 def test_index_names_gives_every_entry_its_items_and_marks_the_bucket_complete(old_table: Account) -> None:
     dynamodb = old_table.dynamodb
-    assert not TermItemsState(dynamodb, NAME_TABLE).complete(BUCKET)
+    assert not NameIndexFlag(dynamodb, NAME_TABLE).complete(BUCKET)
     entries = live_entries(dynamodb, BUCKET)
     items = keys_of([i for e in entries for i in entry_items(e, "")])
 
@@ -120,9 +120,9 @@ def test_index_names_gives_every_entry_its_items_and_marks_the_bucket_complete(o
     state = state_item(dynamodb)
     assert state["complete"] is True
     assert state["completedAt"] == "2024-05-01T10:00:00.000Z"
-    assert TermItemsState(dynamodb, NAME_TABLE).complete(BUCKET)
+    assert NameIndexFlag(dynamodb, NAME_TABLE).complete(BUCKET)
     # The other bucket is untouched, and its flag unset.
-    assert not TermItemsState(dynamodb, NAME_TABLE).complete("other-bucket")
+    assert not NameIndexFlag(dynamodb, NAME_TABLE).complete("other-bucket")
 
 
 def test_running_index_names_again_changes_nothing(old_table: Account) -> None:
@@ -150,7 +150,7 @@ def test_an_interrupted_run_is_finished_by_running_it_again(
     monkeypatch.setattr(NameIndex, "_batch_write", failing)
     with pytest.raises(RuntimeError, match="interrupted"):
         run(old_table, segments=1)
-    assert not TermItemsState(old_table.dynamodb, NAME_TABLE).complete(BUCKET)
+    assert not NameIndexFlag(old_table.dynamodb, NAME_TABLE).complete(BUCKET)
     monkeypatch.setattr(NameIndex, "_batch_write", original)
     run(old_table)
     assert held(old_table.dynamodb) - {(f"{BUCKET}|!", "termItems")} == built(old_table.dynamodb)
@@ -165,7 +165,7 @@ def test_index_names_runs_and_reports_it(old_table: Account) -> None:
     assert summary["termItemsComplete"] is True
     assert summary["put"] > 0
     assert summary["totalSeconds"] >= 0
-    assert TermItemsState(old_table.dynamodb, NAME_TABLE).complete(BUCKET)
+    assert NameIndexFlag(old_table.dynamodb, NAME_TABLE).complete(BUCKET)
 
 
 @pytest.mark.parametrize(
@@ -183,7 +183,7 @@ def test_bad_input_is_refused_with_exit_2(
         old_table.admin(*argv)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
-    assert not TermItemsState(old_table.dynamodb, NAME_TABLE).complete(BUCKET)
+    assert not NameIndexFlag(old_table.dynamodb, NAME_TABLE).complete(BUCKET)
 
 
 def test_a_table_marked_complete_when_created_stays_complete(account: Account) -> None:

@@ -1,5 +1,5 @@
 """`migrate` and the shard placement of the commands: Z-order addresses filled in, concurrent events win, the
-pending flag cleared only after a whole run; layouts read from cdk.json, overridable, refused when bad."""
+pending flag cleared only after a whole run; placements read from cdk.json, overridable, refused when bad."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from tests.integration.admin.conftest import BUCKET, TABLE, Account
 
 HOT = "USER001"
 CONTEXT = {"bucketIndexShards": 4, "hotUsers": {HOT: 2}, "multiAttributeIndex": True}
-LAYOUT = ShardPlacement.from_context(CONTEXT)
+PLACEMENT = ShardPlacement.from_context(CONTEXT)
 
 
 def write_cdk_json(directory: Path, context: Mapping[str, Any]) -> None:
@@ -80,13 +80,13 @@ def live_entries(account: Account) -> dict[str, dict[str, Any]]:
     return {
         item["objectKey"]: item
         for item in scan_index(account.dynamodb, TABLE)
-        if is_live(item) and LAYOUT.public_bucket(item["bucketName"]) == BUCKET
+        if is_live(item) and PLACEMENT.public_bucket(item["bucketName"]) == BUCKET
     }
 
 
 def z_index_keys(account: Account) -> set[str]:
     found: set[str] = set()
-    for partition in LAYOUT.bucket_partitions(BUCKET):
+    for partition in PLACEMENT.bucket_partitions(BUCKET):
         response = account.dynamodb.query(
             TableName=TABLE,
             IndexName=schema.Z_ORDER_INDEX.name,
@@ -127,19 +127,19 @@ def test_migrate_fills_exactly_the_missing_addresses_then_clears_the_flag(legacy
     entries = live_entries(legacy_account)
     assert set(entries) == set(keys)
     assert not any("zAddress" in entry for entry in entries.values())
-    # Placed by the sharded layout nevertheless (from cdk.json): shard values, hot user's userShard.
-    assert {entry["bucketName"] for entry in entries.values()} == set(LAYOUT.bucket_partitions(BUCKET))
+    # Placed by the sharded placement nevertheless (from cdk.json): shard values, hot user's userShard.
+    assert {entry["bucketName"] for entry in entries.values()} == set(PLACEMENT.bucket_partitions(BUCKET))
     assert any(entry.get("userShard") == 1 for entry in entries.values())
     # Two already placed, one with a wrong address; a tombstone, and an entry of another bucket.
     for key in keys[:2]:
-        place_entry(legacy_account.dynamodb, TABLE, entries[key], LAYOUT)
+        place_entry(legacy_account.dynamodb, TABLE, entries[key], PLACEMENT)
     legacy_account.dynamodb.update_item(
         TableName=TABLE,
         Key={"objectKey": {"S": keys[2]}},
         UpdateExpression="SET zAddress = :wrong",
         ExpressionAttributeValues={":wrong": {"S": "0" * 21}},
     )
-    apply_event(legacy_account.dynamodb, TABLE, _removal(keys[3]), s3=legacy_account.s3, layout=LAYOUT)
+    apply_event(legacy_account.dynamodb, TABLE, _removal(keys[3]), s3=legacy_account.s3, placement=PLACEMENT)
     other = {"objectKey": "other-bucket-key", "bucketName": "other.bucket", "size": 1, "uploadDate": "x"}
     legacy_account.dynamodb.put_item(TableName=TABLE, Item=serialize(other))
     IndexStateStore(legacy_account.dynamodb, TABLE).mark_z_order_pending(BUCKET)
@@ -164,7 +164,7 @@ def test_migrate_fills_exactly_the_missing_addresses_then_clears_the_flag(legacy
     live = live_entries(legacy_account)
     assert set(live) == set(keys) - {keys[3]}
     for entry in live.values():
-        assert entry["zAddress"] == expected_z_address(entry, LAYOUT)
+        assert entry["zAddress"] == expected_z_address(entry, PLACEMENT)
     assert z_index_keys(legacy_account) == set(live)
     assert "zAddress" not in (legacy_account.item(keys[3]) or {})
     assert "zAddress" not in (legacy_account.item("other-bucket-key") or {})
@@ -193,21 +193,21 @@ def test_an_event_between_the_scan_and_the_update_wins(legacy_account: Account) 
     def live_event_lands(item: Mapping[str, Any]) -> None:
         key = item["objectKey"]
         if key == keys[0] and key not in raced:
-            # The indexer with the Z-order layout: its write carries the address of its own size.
+            # The indexer with the Z-order placement: its write carries the address of its own size.
             raced[key] = new_event(key, "0A", 4242)
-            apply_event(legacy_account.dynamodb, TABLE, raced[key], s3=legacy_account.s3, layout=LAYOUT)
+            apply_event(legacy_account.dynamodb, TABLE, raced[key], s3=legacy_account.s3, placement=PLACEMENT)
         if key == keys[1] and key not in raced:
-            # A writer without the Z-order layout (a process of the release before the switch): no address.
+            # A writer without the Z-order placement (a process of the release before the switch): no address.
             raced[key] = new_event(key, "0A", 99)
             apply_event(
-                legacy_account.dynamodb, TABLE, raced[key], s3=legacy_account.s3, layout=ShardPlacement()
+                legacy_account.dynamodb, TABLE, raced[key], s3=legacy_account.s3, placement=ShardPlacement()
             )
 
     summary = run_migrate(
         dynamodb=legacy_account.dynamodb,
         bucket=BUCKET,
         table=TABLE,
-        layout=LAYOUT,
+        placement=PLACEMENT,
         before_update=live_event_lands,
     )
     assert summary.counts.as_dict() == {"scanned": 7, "updated": 5, "already": 0, "skipped": 1}
@@ -215,10 +215,13 @@ def test_an_event_between_the_scan_and_the_update_wins(legacy_account: Account) 
     won = legacy_account.item(keys[0])
     assert won is not None
     assert (won["size"], won["sequencer"]) == (4242, "0A")  # the event's entry, not the scanned one
-    assert won["zAddress"] == expected_z_address(won, LAYOUT)
+    assert won["zAddress"] == expected_z_address(won, PLACEMENT)
     placed_again = legacy_account.item(keys[1])
     assert placed_again is not None
-    assert (placed_again["size"], placed_again["zAddress"]) == (99, expected_z_address(placed_again, LAYOUT))
+    assert (placed_again["size"], placed_again["zAddress"]) == (
+        99,
+        expected_z_address(placed_again, PLACEMENT),
+    )
     assert z_index_keys(legacy_account) == set(keys)
 
 
@@ -238,12 +241,12 @@ def test_the_flag_stays_set_unless_every_segment_finished(legacy_account: Accoun
             dynamodb=legacy_account.dynamodb,
             bucket=BUCKET,
             table=TABLE,
-            layout=LAYOUT,
+            placement=PLACEMENT,
             segments=1,
             before_update=fail_on_the_third,
         )
     assert pending(legacy_account)  # set by the run, not cleared: searches keep off the Z-order index
-    finished = run_migrate(dynamodb=legacy_account.dynamodb, bucket=BUCKET, table=TABLE, layout=LAYOUT)
+    finished = run_migrate(dynamodb=legacy_account.dynamodb, bucket=BUCKET, table=TABLE, placement=PLACEMENT)
     assert (finished.counts.updated, finished.counts.already) == (6, 2)
     assert not pending(legacy_account)
 
@@ -260,7 +263,7 @@ def test_migrate_refuses_when_the_z_order_index_is_off(
     overridden = z_account.admin("migrate", "--bucket", BUCKET, "--no-multi-attribute-index")
     assert overridden.status == 2
     with pytest.raises(ZOrderIndexOffError):
-        run_migrate(dynamodb=z_account.dynamodb, bucket=BUCKET, table=TABLE, layout=ShardPlacement())
+        run_migrate(dynamodb=z_account.dynamodb, bucket=BUCKET, table=TABLE, placement=ShardPlacement())
     assert not pending(z_account)
 
 
@@ -288,7 +291,7 @@ def test_migrate_turned_on_by_the_option_and_a_human_summary(legacy_account: Acc
     ],
 )
 @pytest.mark.parametrize("command", ["backfill", "reconcile", "migrate"])
-def test_a_bad_layout_option_exits_2_naming_it(
+def test_a_bad_placement_option_exits_2_naming_it(
     z_account: Account, command: str, options: list[str], named: str, count_requests: list[str]
 ) -> None:
     result = z_account.admin(command, "--bucket", BUCKET, *options)
@@ -317,7 +320,7 @@ def test_a_bad_cdk_json_context_exits_2_naming_the_key(
     assert z_account.admin("backfill", "--bucket", BUCKET).status == 2
 
 
-def test_without_cdk_json_the_commands_write_the_0_2_0_layout_with_a_note(
+def test_without_cdk_json_the_commands_write_the_0_2_0_placement_with_a_note(
     legacy_account: Account, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     elsewhere = tmp_path / "elsewhere"
@@ -327,8 +330,8 @@ def test_without_cdk_json_the_commands_write_the_0_2_0_layout_with_a_note(
     result = legacy_account.admin("backfill", "--bucket", BUCKET, "--json")
     assert result.status == 0
     assert result.stderr == (
-        "file_search_admin: note: no cdk.json here: writing with the 0.2.0 shard placement (1 bucket shard, "
-        "no hot users, no Z-order index, the default key pattern); pass --cdk-json or the layout options to "
+        "file_search_admin: note: no cdk.json here: writing with the unsharded placement (1 bucket shard, "
+        "no hot users, no Z-order index, the default key pattern); pass --cdk-json or the placement options to "
         "match the deployment\n"
     )
     for key in keys:
@@ -358,7 +361,7 @@ def test_the_note_names_only_the_defaults_no_option_overrides(
     assert shards.status == 0, shards.stderr
     assert shards.stderr == (
         "file_search_admin: note: no cdk.json here: writing with no hot users, no Z-order index and the "
-        "default key pattern (the 0.2.0 defaults; no option sets them); pass --cdk-json or the layout "
+        "default key pattern (the built-in defaults; no option sets them); pass --cdk-json or the placement "
         "options to match the deployment\n"
     )
     every = [
@@ -375,7 +378,7 @@ def _writes(requests: list[str]) -> list[str]:
     return [call for call in requests if call.split(".")[1] in names]
 
 
-def test_a_layout_without_the_tables_z_order_index_is_refused_before_any_write(
+def test_a_placement_without_the_tables_z_order_index_is_refused_before_any_write(
     z_account: Account, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count_requests: list[str]
 ) -> None:
     # The table has the Z-order index; run from a folder without the deployment's cdk.json.
@@ -394,8 +397,8 @@ def test_a_layout_without_the_tables_z_order_index_is_refused_before_any_write(
             command, "--bucket", BUCKET, "--bucket-index-shards", "4", "--hot-users", "{}"
         )
         assert (result.status, result.stdout) == (2, "")
-        assert result.stderr.endswith(refused.format(source="the 0.2.0 default: no cdk.json here"))
-        assert result.stderr.count("\n") == 2  # the note on the layout, then the refusal
+        assert result.stderr.endswith(refused.format(source="the built-in default: no cdk.json here"))
+        assert result.stderr.count("\n") == 2  # the note on the placement, then the refusal
         explicit = z_account.admin(command, "--bucket", BUCKET, "--no-multi-attribute-index")
         assert explicit.status == 2
         assert explicit.stderr.endswith(refused.format(source="--no-multi-attribute-index"))
@@ -423,7 +426,7 @@ def test_a_layout_without_the_tables_z_order_index_is_refused_before_any_write(
         "file_search_admin: error: table 'NoTable' does not exist\n",
     )
 
-    # The deployment's layout writes.
+    # The deployment's placement writes.
     placed = z_account.admin("backfill", "--bucket", BUCKET, "--cdk-json", str(tmp_path / "cdk.json"))
     assert placed.status == 0, placed.stderr
     assert z_index_keys(z_account) == {item["objectKey"] for item in live_entries(z_account).values()}
@@ -431,7 +434,7 @@ def test_a_layout_without_the_tables_z_order_index_is_refused_before_any_write(
 
 
 @pytest.mark.parametrize("command", ["backfill", "reconcile", "migrate"])
-def test_a_z_order_layout_for_a_table_without_the_index_is_refused(
+def test_a_z_order_placement_for_a_table_without_the_index_is_refused(
     legacy_account: Account, command: str, count_requests: list[str]
 ) -> None:
     # ./cdk.json switched multiAttributeIndex on, but the table was not deployed with it yet.
@@ -440,7 +443,7 @@ def test_a_z_order_layout_for_a_table_without_the_index_is_refused(
     assert (result.status, result.stdout) == (2, "")
     assert result.stderr == (
         "file_search_admin: error: table 'FileMetaData' has no Z-order index bucketName-zAddress-index, but "
-        "the shard placement has multiAttributeIndex on (cdk.json): the layout is not the deployed one; "
+        "the shard placement has multiAttributeIndex on (cdk.json): the placement is not the deployed one; "
         "deploy "
         "it first, pass the deployment's --cdk-json PATH, or --no-multi-attribute-index\n"
     )
@@ -480,22 +483,22 @@ def test_reconcile_leaves_entries_of_a_smaller_shard_count_alone_and_places_miss
         entry = legacy_account.item(key)
         assert entry is not None
         assert entry["bucketName"] == BUCKET
-        assert entry["zAddress"] == expected_z_address(entry, LAYOUT)
+        assert entry["zAddress"] == expected_z_address(entry, PLACEMENT)
         assert {**entry, "zAddress": None} == {**(before[key] or {}), "zAddress": None}
     assert legacy_account.admin("reconcile", "--bucket", BUCKET, "--json").json()["unplaced"]["found"] == 0
 
 
-def test_backfill_places_new_entries_by_the_cdk_json_layout(z_account: Account) -> None:
+def test_backfill_places_new_entries_by_the_cdk_json_placement(z_account: Account) -> None:
     keys = upload(z_account, 16)
     assert z_account.admin("backfill", "--bucket", BUCKET).status == 0
     for key in keys:
         entry = z_account.item(key)
         assert entry is not None
-        assert entry["bucketName"] == LAYOUT.bucket_partition(BUCKET, key)
+        assert entry["bucketName"] == PLACEMENT.bucket_partition(BUCKET, key)
         user = key.split("_")[0]
-        assert entry["uploadUser"] == LAYOUT.user_partition(user, key)
-        assert entry.get("userShard", 0) == LAYOUT.user_shard(user, key)
-        assert entry["zAddress"] == expected_z_address(entry, LAYOUT)
+        assert entry["uploadUser"] == PLACEMENT.user_partition(user, key)
+        assert entry.get("userShard", 0) == PLACEMENT.user_shard(user, key)
+        assert entry["zAddress"] == expected_z_address(entry, PLACEMENT)
     assert {shards.shard_of(key, 4) for key in keys} == set(range(4))
     assert z_index_keys(z_account) == set(keys)
 
@@ -504,13 +507,13 @@ def test_a_run_over_a_complete_index_never_moves_searches_off_it(legacy_account:
     upload(legacy_account, 5)
     assert legacy_account.admin("backfill", "--bucket", BUCKET, "--no-multi-attribute-index").status == 0
     switch_on(legacy_account)
-    assert run_migrate(dynamodb=legacy_account.dynamodb, bucket=BUCKET, table=TABLE, layout=LAYOUT)
+    assert run_migrate(dynamodb=legacy_account.dynamodb, bucket=BUCKET, table=TABLE, placement=PLACEMENT)
     seen: list[bool] = []
     again = run_migrate(
         dynamodb=legacy_account.dynamodb,
         bucket=BUCKET,
         table=TABLE,
-        layout=LAYOUT,
+        placement=PLACEMENT,
         segments=1,
         on_progress=lambda _counts: seen.append(pending(legacy_account)),
     )

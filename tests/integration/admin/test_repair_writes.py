@@ -22,7 +22,7 @@ from file_index.write.repair import repair
 from file_index.write.writer import apply_event
 
 BUCKET = "fileupload.a"
-LAYOUT = KeyPattern.parse("default")
+PLACEMENT = KeyPattern.parse("default")
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
 
@@ -90,7 +90,7 @@ def event(
 
 
 def test_backfill_writes_only_where_the_index_has_no_item(table: Table) -> None:
-    assert backfill_object(table.client, table.name, BUCKET, listed(), LAYOUT) is BackfillOutcome.WRITTEN
+    assert backfill_object(table.client, table.name, BUCKET, listed(), PLACEMENT) is BackfillOutcome.WRITTEN
     item = table.item("USER001_a.txt")
     assert item is not None
     assert item["size"] == 10
@@ -102,7 +102,8 @@ def test_backfill_writes_only_where_the_index_has_no_item(table: Table) -> None:
     assert "sequencer" not in item
     # A second listing of another version changes nothing: the item is there.
     assert (
-        backfill_object(table.client, table.name, BUCKET, listed(size=99), LAYOUT) is BackfillOutcome.SKIPPED
+        backfill_object(table.client, table.name, BUCKET, listed(size=99), PLACEMENT)
+        is BackfillOutcome.SKIPPED
     )
     assert table.item("USER001_a.txt") == item
 
@@ -112,14 +113,14 @@ def test_backfill_never_overwrites_a_live_event_nor_a_tombstone(table: Table) ->
     table.apply(event("ObjectRemoved:Delete", "USER001_gone.txt", sequencer="20"))
     live_before, gone_before = table.item("USER001_live.txt"), table.item("USER001_gone.txt")
     for key in ("USER001_live.txt", "USER001_gone.txt"):
-        outcome = backfill_object(table.client, table.name, BUCKET, listed(key, size=1), LAYOUT)
+        outcome = backfill_object(table.client, table.name, BUCKET, listed(key, size=1), PLACEMENT)
         assert outcome is BackfillOutcome.SKIPPED
     assert table.item("USER001_live.txt") == live_before
     assert table.item("USER001_gone.txt") == gone_before
 
 
 def test_any_live_event_replaces_a_backfilled_entry(table: Table) -> None:
-    backfill_object(table.client, table.name, BUCKET, listed(), LAYOUT)
+    backfill_object(table.client, table.name, BUCKET, listed(), PLACEMENT)
     assert table.apply(event("ObjectRemoved:Delete", sequencer="01")) is Outcome.DELETED
     item = table.item("USER001_a.txt")
     assert item is not None
@@ -127,13 +128,13 @@ def test_any_live_event_replaces_a_backfilled_entry(table: Table) -> None:
 
 
 def test_a_missing_entry_is_written_without_a_position(table: Table) -> None:
-    assert repair(table.client, table.name, BUCKET, "USER001_a.txt", None, listed(version="v1"), LAYOUT)
+    assert repair(table.client, table.name, BUCKET, "USER001_a.txt", None, listed(version="v1"), PLACEMENT)
     item = table.item("USER001_a.txt")
     assert item is not None
     assert item["versionId"] == "v1"
     assert "orderKey" not in item
     # Written only while there is no item: a second repair from the same read is a conflict.
-    assert not repair(table.client, table.name, BUCKET, "USER001_a.txt", None, listed(size=5), LAYOUT)
+    assert not repair(table.client, table.name, BUCKET, "USER001_a.txt", None, listed(size=5), PLACEMENT)
     assert table.item("USER001_a.txt") == item
 
 
@@ -150,7 +151,7 @@ def test_a_stale_entry_is_rewritten_keeping_its_position_and_bookkeeping(table: 
     assert read is not None
     current = listed(size=77, e_tag="e77", version="v2")
     assert difference(read, current) is Difference.STALE
-    assert repair(table.client, table.name, BUCKET, "USER001_a.txt", read, current, LAYOUT)
+    assert repair(table.client, table.name, BUCKET, "USER001_a.txt", read, current, PLACEMENT)
     item = table.item("USER001_a.txt")
     assert item is not None
     assert (item["size"], item["eTag"], item["versionId"]) == (77, "e77", "v2")
@@ -169,7 +170,7 @@ def test_an_orphaned_entry_becomes_a_tombstone_that_keeps_its_position(table: Ta
     read = table.item("USER001_a.txt")
     assert read is not None
     assert difference(read, None) is Difference.ORPHANED
-    assert repair(table.client, table.name, BUCKET, "USER001_a.txt", read, None, LAYOUT)
+    assert repair(table.client, table.name, BUCKET, "USER001_a.txt", read, None, PLACEMENT)
     item = table.item("USER001_a.txt")
     assert item is not None
     assert item["deleted"] is True
@@ -198,7 +199,7 @@ def test_a_tombstone_with_version_bookkeeping_is_repaired_into_an_entry(table: T
     read = table.item("USER001_a.txt")
     assert read is not None
     assert difference(read, listed(version="v2")) is Difference.MISSING
-    assert repair(table.client, table.name, BUCKET, "USER001_a.txt", read, listed(version="v2"), LAYOUT)
+    assert repair(table.client, table.name, BUCKET, "USER001_a.txt", read, listed(version="v2"), PLACEMENT)
     item = table.item("USER001_a.txt")
     assert item is not None
     assert "deleted" not in item
@@ -219,7 +220,7 @@ def test_a_bookkeeping_attribute_added_since_the_read_stops_the_repair(table: Ta
         UpdateExpression="SET purgedUntil = :p",
         ExpressionAttributeValues={":p": {"S": "6".ljust(64, "0")}},
     )
-    assert not repair(table.client, table.name, BUCKET, "USER001_a.txt", read, listed(size=1), LAYOUT)
+    assert not repair(table.client, table.name, BUCKET, "USER001_a.txt", read, listed(size=1), PLACEMENT)
     assert table.item("USER001_a.txt")["purgedUntil"] == "6".ljust(64, "0")  # type: ignore[index]
 
 
@@ -239,13 +240,13 @@ def test_a_live_event_between_read_and_repair_wins(table: Table, meanwhile: Obje
     assert table.apply(meanwhile) in (Outcome.WRITTEN, Outcome.DELETED)
     after_event = table.item("USER001_a.txt")
     for current in (listed(size=99, version="v9"), None):
-        assert not repair(table.client, table.name, BUCKET, "USER001_a.txt", read, current, LAYOUT)
+        assert not repair(table.client, table.name, BUCKET, "USER001_a.txt", read, current, PLACEMENT)
     assert table.item("USER001_a.txt") == after_event
 
 
 def test_get_items_reads_more_keys_than_one_batch(table: Table) -> None:
     keys = [f"USER001_{number:04d}" for number in range(230)]
     for key in keys[::2]:
-        backfill_object(table.client, table.name, BUCKET, listed(key), LAYOUT)
+        backfill_object(table.client, table.name, BUCKET, listed(key), PLACEMENT)
     found = get_items(table.client, table.name, keys)
     assert sorted(found) == keys[::2]

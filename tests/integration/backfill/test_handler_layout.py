@@ -15,17 +15,17 @@ from file_index.rules.placement import ShardPlacement
 from file_index.write.differences import expected_z_address
 from tests.integration.backfill.test_handler import BUCKET, TABLE, Env, NoTimeContext
 
-LAYOUT = ShardPlacement(bucket_shards=4, hot_users={"USER001": 2}, multi_attribute_index=True)
+PLACEMENT = ShardPlacement(bucket_shards=4, hot_users={"USER001": 2}, multi_attribute_index=True)
 
 
 @pytest.fixture
-def layout_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
+def placement_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
     for name, value in {
         "TABLE_NAME": TABLE,
         "BUCKET_NAME": BUCKET,
         "SCAN_SEGMENTS": "2",
         "POWERTOOLS_SERVICE_NAME": "file-backfill",
-        **LAYOUT.to_env(),
+        **PLACEMENT.to_env(),
     }.items():
         monkeypatch.setenv(name, value)
     with mock_aws():
@@ -47,31 +47,31 @@ def backfill(env: Env, items: list[dict[str, Any]], context: Any, operation: str
     return run, counts
 
 
-def test_a_backfill_batch_places_entries_by_the_layout(layout_env: Env, lambda_context: Any) -> None:
-    items = [layout_env.put(f"USER00{n % 2 + 1}_file{n}.txt", b"x" * n) for n in range(12)]
-    backfill(layout_env, items, lambda_context)
+def test_a_backfill_batch_places_entries_by_the_placement(placement_env: Env, lambda_context: Any) -> None:
+    items = [placement_env.put(f"USER00{n % 2 + 1}_file{n}.txt", b"x" * n) for n in range(12)]
+    backfill(placement_env, items, lambda_context)
     for listed in items:
         key = listed["Key"]
-        entry = layout_env.item(key)
+        entry = placement_env.item(key)
         assert entry is not None
         user = key.split("_")[0]
-        assert entry["bucketName"] == LAYOUT.bucket_partition(BUCKET, key)
-        assert entry["uploadUser"] == LAYOUT.user_partition(user, key)
-        assert entry.get("userShard", 0) == LAYOUT.user_shard(user, key)
-        assert entry["zAddress"] == expected_z_address(entry, LAYOUT)
-    assert {layout_env.item(i["Key"])["bucketName"] for i in items} != {BUCKET}  # type: ignore[index]
+        assert entry["bucketName"] == PLACEMENT.bucket_partition(BUCKET, key)
+        assert entry["uploadUser"] == PLACEMENT.user_partition(user, key)
+        assert entry.get("userShard", 0) == PLACEMENT.user_shard(user, key)
+        assert entry["zAddress"] == expected_z_address(entry, PLACEMENT)
+    assert {placement_env.item(i["Key"])["bucketName"] for i in items} != {BUCKET}  # type: ignore[index]
 
 
 def test_a_reconcile_batch_places_entries_that_lack_their_address(
-    layout_env: Env, lambda_context: Any
+    placement_env: Env, lambda_context: Any
 ) -> None:
-    items = [layout_env.put(f"USER001_file{n}.txt", b"y" * n) for n in range(5)]
-    backfill(layout_env, items, lambda_context)
+    items = [placement_env.put(f"USER001_file{n}.txt", b"y" * n) for n in range(5)]
+    backfill(placement_env, items, lambda_context)
     for listed in items[:3]:
-        layout_env.dynamodb.update_item(
+        placement_env.dynamodb.update_item(
             TableName=TABLE, Key={"objectKey": {"S": listed["Key"]}}, UpdateExpression="REMOVE zAddress"
         )
-    _, counts = backfill(layout_env, items, lambda_context, operation="reconcile")
+    _, counts = backfill(placement_env, items, lambda_context, operation="reconcile")
     assert counts == {
         "listed": 5,
         "missing": 0,
@@ -82,16 +82,18 @@ def test_a_reconcile_batch_places_entries_that_lack_their_address(
         "conflicts": 0,
     }
     for listed in items:
-        entry = layout_env.item(listed["Key"])
+        entry = placement_env.item(listed["Key"])
         assert entry is not None
-        assert entry["zAddress"] == expected_z_address(entry, LAYOUT)
+        assert entry["zAddress"] == expected_z_address(entry, PLACEMENT)
 
 
-def test_the_sweep_judges_entries_of_every_shard_of_the_bucket(layout_env: Env, lambda_context: Any) -> None:
-    items = [layout_env.put(f"USER002_{n:03d}.txt", b"z") for n in range(20)]
-    backfill(layout_env, items, lambda_context)
+def test_the_sweep_judges_entries_of_every_shard_of_the_bucket(
+    placement_env: Env, lambda_context: Any
+) -> None:
+    items = [placement_env.put(f"USER002_{n:03d}.txt", b"z") for n in range(20)]
+    backfill(placement_env, items, lambda_context)
     for listed in items:
-        layout_env.s3.delete_object(Bucket=BUCKET, Key=listed["Key"])
+        placement_env.s3.delete_object(Bucket=BUCKET, Key=listed["Key"])
     started = handler.start_run({"operation": "reconcile"}, lambda_context)
     orphaned = 0
     for segment in started["segments"]:
@@ -104,7 +106,7 @@ def test_the_sweep_judges_entries_of_every_shard_of_the_bucket(layout_env: Env, 
     # Entries whose bucketName is a shard value (`fileupload.a#k`) are the bucket's too.
     assert orphaned == 20
     for listed in items:
-        tombstone = layout_env.item(listed["Key"])
+        tombstone = placement_env.item(listed["Key"])
         assert tombstone is not None
         assert tombstone["deleted"] is True
         assert not (schema.GSI_KEY_ATTRIBUTES | {schema.USER_SHARD}) & tombstone.keys()

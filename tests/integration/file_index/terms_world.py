@@ -49,7 +49,7 @@ class Engine:
 class World:
     engine: Engine
     bucket: str
-    layout: ShardPlacement
+    placement: ShardPlacement
     users: tuple[str, ...] = ()
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     clock: int = 0
@@ -66,14 +66,14 @@ class World:
         entry = self._entry(key, user, size, date or self.now())
         table = self.engine.resource.Table(self.engine.name_table)
         new_items = self._items(entry)
-        with table.batch_writer(overwrite_by_pkeys=[schema.NAME_SCOPE, schema.NAME_TERM]) as batch:
+        with table.batch_writer(overwrite_by_pkeys=[schema.NAME_SCOPE, schema.NAME_SORT]) as batch:
             for item in new_items:
                 batch.put_item(Item=item)
         self.engine.resource.Table(self.engine.table).put_item(Item=entry)
         if old is not None:
-            kept = {(i[schema.NAME_SCOPE], i[schema.NAME_TERM]) for i in new_items}
+            kept = {(i[schema.NAME_SCOPE], i[schema.NAME_SORT]) for i in new_items}
             self._delete_items(
-                [i for i in self._items(old) if (i[schema.NAME_SCOPE], i[schema.NAME_TERM]) not in kept]
+                [i for i in self._items(old) if (i[schema.NAME_SCOPE], i[schema.NAME_SORT]) not in kept]
             )
         self.entries[key] = entry
         return entry
@@ -98,13 +98,13 @@ class World:
     def _entry(self, key: str, user: str, size: int, date: str) -> dict[str, Any]:
         entry: dict[str, Any] = {
             schema.OBJECT_KEY: key,
-            schema.BUCKET_NAME: self.layout.bucket_partition(self.bucket, key),
-            schema.UPLOAD_USER: self.layout.user_partition(user, key),
+            schema.BUCKET_NAME: self.placement.bucket_partition(self.bucket, key),
+            schema.UPLOAD_USER: self.placement.user_partition(user, key),
             schema.FILE_ID: key.split("/", 1)[-1],
             schema.SIZE: size,
             schema.UPLOAD_DATE: date,
         }
-        shard = self.layout.user_shard(user, key)
+        shard = self.placement.user_shard(user, key)
         if shard:
             entry[schema.USER_SHARD] = shard
         return entry
@@ -114,7 +114,7 @@ class World:
 
     def _delete_items(self, items: list[dict[str, Any]]) -> None:
         table = self.engine.resource.Table(self.engine.name_table)
-        with table.batch_writer(overwrite_by_pkeys=[schema.NAME_SCOPE, schema.NAME_TERM]) as batch:
+        with table.batch_writer(overwrite_by_pkeys=[schema.NAME_SCOPE, schema.NAME_SORT]) as batch:
             for item in items:
                 batch.delete_item(Key=item_key(item))
 
@@ -126,9 +126,9 @@ class World:
             table.meta.client,
             self.engine.table,
             self.engine.name_table,
-            layout=self.layout,
+            placement=self.placement,
             executor=executor,
-            entries=FileReader(table, self.layout),
+            entries=FileReader(table, self.placement),
             terms_complete=terms,
             **extra,
         )
@@ -138,19 +138,19 @@ class World:
         found = []
         for key, entry in self.entries.items():
             name = name_of(str(entry[schema.FILE_ID]))
-            scope = query.scope
+            listing = query.listing
             if query.words and not name_terms.matches(name, query.words):
                 continue
             if query.ext and not has_extension(name, query.ext):
                 continue
             user = ShardPlacement.public_user(entry[schema.UPLOAD_USER], entry.get(schema.USER_SHARD))
-            if isinstance(scope, UserQuery) and user != scope.user:
+            if isinstance(listing, UserQuery) and user != listing.user:
                 continue
-            if not scope.has_time(entry[schema.UPLOAD_DATE]):
+            if not listing.has_time(entry[schema.UPLOAD_DATE]):
                 continue
             size = entry[schema.SIZE]
-            if (scope.min_size is not None and size < scope.min_size) or (
-                scope.max_size is not None and size > scope.max_size
+            if (listing.min_size is not None and size < listing.min_size) or (
+                listing.max_size is not None and size > listing.max_size
             ):
                 continue
             found.append((time_term(entry[schema.UPLOAD_DATE], key), key))

@@ -14,7 +14,7 @@ from moto import mock_aws
 
 from file_index.rules import schema
 from file_index.rules.config import ConfigError
-from file_index.rules.objects import MAX_KEY_BYTES
+from file_index.rules.objects import MAX_KEY_BYTES, is_record_key
 from file_index.rules.placement import ShardPlacement
 from file_index.store.deployment import (
     RECHECK_SECONDS,
@@ -24,13 +24,13 @@ from file_index.store.deployment import (
     DeployedConfigurationStore,
     configuration_key,
 )
-from file_index.store.state import is_state_key, state_key
+from file_index.store.state import state_key
 from tests.integration.indexer.notifications import notification, s3_record
 
 TABLE = "FileMetaData"
 BUCKET = "fileupload.a"
 DEPLOYED = DeployedConfiguration.of(
-    layout=ShardPlacement(bucket_shards=16, hot_users={"bot": 4}),
+    placement=ShardPlacement(bucket_shards=16, hot_users={"bot": 4}),
     key_pattern="default",
     bucket_time_index=True,
     name_table="FileNameIndex",
@@ -49,11 +49,11 @@ def dynamodb() -> Iterator[Any]:
 def test_the_record_key_is_no_object_key_and_scans_skip_it() -> None:
     key = configuration_key(BUCKET)
     assert len(key.encode("utf-8")) == MAX_KEY_BYTES + 1
-    assert is_state_key(key)
-    assert is_state_key(state_key(BUCKET))
+    assert is_record_key(key)
+    assert is_record_key(state_key(BUCKET))
     assert key != state_key(BUCKET)
     assert configuration_key("a") != configuration_key("a.b")
-    assert not is_state_key("~deployed-configuration~" + BUCKET)  # an S3 key may look like it
+    assert not is_record_key("~deployed-configuration~" + BUCKET)  # an S3 key may look like it
 
 
 def test_the_record_round_trips_in_cdk_json_terms(dynamodb: Any) -> None:
@@ -73,7 +73,7 @@ def test_the_record_round_trips_in_cdk_json_terms(dynamodb: Any) -> None:
         "nameTableName": "FileNameIndex",
         "enrich": ["contentType", "tags"],
     }
-    assert recorded.layout == ShardPlacement(bucket_shards=16, hot_users={"bot": 4})
+    assert recorded.placement == ShardPlacement(bucket_shards=16, hot_users={"bot": 4})
     assert recorded.name_table == "FileNameIndex"
     # No index key attribute: no search can return it.
     item = dynamodb.get_item(TableName=TABLE, Key={"objectKey": {"S": configuration_key(BUCKET)}})["Item"]
@@ -90,7 +90,7 @@ def test_a_damaged_record_is_an_error_that_says_how_to_mend_it(dynamodb: Any) ->
 
 
 def test_differences_name_only_the_settings_both_sides_have() -> None:
-    own = DeployedConfiguration.of(layout=ShardPlacement(bucket_shards=32, hot_users={"bot": 4}))
+    own = DeployedConfiguration.of(placement=ShardPlacement(bucket_shards=32, hot_users={"bot": 4}))
     assert DEPLOYED.differences(own) == [("bucketIndexShards", 16, 32)]
     assert DEPLOYED.differences(DeployedConfiguration.of(key_pattern="default")) == []
     no_names = DeployedConfiguration.of(name_table=None)
@@ -113,7 +113,7 @@ def test_a_check_names_both_values_and_trusts_a_match_for_a_minute(dynamodb: Any
     store = DeployedConfigurationStore(dynamodb, TABLE)
     clock = Clock()
     own = DeployedConfiguration.of(
-        layout=ShardPlacement(bucket_shards=16, hot_users={"bot": 4}), key_pattern="default"
+        placement=ShardPlacement(bucket_shards=16, hot_users={"bot": 4}), key_pattern="default"
     )
     check = ConfigurationCheck(store, BUCKET, own, writer="the indexer", clock=clock)
     check.check()  # no record: nothing to differ from
@@ -271,7 +271,7 @@ def record(
 ) -> dict[str, str]:
     """The deployed configuration's custom resource as CloudFormation sends it (`name_table`: naming the
     name table too)."""
-    from layout_guard import handler
+    from configuration_guard import handler
 
     properties = {
         "TableName": TABLE,
@@ -305,8 +305,8 @@ def test_the_deployments_custom_resource_writes_the_record_and_leaves_it_on_dele
 
 
 def test_the_custom_resource_refuses_settings_it_does_not_know(dynamodb: Any) -> None:
-    from layout_guard import handler
-    from layout_guard.guard import InvalidPropertiesError
+    from configuration_guard import handler
+    from configuration_guard.guard import InvalidPropertiesError
 
     event = {
         "RequestType": "Create",
@@ -319,7 +319,7 @@ def test_the_custom_resource_refuses_settings_it_does_not_know(dynamodb: Any) ->
 def test_the_custom_resource_marks_an_empty_name_table_complete_and_leaves_a_filled_one(
     dynamodb: Any,
 ) -> None:
-    from file_index.store import name_state
+    from file_index.store import name_index_flag
 
     dynamodb.create_table(**schema.create_name_table_request())
 
@@ -328,23 +328,23 @@ def test_the_custom_resource_marks_an_empty_name_table_complete_and_leaves_a_fil
 
     deploy()
     # A new deployment's name table: searches read term items from the first upload.
-    assert name_state.TermItemsState(dynamodb, schema.NAME_TABLE_NAME).complete(BUCKET)
+    assert name_index_flag.NameIndexFlag(dynamodb, schema.NAME_TABLE_NAME).complete(BUCKET)
 
     # A name table that already holds items (a deployment from before term items) is left for index-names.
     dynamodb.delete_table(TableName=schema.NAME_TABLE_NAME)
     dynamodb.create_table(**schema.create_name_table_request())
     dynamodb.put_item(
         TableName=schema.NAME_TABLE_NAME,
-        Item={schema.NAME_SCOPE: {"S": f"{BUCKET}|r"}, schema.NAME_TERM: {"S": "report 0123"}},
+        Item={schema.NAME_SCOPE: {"S": f"{BUCKET}|r"}, schema.NAME_SORT: {"S": "report 0123"}},
     )
     deploy()
-    assert not name_state.TermItemsState(dynamodb, schema.NAME_TABLE_NAME).complete(BUCKET)
+    assert not name_index_flag.NameIndexFlag(dynamodb, schema.NAME_TABLE_NAME).complete(BUCKET)
 
 
 def test_the_custom_resource_leaves_an_empty_name_table_beside_entries_for_index_names(dynamodb: Any) -> None:
     """A name table added to a table that holds entries (an upgrade from 0.3.0, which had no name index):
     those entries have no name items, so it is not complete until `index-names` has run."""
-    from file_index.store import name_state
+    from file_index.store import name_index_flag
 
     dynamodb.create_table(**schema.create_name_table_request())
     dynamodb.put_item(
@@ -358,5 +358,5 @@ def test_the_custom_resource_leaves_an_empty_name_table_beside_entries_for_index
         },
     )
     record(dynamodb, "Update", name_table=True)
-    assert not name_state.TermItemsState(dynamodb, schema.NAME_TABLE_NAME).complete(BUCKET)
+    assert not name_index_flag.NameIndexFlag(dynamodb, schema.NAME_TABLE_NAME).complete(BUCKET)
     assert dynamodb.scan(TableName=schema.NAME_TABLE_NAME)["Items"] == []

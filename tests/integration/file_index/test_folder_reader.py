@@ -1,7 +1,7 @@
 """Folder lists read from the key items (`FolderReader`), on moto and on DynamoDB Local.
 
 Entries are written as the writer makes them (`entry_items.entry_item`) with the key items of their names
-(`names.key_item`), in the shards the layout gives them. Every list is followed to its end and compared
+(`names.key_item`), in the shards the placement gives them. Every list is followed to its end and compared
 with the brute-force truth of the live entries: each file and each sub-folder once, in key order, in
 both orders; a sub-folder of 20,000 keys is jumped over, read by one Query per shard.
 """
@@ -53,7 +53,7 @@ class Tables:
         self,
         bucket: str,
         keys: Sequence[str],
-        layout: ShardPlacement,
+        placement: ShardPlacement,
         *,
         user: str = "u",
         entries: bool = True,
@@ -69,16 +69,18 @@ class Tables:
                 event = create_event(
                     bucket=bucket, key=key, user=user, size=size, moment=START, sequence=number
                 )
-                entry = entry_item(event, None, layout)
+                entry = entry_item(event, None, placement)
                 if entries:
                     table.put_item(Item=entry)
                     self.live[(bucket, key)] = entry
                 names.put_item(Item=key_item(entry, ""))
 
-    def reader(self, layout: ShardPlacement, executor: ThreadPoolExecutor | None = None) -> FolderReader:
+    def reader(self, placement: ShardPlacement, executor: ThreadPoolExecutor | None = None) -> FolderReader:
         # A resource's client: it takes boto3's condition objects, as the search's does.
         client = boto3.resource("dynamodb", endpoint_url=self.dynamodb.meta.endpoint_url).meta.client
-        return FolderReader(NameReader(client, self.table, self.name_table, layout=layout, executor=executor))
+        return FolderReader(
+            NameReader(client, self.table, self.name_table, placement=placement, executor=executor)
+        )
 
 
 def follow(
@@ -162,13 +164,13 @@ BIG_KEYS = [
 def test_a_page_jumps_over_a_big_sub_folder(tables: Tables, shard_count: int) -> None:
     """A page of the folder answers its files and the 20,000-key sub-folder in one page, each shard
     reading the sub-folder once (one Query's worth), in each order."""
-    layout = ShardPlacement(bucket_shards=shard_count)
-    tables.put("bucket", BIG_KEYS, layout)
+    placement = ShardPlacement(bucket_shards=shard_count)
+    tables.put("bucket", BIG_KEYS, placement)
     with ThreadPoolExecutor(4) as executor:
-        reader = tables.reader(layout, executor)
+        reader = tables.reader(placement, executor)
         for ascending in (True, False):
             query = NameQuery(
-                scope=BucketQuery(bucket="bucket"), prefix="top/", delimiter="/", ascending=ascending
+                listing=BucketQuery(bucket="bucket"), prefix="top/", delimiter="/", ascending=ascending
             )
             keys, folders, pages = follow(reader, query, 100)
             assert (keys, folders) == truth(BIG_KEYS, "top/", "/", ascending)
@@ -182,13 +184,13 @@ def test_a_page_jumps_over_a_big_sub_folder(tables: Tables, shard_count: int) ->
 
 def test_a_page_reads_the_page_and_one_query_per_shard_and_round(tables: Tables) -> None:
     """Pages of 10 over the big sub-folder's neighbours: each page reads no more than its bound."""
-    layout = ShardPlacement(bucket_shards=2)
+    placement = ShardPlacement(bucket_shards=2)
     keys = [f"top/f{number:03d}.txt" for number in range(40)] + [f"top/sub/{n:04d}" for n in range(1500)]
-    tables.put("bucket", keys, layout)
-    reader = tables.reader(layout)
+    tables.put("bucket", keys, placement)
+    reader = tables.reader(placement)
     for ascending in (True, False):
         query = NameQuery(
-            scope=BucketQuery(bucket="bucket"), prefix="top/", delimiter="/", ascending=ascending
+            listing=BucketQuery(bucket="bucket"), prefix="top/", delimiter="/", ascending=ascending
         )
         found, folders, pages = follow(reader, query, 10)
         assert (found, folders) == truth(keys, "top/", "/", ascending)
@@ -242,10 +244,10 @@ def test_random_trees_page_to_the_brute_force_truth(
     root = f"r{uuid.uuid4().hex[:8]}/"
     bucket = f"b-{root[1:-1]}"
     user = f"u{root[1:-1]}"
-    layout = ShardPlacement(bucket_shards=shard_count, hot_users={user: 2})
-    tables.put(bucket, [root + key for key in live], layout, user=user)
-    tables.put(bucket, [root + key for key in dead], layout, user=user, entries=False)
-    tables.put(bucket, [root + key for key in other], layout, user=f"{user}x")
+    placement = ShardPlacement(bucket_shards=shard_count, hot_users={user: 2})
+    tables.put(bucket, [root + key for key in live], placement, user=user)
+    tables.put(bucket, [root + key for key in dead], placement, user=user, entries=False)
+    tables.put(bucket, [root + key for key in other], placement, user=f"{user}x")
     # A stale key item in a second shard (left by a shard move): answered once.
     if live:
         tables.put(bucket, [root + live[0]], ShardPlacement(bucket_shards=1), user=user, entries=False)
@@ -253,10 +255,10 @@ def test_random_trees_page_to_the_brute_force_truth(
     expected_keys = [root + key for key in live] + ([] if by_user else [root + key for key in other])
     if ext is not None:
         expected_keys = [key for key in expected_keys if key.rsplit("/", 1)[-1].endswith("." + ext)]
-    reader = tables.reader(layout)
+    reader = tables.reader(placement)
     for ascending in (True, False):
         query = NameQuery(
-            scope=scope, prefix=root + prefix, delimiter=delimiter, ext=ext, ascending=ascending
+            listing=scope, prefix=root + prefix, delimiter=delimiter, ext=ext, ascending=ascending
         )
         keys, folders, _ = follow(reader, query, limit)
         assert (keys, folders) == truth(expected_keys, root + prefix, delimiter, ascending)
@@ -267,12 +269,14 @@ def test_random_trees_page_to_the_brute_force_truth(
 
 def test_a_cursor_after_any_count_goes_on_from_there(tables: Tables) -> None:
     """`cursor_after(n)` of a page continues just after its n-th item: the rest of the list follows."""
-    layout = ShardPlacement(bucket_shards=3)
+    placement = ShardPlacement(bucket_shards=3)
     keys = [f"f/{name}" for name in ("a", "b/1", "b/2", "c", "d/x/y", "e", "g", "h/", "i")]
-    tables.put("bucket", keys, layout)
-    reader = tables.reader(layout)
+    tables.put("bucket", keys, placement)
+    reader = tables.reader(placement)
     for ascending in (True, False):
-        query = NameQuery(scope=BucketQuery(bucket="bucket"), prefix="f/", delimiter="/", ascending=ascending)
+        query = NameQuery(
+            listing=BucketQuery(bucket="bucket"), prefix="f/", delimiter="/", ascending=ascending
+        )
         all_files, all_folders = truth(keys, "f/", "/", ascending)
         page = reader.list_files(query, limit=100)
         assert [item[schema.OBJECT_KEY] for item in page.items] == all_files
@@ -310,7 +314,7 @@ def follow_from(reader: FolderReader, query: NameQuery, position: dict[str, Any]
 )
 def test_a_cursor_of_another_list_is_refused(tables: Tables, position: dict[str, Any]) -> None:
     reader = tables.reader(ShardPlacement(bucket_shards=2))
-    query = NameQuery(scope=BucketQuery(bucket="bucket"), prefix="f/", delimiter="/")
+    query = NameQuery(listing=BucketQuery(bucket="bucket"), prefix="f/", delimiter="/")
     with pytest.raises(InvalidStartKey):
         reader.list_files(query, limit=10, position=position)
 
@@ -318,7 +322,7 @@ def test_a_cursor_of_another_list_is_refused(tables: Tables, position: dict[str,
 def test_a_delimiter_of_two_characters_is_refused(tables: Tables) -> None:
     reader = tables.reader(ShardPlacement())
     with pytest.raises(ValueError, match="one character"):
-        reader.list_files(NameQuery(scope=BucketQuery(bucket="b"), delimiter="//"), limit=10)
+        reader.list_files(NameQuery(listing=BucketQuery(bucket="b"), delimiter="//"), limit=10)
 
 
 # -- the key bounds ---------------------------------------------------------------------------------
@@ -340,16 +344,16 @@ def test_key_after_and_before_are_the_neighbours(key: str) -> None:
 def test_a_sub_folder_is_answered_only_for_a_live_matching_key(tables: Tables, limit: int) -> None:
     """The keys a page probes first are gone (or do not match): the sub-folder is answered once a kept
     key is found further in; a sub-folder of gone keys only is not answered."""
-    layout = ShardPlacement(bucket_shards=2)
+    placement = ShardPlacement(bucket_shards=2)
     dead = [f"p/mixed/{number:02d}.txt" for number in (*range(9), *range(91, 100))]
-    tables.put("bucket", [*dead, *(f"p/gone/{n}.txt" for n in range(5))], layout, entries=False)
-    tables.put("bucket", ["p/mixed/50.txt", "p/z.txt"], layout)
-    tables.put("bucket", ["p/mixed/51.bin", "p/mixed/52.bin"], layout)
-    reader = tables.reader(layout)
+    tables.put("bucket", [*dead, *(f"p/gone/{n}.txt" for n in range(5))], placement, entries=False)
+    tables.put("bucket", ["p/mixed/50.txt", "p/z.txt"], placement)
+    tables.put("bucket", ["p/mixed/51.bin", "p/mixed/52.bin"], placement)
+    reader = tables.reader(placement)
     for ascending in (True, False):
         for ext in (None, "txt"):
             query = NameQuery(
-                scope=BucketQuery(bucket="bucket"), prefix="p/", delimiter="/", ext=ext, ascending=ascending
+                listing=BucketQuery(bucket="bucket"), prefix="p/", delimiter="/", ext=ext, ascending=ascending
             )
             assert follow(reader, query, limit)[:2] == (["p/z.txt"], ["p/mixed/"])
 
@@ -358,13 +362,15 @@ def test_a_sub_folder_is_answered_only_for_a_live_matching_key(tables: Tables, l
 def test_a_keys_plan_position_goes_on_where_it_stopped(tables: Tables, limit: int) -> None:
     """A position the `NameReader` keys plan made (a list begun before) is continued to the list's end,
     each file and sub-folder once."""
-    layout = ShardPlacement(bucket_shards=3)
+    placement = ShardPlacement(bucket_shards=3)
     keys = [f"f/{name}" for name in ("a", "b/1", "b/2", "c", "d/x/y", "d/z", "e", "h/", "i")]
-    tables.put("bucket", keys, layout)
-    reader = tables.reader(layout)
-    names = NameReader(reader._names.client, tables.table, tables.name_table, layout=layout)
+    tables.put("bucket", keys, placement)
+    reader = tables.reader(placement)
+    names = NameReader(reader._names.client, tables.table, tables.name_table, placement=placement)
     for ascending in (True, False):
-        query = NameQuery(scope=BucketQuery(bucket="bucket"), prefix="f/", delimiter="/", ascending=ascending)
+        query = NameQuery(
+            listing=BucketQuery(bucket="bucket"), prefix="f/", delimiter="/", ascending=ascending
+        )
         # 0.4's keys plan (what answered folder lists before FolderReader), as it left a list begun then.
         first = names._list_keys(query, limit, None, name_reader._Counter())
         assert first.next_position is not None

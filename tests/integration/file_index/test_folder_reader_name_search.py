@@ -1,5 +1,5 @@
 """The local stack's name search folder lists (`test_name_search`: `prefix`, `delimiter`) again, answered
-by `FolderReader` through the HTTP API: the same corpus, layouts and engines, the same brute force."""
+by `FolderReader` through the HTTP API: the same corpus, placements and engines, the same brute force."""
 
 from __future__ import annotations
 

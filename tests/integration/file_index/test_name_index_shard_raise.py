@@ -1,7 +1,7 @@
 """The name index across a raise of `bucketIndexShards`: every folder and name list answers each file once.
 
-An entry is written to the shard its writer's layout gives its key; raising the count moves a key's next
-overwrite to another shard. These tests write a key's events under the layout before and after a raise
+An entry is written to the shard its writer's placement gives its key; raising the count moves a key's next
+overwrite to another shard. These tests write a key's events under the placement before and after a raise
 (1 shard, then 16) through the writer (`writer.apply_event` with a `NameIndex`), then read the folder and
 the words of the key as the search does (`NameReader`), on moto and on DynamoDB Local.
 """
@@ -75,7 +75,7 @@ class Tables:
         self,
         kind: str,
         key: str,
-        layout: ShardPlacement,
+        placement: ShardPlacement,
         *,
         position: int | None = None,
         version_id: str | None = None,
@@ -104,7 +104,7 @@ class Tables:
             file_id=parts.file_id,
         )
         names = self.names
-        apply_event(self.dynamodb, self.table, event, s3=self.s3, layout=layout, names=names)
+        apply_event(self.dynamodb, self.table, event, s3=self.s3, placement=placement, names=names)
         return names
 
     def entries(self) -> list[dict[str, Any]]:
@@ -128,7 +128,7 @@ class Tables:
         """Every item of the name index: its key and the user partition it is under."""
         paginator = self.dynamodb.get_paginator("scan")
         return {
-            (raw[schema.NAME_SCOPE]["S"], raw[schema.NAME_TERM]["S"], raw.get(schema.NAME_USER, {}).get("S"))
+            (raw[schema.NAME_SCOPE]["S"], raw[schema.NAME_SORT]["S"], raw.get(schema.NAME_USER, {}).get("S"))
             for page in paginator.paginate(TableName=self.name_table, ConsistentRead=True)
             for raw in page["Items"]
         }
@@ -136,7 +136,7 @@ class Tables:
     def expected_name_keys(self) -> set[NameKey]:
         """What `index-names` gives the live entries: the items of each entry's stored partitions."""
         return {
-            (item[schema.NAME_SCOPE], item[schema.NAME_TERM], item.get(schema.NAME_USER))
+            (item[schema.NAME_SCOPE], item[schema.NAME_SORT], item.get(schema.NAME_USER))
             for entry in self.entries()
             for item in self.names.items_of(entry, "")
         }
@@ -146,21 +146,21 @@ class Tables:
         entry = {**self.entry(key), schema.BUCKET_NAME: bucket_partition}
         self.names.put_entry(entry, "")
 
-    def reader(self, layout: ShardPlacement = AFTER) -> NameReader:
+    def reader(self, placement: ShardPlacement = AFTER) -> NameReader:
         table = boto3.resource("dynamodb", endpoint_url=self.dynamodb.meta.endpoint_url).Table(self.table)
         return NameReader(
             table.meta.client,
             self.table,
             self.name_table,
-            layout=layout,
-            entries=FileReader(table, layout),
+            placement=placement,
+            entries=FileReader(table, placement),
         )
 
     def pages(
-        self, query: NameQuery, *, limit: int = 100, layout: ShardPlacement = AFTER
+        self, query: NameQuery, *, limit: int = 100, placement: ShardPlacement = AFTER
     ) -> tuple[list[str], list[str]]:
         """Every key and every sub-folder of `query`, page after page."""
-        reader = self.reader(layout)
+        reader = self.reader(placement)
         keys: list[str] = []
         folders: list[str] = []
         position = None
@@ -174,11 +174,13 @@ class Tables:
         raise AssertionError("the list never ended")
 
     def folder(
-        self, prefix: str, *, limit: int = 100, layout: ShardPlacement = AFTER, **query: Any
+        self, prefix: str, *, limit: int = 100, placement: ShardPlacement = AFTER, **query: Any
     ) -> list[str]:
-        """Every key of the folder list of `prefix` (the bucket's unless `scope` is given)."""
-        scope = query.pop("scope", BucketQuery(bucket=BUCKET))
-        return self.pages(NameQuery(scope=scope, prefix=prefix, **query), limit=limit, layout=layout)[0]
+        """Every key of the folder list of `prefix` (the bucket's unless `listing` is given)."""
+        listing = query.pop("scope", BucketQuery(bucket=BUCKET))
+        return self.pages(
+            NameQuery(listing=listing, prefix=prefix, **query), limit=limit, placement=placement
+        )[0]
 
 
 @pytest.fixture(params=["moto", pytest.param("dynamodb_local", marks=pytest.mark.dynamodb_local)])
@@ -217,8 +219,8 @@ def test_a_key_recreated_after_a_raise_is_listed_once(tables: Tables) -> None:
     tables.apply("delete", key, AFTER)
     tables.apply("put", key, AFTER)
     assert tables.folder(f"{USER}/") == [key]
-    assert tables.folder(f"{USER}/", scope=UserQuery(user=USER)) == [key]
-    assert tables.pages(NameQuery(scope=BucketQuery(bucket=BUCKET), prefix="", delimiter="/")) == (
+    assert tables.folder(f"{USER}/", listing=UserQuery(user=USER)) == [key]
+    assert tables.pages(NameQuery(listing=BucketQuery(bucket=BUCKET), prefix="", delimiter="/")) == (
         [],
         [f"{USER}/"],
     )
@@ -245,18 +247,18 @@ def test_lists_hold_each_key_once_when_its_items_are_in_two_shards(
     in_order = keys if ascending else keys[::-1]
     reports = [key for key in in_order if key.startswith(f"{USER}/reports/")]
     for scope in (BucketQuery(bucket=BUCKET), UserQuery(user=USER)):
-        assert tables.folder(f"{USER}/", scope=scope, limit=limit, ascending=ascending) == in_order
-        assert tables.folder(f"{USER}/reports/", scope=scope, limit=limit, ascending=ascending) == reports
+        assert tables.folder(f"{USER}/", listing=scope, limit=limit, ascending=ascending) == in_order
+        assert tables.folder(f"{USER}/reports/", listing=scope, limit=limit, ascending=ascending) == reports
         keys_seen, folders = tables.pages(
-            NameQuery(scope=scope, prefix=f"{USER}/", delimiter="/", ascending=ascending), limit=limit
+            NameQuery(listing=scope, prefix=f"{USER}/", delimiter="/", ascending=ascending), limit=limit
         )
         assert keys_seen == [f"{USER}/top.txt"]
         assert folders == sorted([f"{USER}/old/", f"{USER}/reports/"], reverse=not ascending)
         found, _ = tables.pages(
-            NameQuery(scope=scope, words=("txt",), order_by="objectKey", ascending=ascending), limit=limit
+            NameQuery(listing=scope, words=("txt",), order_by="objectKey", ascending=ascending), limit=limit
         )
         assert found == in_order
-        found, _ = tables.pages(NameQuery(scope=scope, ext="txt"), limit=limit)
+        found, _ = tables.pages(NameQuery(listing=scope, ext="txt"), limit=limit)
         assert sorted(found) == keys
 
 
@@ -294,7 +296,7 @@ def test_an_overwrite_after_a_user_turns_hot_moves_the_items_to_the_users_shard(
     held = tables.name_keys()
     assert held == tables.expected_name_keys()
     assert {str(user).split("|")[0] for _, _, user in held} == {hot.user_partition(USER, key)}
-    assert tables.folder(f"{USER}/", scope=UserQuery(user=USER), layout=hot) == [key]
+    assert tables.folder(f"{USER}/", listing=UserQuery(user=USER), placement=hot) == [key]
 
 
 @pytest.mark.parametrize("raise_after", range(5))
@@ -308,8 +310,8 @@ def test_any_delivery_order_around_a_raise_leaves_the_items_index_names_would_bu
     for number, order in enumerate(itertools.permutations(range(len(history)))):
         key = moved_key(f"order{raise_after}-{number}")
         for delivered, position in enumerate(order):
-            layout = BEFORE if delivered < raise_after else AFTER
-            tables.apply(history[position], key, layout, position=position + 1)
+            placement = BEFORE if delivered < raise_after else AFTER
+            tables.apply(history[position], key, placement, position=position + 1)
         assert tables.name_keys() == tables.expected_name_keys(), (raise_after, order)
         live = sorted(entry[schema.OBJECT_KEY] for entry in tables.entries())
         assert tables.folder(f"{USER}/reports/", ascending=True) == live
@@ -383,7 +385,7 @@ def test_a_repair_that_moves_the_entry_moves_its_name_items(tables: Tables) -> N
 
 
 def test_placing_an_entry_in_another_shard_moves_its_name_items(tables: Tables) -> None:
-    """An entry in a shard the layout never reads (written under 16 shards, read under 4) is placed in
+    """An entry in a shard the placement never reads (written under 16 shards, read under 4) is placed in
     its shard of 4, and its name items with it."""
     four = ShardPlacement(bucket_shards=4)
     key = moved_key("placed", lambda key: int(AFTER.bucket_partition(BUCKET, key).split("#")[1]) >= 4)

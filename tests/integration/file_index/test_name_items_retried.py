@@ -49,16 +49,16 @@ class FailingNames(NameIndex):
         raise NameWriteFails
 
 
-def found(tables: Tables, key: str, layout: ShardPlacement = BEFORE) -> None:
+def found(tables: Tables, key: str, placement: ShardPlacement = BEFORE) -> None:
     """`key` has every item `index-names` would give it (an older version's items may be left: every
     reader drops them, and `index-names` removes them), is found by a word of its name, and is listed in
     its folder."""
     assert tables.expected_name_keys() <= tables.name_keys()
     word = key.rsplit("/", 1)[1].split("-")[0]
-    by_name = NameQuery(scope=BucketQuery(bucket=BUCKET), words=(word,), q=word)
-    assert tables.pages(by_name, layout=layout)[0] == [key]
+    by_name = NameQuery(listing=BucketQuery(bucket=BUCKET), words=(word,), q=word)
+    assert tables.pages(by_name, placement=placement)[0] == [key]
     assert tables.pages(
-        NameQuery(scope=BucketQuery(bucket=BUCKET), prefix=f"{USER}/reports/"), layout=layout
+        NameQuery(listing=BucketQuery(bucket=BUCKET), prefix=f"{USER}/reports/"), placement=placement
     )[0] == [key]
 
 
@@ -81,9 +81,9 @@ def test_a_create_without_a_sequencer_delivered_again_writes_its_name_items(tabl
     )
     failing = FailingNames(tables.dynamodb, tables.name_table)
     with pytest.raises(NameWriteFails):
-        apply_event(tables.dynamodb, tables.table, event, s3=tables.s3, layout=BEFORE, names=failing)
+        apply_event(tables.dynamodb, tables.table, event, s3=tables.s3, placement=BEFORE, names=failing)
 
-    apply_event(tables.dynamodb, tables.table, event, s3=tables.s3, layout=BEFORE, names=tables.names)
+    apply_event(tables.dynamodb, tables.table, event, s3=tables.s3, placement=BEFORE, names=tables.names)
 
     found(tables, key)
 

@@ -25,7 +25,7 @@ from file_index.rules import schema
 from file_index.rules.name_items import term_items, time_term
 from file_index.rules.name_terms import folded_words, query_words
 from file_index.rules.placement import ShardPlacement
-from file_index.store.name_state import ALL_BUCKETS, TERMS_COMPLETE, NameIndexIncomplete, state_key
+from file_index.store.name_index_flag import ALL_BUCKETS, TERMS_COMPLETE, NameIndexIncomplete, flag_key
 from tests.integration.file_index.terms_world import Engine, World, engine, pages
 
 __all__ = ["engine"]
@@ -55,8 +55,8 @@ def world_of(engine: Engine, **extra: Any) -> World:
     """A bucket of 3 shards, and users of its own: anna, and bot, hot (2 shards)."""
     number = next(_buckets)
     users = (f"anna{number}", f"bot{number}")
-    layout = ShardPlacement(bucket_shards=3, hot_users={users[1]: 2})
-    return World(engine, f"bucket-{number}", layout, users=users, **extra)
+    placement = ShardPlacement(bucket_shards=3, hot_users={users[1]: 2})
+    return World(engine, f"bucket-{number}", placement, users=users, **extra)
 
 
 @st.composite
@@ -128,17 +128,17 @@ def test_paging_shows_each_live_matching_file_once_in_order(engine: Engine, data
     query_words: tuple[str, ...] = (word[: data.draw(st.integers(1, len(word)))],)
     if data.draw(st.booleans()):
         query_words += (data.draw(st.sampled_from(known)),)
-    scope: UserQuery | BucketQuery
+    listing: UserQuery | BucketQuery
     if data.draw(st.booleans()):
-        scope = UserQuery(user=data.draw(st.sampled_from(world.users)))
+        listing = UserQuery(user=data.draw(st.sampled_from(world.users)))
     else:
-        scope = BucketQuery(bucket=world.bucket)
+        listing = BucketQuery(bucket=world.bucket)
     if data.draw(st.booleans()):
         dates = sorted(entry[schema.UPLOAD_DATE] for entry in world.entries.values())
-        scope = replace(scope, start=data.draw(st.sampled_from(dates)))
+        listing = replace(listing, start=data.draw(st.sampled_from(dates)))
     ascending = data.draw(st.booleans())
     query = NameQuery(
-        scope=scope,
+        listing=listing,
         words=query_words,
         ext=data.draw(st.none() | st.sampled_from(["jpg", "gz"])),
         ascending=ascending,
@@ -185,13 +185,13 @@ def test_an_unchanged_list_answers_exactly_the_truth_in_every_page_size(engine: 
         )
         world.put(key_of(user, index, name), user=user, size=index, date=world.now(same=index % 5 == 1))
     for query in [
-        NameQuery(scope=BucketQuery(bucket=world.bucket), words=("img",)),
-        NameQuery(scope=BucketQuery(bucket=world.bucket), words=("cafe",), ascending=True),
-        NameQuery(scope=UserQuery(user=world.users[1]), words=("請求",)),
-        NameQuery(scope=UserQuery(user=world.users[0]), ext="jpg", ascending=True),
-        NameQuery(scope=BucketQuery(bucket=world.bucket), ext="tar.gz"),
-        NameQuery(scope=BucketQuery(bucket=world.bucket, min_size=10, max_size=30), words=("report", "q")),
-        NameQuery(scope=BucketQuery(bucket=world.bucket, start=world.now(same=True)), words=("i",)),
+        NameQuery(listing=BucketQuery(bucket=world.bucket), words=("img",)),
+        NameQuery(listing=BucketQuery(bucket=world.bucket), words=("cafe",), ascending=True),
+        NameQuery(listing=UserQuery(user=world.users[1]), words=("請求",)),
+        NameQuery(listing=UserQuery(user=world.users[0]), ext="jpg", ascending=True),
+        NameQuery(listing=BucketQuery(bucket=world.bucket), ext="tar.gz"),
+        NameQuery(listing=BucketQuery(bucket=world.bucket, min_size=10, max_size=30), words=("report", "q")),
+        NameQuery(listing=BucketQuery(bucket=world.bucket, start=world.now(same=True)), words=("i",)),
     ]:
         for limit in (1, 3, 100):
             keys = [
@@ -206,7 +206,7 @@ def test_a_page_cut_short_goes_on_just_after_its_last_item(engine: Engine) -> No
     world = world_of(engine)
     for index in range(30):
         world.put(key_of(world.users[0], index, f"IMG_{index}.jpg"), user=world.users[0])
-    query = NameQuery(scope=BucketQuery(bucket=world.bucket), words=("img",))
+    query = NameQuery(listing=BucketQuery(bucket=world.bucket), words=("img",))
     reader = world.reader(executor=_executor)
     keys: list[str] = []
     position = None
@@ -237,8 +237,8 @@ def test_a_name_list_is_refused_until_the_name_index_is_complete(engine: Engine)
     world = world_of(engine)
     for index in range(12):
         world.put(key_of(world.users[0], index, f"IMG_{index}.jpg"), user=world.users[0])
-    query = NameQuery(scope=BucketQuery(bucket=world.bucket), words=("img",))
-    folder = NameQuery(scope=BucketQuery(bucket=world.bucket), prefix=f"{world.users[0]}/", delimiter="/")
+    query = NameQuery(listing=BucketQuery(bucket=world.bucket), words=("img",))
+    folder = NameQuery(listing=BucketQuery(bucket=world.bucket), prefix=f"{world.users[0]}/", delimiter="/")
     before = world.reader(terms=None, state_client=engine.client)
     for refused in (query, folder):
         with pytest.raises(NameIndexIncomplete, match=f"index-names --bucket {world.bucket}"):
@@ -246,7 +246,7 @@ def test_a_name_list_is_refused_until_the_name_index_is_complete(engine: Engine)
     engine.client.put_item(
         TableName=engine.name_table,
         Item={
-            **{name: {"S": value} for name, value in state_key(world.bucket).items()},
+            **{name: {"S": value} for name, value in flag_key(world.bucket).items()},
             TERMS_COMPLETE: {"BOOL": True},
         },
     )
@@ -260,8 +260,8 @@ def test_a_name_list_is_refused_until_the_name_index_is_complete(engine: Engine)
 def test_the_table_flag_completes_a_users_list(engine: Engine) -> None:
     world = world_of(engine)
     world.put(key_of(world.users[0], 0, "IMG_0.jpg"), user=world.users[0])
-    query = NameQuery(scope=UserQuery(user=world.users[0]), words=("img",))
-    key = {name: {"S": value} for name, value in state_key(ALL_BUCKETS).items()}
+    query = NameQuery(listing=UserQuery(user=world.users[0]), words=("img",))
+    key = {name: {"S": value} for name, value in flag_key(ALL_BUCKETS).items()}
     engine.client.put_item(TableName=engine.name_table, Item={**key, TERMS_COMPLETE: {"BOOL": True}})
     try:
         reader = world.reader(terms=None, state_client=engine.fresh_client(), bucket=world.bucket)
@@ -281,7 +281,7 @@ def test_a_stale_item_is_not_answered(engine: Engine) -> None:
     table = engine.resource.Table(engine.name_table)
     for item in term_items(first, ""):
         table.put_item(Item=item)
-    query = NameQuery(scope=BucketQuery(bucket=world.bucket), words=("img",))
+    query = NameQuery(listing=BucketQuery(bucket=world.bucket), words=("img",))
     found = [item for page in pages(world.reader(), query, limit=1) for item in page.items]
     assert [(item[schema.OBJECT_KEY], item[schema.SIZE]) for item in found] == [(key, 5)]
 
@@ -299,7 +299,7 @@ def test_a_stale_item_is_not_answered(engine: Engine) -> None:
 def test_a_cursor_that_is_not_the_lists_is_refused(engine: Engine, position: dict[str, Any]) -> None:
     world = world_of(engine)
     query = NameQuery(
-        scope=BucketQuery(bucket=world.bucket, start="2000-01-01T00:00:00.000Z"), words=("img",)
+        listing=BucketQuery(bucket=world.bucket, start="2000-01-01T00:00:00.000Z"), words=("img",)
     )
     with pytest.raises(InvalidStartKey):
         world.reader().list_files(query, limit=5, position=position)
@@ -340,7 +340,7 @@ def test_a_query_word_finds_its_pieces_consecutive_as_typed_in_every_script(
     for index, name in enumerate(every):
         world.put(key_of(world.users[0], index, name), user=world.users[0])
     for scope in (BucketQuery(bucket=world.bucket), UserQuery(user=world.users[0])):
-        query = NameQuery(scope=scope, words=tuple(query_words(q)), q=q)
+        query = NameQuery(listing=scope, words=tuple(query_words(q)), q=q)
         answered = [
             item[schema.OBJECT_KEY].rsplit("/", 1)[-1]
             for page in pages(world.reader(), query, limit=5)

@@ -32,12 +32,12 @@ OTHERS = 200
 PAGE = 100
 PAGES = 6  # pages read of each list (the first ones: the list goes on past them)
 USERS = ("anna", "bot")
-LAYOUT = ShardPlacement(bucket_shards=4, hot_users={"bot": 3})
+PLACEMENT = ShardPlacement(bucket_shards=4, hot_users={"bot": 3})
 
 
 @pytest.fixture(scope="module")
 def world(engine: Engine) -> World:
-    world = World(engine, "bucket-bounds", LAYOUT, users=USERS)
+    world = World(engine, "bucket-bounds", PLACEMENT, users=USERS)
     files = []
     for index in range(IMAGES + OTHERS):
         user = USERS[index % 2]
@@ -67,7 +67,7 @@ def test_a_page_reads_at_most_3_items_per_item_and_4_round_trips(
         if scope.startswith("bucket")
         else UserQuery(user="bot", **bounds)
     )
-    query = NameQuery(scope=list_scope, words=(word,), ascending=ascending)
+    query = NameQuery(listing=list_scope, words=(word,), ascending=ascending)
     with ThreadPoolExecutor(max_workers=8) as executor:
         found = list(itertools.islice(pages(world.reader(executor=executor), query, limit=PAGE), PAGES))
     keys = [item[schema.OBJECT_KEY] for page in found for item in page.items]

@@ -60,17 +60,19 @@ def test_lists_read_in_parallel_hand_the_client_built_conditions_only(world: Wor
         reader = world.reader(executor=executor)
         recorded = ConditionObjects(reader.client.client)
         name_query = NameQuery(
-            scope=BucketQuery(bucket=world.bucket, min_size=1000, max_size=4000), words=("rep",)
+            listing=BucketQuery(bucket=world.bucket, min_size=1000, max_size=4000), words=("rep",)
         )
         answered = [
             item[schema.OBJECT_KEY] for page in pages(reader, name_query, limit=3) for item in page.items
         ]
         folder = FolderReader(reader).list_files(
-            NameQuery(scope=BucketQuery(bucket=world.bucket), prefix="anna/", delimiter="/", ascending=True),
+            NameQuery(
+                listing=BucketQuery(bucket=world.bucket), prefix="anna/", delimiter="/", ascending=True
+            ),
             limit=100,
         )
         table = world.engine.resource.Table(world.engine.table)
-        entries = FileReader(table, world.layout, executor=executor)
+        entries = FileReader(table, world.placement, executor=executor)
         recorded_entries = ConditionObjects(table.meta.client)
         bucket_page = entries.list_files(
             BucketQuery(bucket=world.bucket, min_size=1000, max_size=4000), limit=100

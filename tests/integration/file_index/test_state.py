@@ -10,15 +10,8 @@ import pytest
 from moto import mock_aws
 
 from file_index.rules import schema
-from file_index.rules.objects import MAX_KEY_BYTES
-from file_index.store.state import (
-    IndexStateStore,
-    Operation,
-    RunSupersededError,
-    State,
-    is_state_key,
-    state_key,
-)
+from file_index.rules.objects import MAX_KEY_BYTES, is_record_key
+from file_index.store.state import IndexStateStore, Operation, RunSupersededError, State, state_key
 
 
 @pytest.fixture(params=["moto", pytest.param("dynamodb_local", marks=pytest.mark.dynamodb_local)])
@@ -37,9 +30,9 @@ def store(request: pytest.FixtureRequest) -> Iterator[IndexStateStore]:
 def test_the_state_key_is_longer_than_any_s3_key_and_names_its_bucket() -> None:
     key = state_key("fileupload.a")
     assert len(key.encode("utf-8")) == MAX_KEY_BYTES + 1
-    assert is_state_key(key)
+    assert is_record_key(key)
     assert state_key("a") != state_key("a.b")
-    assert not is_state_key("~index-state~fileupload.a")  # an S3 key may look like it, but is shorter
+    assert not is_record_key("~index-state~fileupload.a")  # an S3 key may look like it, but is shorter
 
 
 def test_a_run_goes_from_building_to_ready_with_its_counts(store: IndexStateStore) -> None:

@@ -18,11 +18,11 @@ from file_index.rules.name_terms import name_terms
 from file_index.rules.objects import ObjectEvent
 from file_index.rules.placement import ShardPlacement
 from file_index.store.entries import plain_item
-from file_index.store.name_state import (
+from file_index.store.name_index_flag import (
     ALL_BUCKETS,
-    TermItemsState,
+    NameIndexFlag,
+    flag_key,
     mark_table_complete,
-    state_key,
     terms_complete,
 )
 from file_index.write.names import NameIndex
@@ -44,7 +44,7 @@ class World:
     def names(self) -> NameIndex:
         return NameIndex(self.dynamodb, NAME_TABLE)
 
-    def apply(self, kind: str, key: str = KEY, layout: ShardPlacement = ONE_SHARD) -> NameIndex:
+    def apply(self, kind: str, key: str = KEY, placement: ShardPlacement = ONE_SHARD) -> NameIndex:
         self.position += 1
         event = ObjectEvent(
             event_name="ObjectCreated:Put" if kind == "put" else "ObjectRemoved:Delete",
@@ -59,7 +59,7 @@ class World:
             file_id=key,
         )
         names = self.names()
-        apply_event(self.dynamodb, TABLE, event, s3=self.s3, layout=layout, names=names)
+        apply_event(self.dynamodb, TABLE, event, s3=self.s3, placement=placement, names=names)
         return names
 
     def entry(self, key: str = KEY) -> dict[str, Any]:
@@ -71,7 +71,7 @@ class World:
     def items(self) -> dict[tuple[str, str], dict[str, Any]]:
         paginator = self.dynamodb.get_paginator("scan")
         return {
-            (item[schema.NAME_SCOPE], item[schema.NAME_TERM]): item
+            (item[schema.NAME_SCOPE], item[schema.NAME_SORT]): item
             for page in paginator.paginate(TableName=NAME_TABLE, ConsistentRead=True)
             for item in map(plain_item, page["Items"])
         }
@@ -95,7 +95,7 @@ def world() -> Iterator[World]:
 
 
 def expected_terms(entry: dict[str, Any]) -> set[tuple[str, str]]:
-    return {(item[schema.NAME_SCOPE], item[schema.NAME_TERM]) for item in term_items(entry, "")}
+    return {(item[schema.NAME_SCOPE], item[schema.NAME_SORT]) for item in term_items(entry, "")}
 
 
 def test_a_new_key_gets_one_term_item_per_term_under_its_upload_time(world: World) -> None:
@@ -161,21 +161,21 @@ def test_a_shard_move_moves_the_term_items(world: World) -> None:
 
 
 def test_the_flag_starts_unset_and_stays_set_with_its_first_time(world: World) -> None:
-    state = TermItemsState(world.dynamodb, NAME_TABLE, ttl=0.0)
+    state = NameIndexFlag(world.dynamodb, NAME_TABLE, ttl=0.0)
     assert not state.complete(BUCKET)
     assert not terms_complete(world.dynamodb, NAME_TABLE, BUCKET)
     first = state.mark_complete(BUCKET, START)
     assert state.mark_complete(BUCKET, START + timedelta(hours=1)) == first == START.timestamp()
     assert state.complete(BUCKET)
     assert not state.complete("other-bucket")
-    fresh = TermItemsState(world.dynamodb, NAME_TABLE)
+    fresh = NameIndexFlag(world.dynamodb, NAME_TABLE)
     assert fresh.complete(BUCKET)
 
 
 def test_the_whole_table_flag_is_read_for_every_bucket(world: World) -> None:
     """The table's own state item (`ALL_BUCKETS`) answers for any bucket, and asked for itself it is read
     once (a BatchGetItem with a key twice is refused)."""
-    state = TermItemsState(world.dynamodb, NAME_TABLE, ttl=0.0)
+    state = NameIndexFlag(world.dynamodb, NAME_TABLE, ttl=0.0)
     assert not state.complete(ALL_BUCKETS)
     assert mark_table_complete(world.dynamodb, NAME_TABLE, START)
     assert state.complete(ALL_BUCKETS)
@@ -185,9 +185,9 @@ def test_the_whole_table_flag_is_read_for_every_bucket(world: World) -> None:
 
 def test_a_cached_incomplete_flag_is_read_again_after_the_ttl(world: World) -> None:
     now = [0.0]
-    state = TermItemsState(world.dynamodb, NAME_TABLE, clock=lambda: now[0])
+    state = NameIndexFlag(world.dynamodb, NAME_TABLE, clock=lambda: now[0])
     assert not state.complete(BUCKET)
-    TermItemsState(world.dynamodb, NAME_TABLE).mark_complete(BUCKET, START)
+    NameIndexFlag(world.dynamodb, NAME_TABLE).mark_complete(BUCKET, START)
     now[0] = 59.0
     assert not state.complete(BUCKET)
     now[0] = 61.0
@@ -197,15 +197,15 @@ def test_a_cached_incomplete_flag_is_read_again_after_the_ttl(world: World) -> N
 def test_an_empty_table_is_marked_complete_for_every_bucket(world: World) -> None:
     """Every entry it will hold gets its items from its first write."""
     assert mark_table_complete(world.dynamodb, NAME_TABLE, START)
-    assert TermItemsState(world.dynamodb, NAME_TABLE).complete("any-bucket")
+    assert NameIndexFlag(world.dynamodb, NAME_TABLE).complete("any-bucket")
     world.apply("put")
     assert world.word_keys() == set()
     assert world.term_keys() == expected_terms(world.entry())
-    held = world.dynamodb.get_item(TableName=NAME_TABLE, Key={k: {"S": v} for k, v in state_key("*").items()})
+    held = world.dynamodb.get_item(TableName=NAME_TABLE, Key={k: {"S": v} for k, v in flag_key("*").items()})
     assert held["Item"]["complete"] == {"BOOL": True}
 
 
 def test_a_table_with_items_is_not_marked_complete(world: World) -> None:
     world.apply("put")
     assert not mark_table_complete(world.dynamodb, NAME_TABLE, START)
-    assert not TermItemsState(world.dynamodb, NAME_TABLE).complete(BUCKET)
+    assert not NameIndexFlag(world.dynamodb, NAME_TABLE).complete(BUCKET)

@@ -20,7 +20,7 @@ from file_index.rules.placement import ShardPlacement
 # One worker builds the module's fixtures once (xdist --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("user-size-order")
 
-LAYOUT = ShardPlacement(bucket_shards=4, hot_users={"HOT": 3})
+PLACEMENT = ShardPlacement(bucket_shards=4, hot_users={"HOT": 3})
 BUCKET = "fileupload.a"
 START = datetime(2017, 8, 1, tzinfo=UTC)
 
@@ -41,10 +41,10 @@ def files() -> Iterator[tuple[FileReader, list[dict[str, Any]]]]:
                 sequence=number,
             )
         )
-    items = [entry(event, None, LAYOUT) for event in events]
+    items = [entry(event, None, PLACEMENT) for event in events]
     with mock_aws():
         table = reading.load("FileMetaData", items, multi_attribute_index=False)
-        yield FileReader(table, LAYOUT), items
+        yield FileReader(table, PLACEMENT), items
 
 
 def read_all(reader: FileReader, query: UserQuery, limit: int) -> tuple[list[dict[str, Any]], int]:

@@ -4,7 +4,7 @@ index.
 
 The bucket keeps 1,000 large files (1 MiB to 1 GiB, over 2017), 300 of them overwritten in November's last
 days; in December it had 3,000 small temporary files (at most 64 KiB), each deleted an hour after it was
-written. Through the real indexer (moto) in the default deployment's layout. Counted on upload only, the
+written. Through the real indexer (moto) in the default deployment's placement. Counted on upload only, the
 statistics said most files are small and of that month (the planner counts time by month), so "December, at
 least 1 MiB" went to the size index and read every large file for the month's few (as a reviewer found of
 a week's box: 5,051 items read for 20).
@@ -34,7 +34,7 @@ from tests.integration.indexer.conftest import BUCKET, Indexer
 from tests.integration.indexer.notifications import SqsQueue, notification, s3_record
 
 pytestmark = pytest.mark.xdist_group("upload-statistics")
-LAYOUT = ShardPlacement(bucket_shards=16)  # the default deployment's
+PLACEMENT = ShardPlacement(bucket_shards=16)  # the default deployment's
 KEPT, TEMPORARY, OVERWRITTEN = 1000, 3000, 300
 YEAR_START = datetime(2017, 1, 1, tzinfo=UTC)
 OVERWRITES = datetime(2017, 11, 26, tzinfo=UTC)
@@ -103,7 +103,7 @@ def counted_on_upload(creates: list[dict[str, Any]]) -> cost.IndexStatistics | N
 def test_deletes_and_overwrites_keep_the_statistics_true_and_every_box_near_the_cheapest(
     moto_indexer: Indexer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name, value in LAYOUT.to_env().items():
+    for name, value in PLACEMENT.to_env().items():
         monkeypatch.setenv(name, value)
     records, creates = churn()
     queue = SqsQueue()
@@ -127,7 +127,7 @@ def test_deletes_and_overwrites_keep_the_statistics_true_and_every_box_near_the_
         for item in page["Items"]
     ]
     table = MemoryTable(moto_indexer.table_name, _plain(items), schema.global_indexes())
-    reader = FileReader(table, LAYOUT)
+    reader = FileReader(table, PLACEMENT)
     ratios: dict[str, float] = {}
     ratios_on_upload: dict[str, float] = {}
     for name, query in BOXES.items():

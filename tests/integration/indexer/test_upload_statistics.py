@@ -1,7 +1,7 @@
 """The planner knows a bucket only uploads wrote: the indexer keeps statistics of a sample of its uploads,
 and with them every box (time x size) reads at most 1.25x the read units of the cheapest plan.
 
-4,000 uploads go through the real indexer (moto) in the default deployment's layout (16 bucket shards, the
+4,000 uploads go through the real indexer (moto) in the default deployment's placement (16 bucket shards, the
 bucket's time index, no Z-order index), uniform over 2017 in time and log-uniform from 1 B to 10 GiB in
 size (the bench's data). Each box of the bench's measure 13 is then read whole on every plan the
 deployment has, forced, and on the plan the reader chooses with the statistics the state store reads;
@@ -35,7 +35,7 @@ from tests.integration.indexer.notifications import SqsQueue, notification, s3_r
 # One worker runs the three tests, so the uploads are indexed once (`uploaded`).
 pytestmark = pytest.mark.xdist_group("upload-statistics")
 UPLOADS = 4000
-LAYOUT = ShardPlacement(bucket_shards=16)  # the default deployment's
+PLACEMENT = ShardPlacement(bucket_shards=16)  # the default deployment's
 YEAR_START_MS = int(datetime(2017, 1, 1, tzinfo=UTC).timestamp() * 1000)
 YEAR_MS = 365 * 86_400_000
 PAGE = 100
@@ -48,7 +48,7 @@ _indexed_items: list[dict[str, Any]] = []
 
 @pytest.fixture
 def uploaded(moto_indexer: Indexer, monkeypatch: pytest.MonkeyPatch) -> Indexer:
-    for name, value in LAYOUT.to_env().items():
+    for name, value in PLACEMENT.to_env().items():
         monkeypatch.setenv(name, value)
     if _indexed_items:
         table = boto3.resource("dynamodb").Table(moto_indexer.table_name)
@@ -105,7 +105,7 @@ def test_uploads_alone_give_the_planner_statistics_and_every_box_reads_near_the_
     assert state.to_json()["statistics"]["source"] == "uploads"
 
     table = entries(uploaded)
-    reader = FileReader(table, LAYOUT)
+    reader = FileReader(table, PLACEMENT)
     ratios: dict[str, float] = {}
     ratios_without: dict[str, float] = {}
     for shape in SHAPES:
@@ -146,17 +146,17 @@ def test_a_reconcile_never_leaves_the_planner_without_statistics(uploaded: Index
 
 
 def test_the_statistics_items_are_skipped_by_every_scan_and_no_search_returns_them(uploaded: Indexer) -> None:
-    from file_index.store.state import is_state_key
+    from file_index.rules.objects import is_record_key
 
     keys = upload_statistics.statistics_keys(BUCKET)
     found = uploaded.client.batch_get_item(
         RequestItems={uploaded.table_name: {"Keys": [{schema.OBJECT_KEY: {"S": key}} for key in keys]}}
     )["Responses"][uploaded.table_name]
     assert found
-    assert all(is_state_key(item[schema.OBJECT_KEY]["S"]) for item in found)
+    assert all(is_record_key(item[schema.OBJECT_KEY]["S"]) for item in found)
     assert not any(attribute in item for item in found for attribute in schema.GSI_KEY_ATTRIBUTES)
     # No item takes much more than its share of the writes: the sample is spread over the items.
     assert len(found) == upload_statistics.STATISTICS_SHARDS
-    reader = FileReader(entries(uploaded), LAYOUT)
+    reader = FileReader(entries(uploaded), PLACEMENT)
     page = reader.list_files(bucket_query(SHAPES[1].box), limit=1000, plan=Plan.SIZE)
-    assert not any(is_state_key(item[schema.OBJECT_KEY]) for item in page.items)
+    assert not any(is_record_key(item[schema.OBJECT_KEY]) for item in page.items)

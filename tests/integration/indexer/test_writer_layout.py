@@ -1,7 +1,7 @@
 """The writer places entries by the shard placement: bucket shards, hot users' shards, the Z-order address.
 
 On moto and DynamoDB Local, on a table with all three indexes: an entry is in exactly the partition the
-layout names on each index, an overwrite stays in its shard, and every way an entry becomes a tombstone
+placement names on each index, an overwrite stays in its shard, and every way an entry becomes a tombstone
 (a delete, a delete marker, the hide of a permanent version delete) takes it out of every index,
 `userShard` and `zAddress` included.
 """
@@ -30,7 +30,7 @@ from tests.integration.indexer.notifications import query_keys, read_items
 from tests.integration.indexer.test_writer import NOW, History, delete, event, put
 
 HOT = "USER001"
-LAYOUT = ShardPlacement(bucket_shards=8, hot_users={HOT: 4}, multi_attribute_index=True)
+PLACEMENT = ShardPlacement(bucket_shards=8, hot_users={HOT: 4}, multi_attribute_index=True)
 
 
 def keys_of(user: str, count: int = 24) -> list[str]:
@@ -62,9 +62,11 @@ def z_engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) ->
             client.delete_table(TableName=request_kwargs["TableName"])
 
 
-def apply(engine: Engine, *events: ObjectEvent, layout: ShardPlacement = LAYOUT) -> list[Outcome]:
+def apply(engine: Engine, *events: ObjectEvent, placement: ShardPlacement = PLACEMENT) -> list[Outcome]:
     s3 = boto3.client("s3")
-    return [apply_event(engine.client, engine.table_name, e, s3=s3, now=NOW, layout=layout) for e in events]
+    return [
+        apply_event(engine.client, engine.table_name, e, s3=s3, now=NOW, placement=placement) for e in events
+    ]
 
 
 def item(engine: Engine, key: str) -> dict[str, Any] | None:
@@ -76,10 +78,10 @@ def every_index(engine: Engine, key: str) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for index in schema.global_indexes(True):
         values = (
-            LAYOUT.bucket_partitions(BUCKET)
+            PLACEMENT.bucket_partitions(BUCKET)
             if index.partition_key.name == schema.BUCKET_NAME
             else [
-                *LAYOUT.user_partitions(HOT),
+                *PLACEMENT.user_partitions(HOT),
                 "USER002",
             ]
         )
@@ -92,7 +94,7 @@ def every_index(engine: Engine, key: str) -> dict[str, set[str]]:
 # -- entry_item: the attributes -----------------------------------------------------------------------------
 
 
-def test_the_default_layout_writes_the_entries_of_release_0_2_0() -> None:
+def test_the_default_placement_writes_the_entries_of_release_0_2_0() -> None:
     created = put("0A", size=5, key="USER001_a.txt")
     assert entry_item(created, "k") == {
         "objectKey": "USER001_a.txt",
@@ -111,7 +113,7 @@ def test_an_entry_carries_its_shard_values_user_shard_and_z_address() -> None:
     seen_user_shards = set()
     for key in keys_of(HOT, 40):
         created = put("0A", size=1234, key=key)
-        entry = entry_item(created, None, LAYOUT)
+        entry = entry_item(created, None, PLACEMENT)
         bucket_shard = shards.shard_of(key, 8)
         assert entry["bucketName"] == (BUCKET if bucket_shard == 0 else f"{BUCKET}#{bucket_shard}")
         user_shard = shards.shard_of(key, 4)
@@ -122,15 +124,15 @@ def test_an_entry_carries_its_shard_values_user_shard_and_z_address() -> None:
             assert entry["uploadUser"] == HOT
             assert "userShard" not in entry
         assert entry["zAddress"] == zorder.encode(zorder.epoch_millis(created.upload_date), 1234)
-        assert LAYOUT.public_bucket(entry["bucketName"]) == BUCKET
-        assert LAYOUT.public_user(entry["uploadUser"], entry.get("userShard")) == HOT
+        assert PLACEMENT.public_bucket(entry["bucketName"]) == BUCKET
+        assert PLACEMENT.public_user(entry["uploadUser"], entry.get("userShard")) == HOT
     assert seen_user_shards == {0, 1, 2, 3}
     # A user who is not hot is never sharded and never carries userShard.
-    normal = entry_item(put("0A", key="USER002_x.txt"), None, LAYOUT)
+    normal = entry_item(put("0A", key="USER002_x.txt"), None, PLACEMENT)
     assert normal["uploadUser"] == "USER002"
     assert "userShard" not in normal
-    # A key without a user is in no user index, whatever the layout.
-    nobody = entry_item(put("0A", key="no-user-here.txt"), None, LAYOUT)
+    # A key without a user is in no user index, whatever the placement.
+    nobody = entry_item(put("0A", key="no-user-here.txt"), None, PLACEMENT)
     assert {"uploadUser", "userShard"}.isdisjoint(nobody)
 
 
@@ -138,13 +140,13 @@ def test_z_address_is_written_only_when_the_z_order_index_is_on() -> None:
     created = put("0A", key=keys_of(HOT)[0])
     sharded_only = ShardPlacement(bucket_shards=8, hot_users={HOT: 4})
     assert "zAddress" not in entry_item(created, None, sharded_only)
-    assert "zAddress" in entry_item(created, None, LAYOUT)
+    assert "zAddress" in entry_item(created, None, PLACEMENT)
 
 
 def test_an_entry_needs_a_size() -> None:
     removal = delete("0A")
     with pytest.raises(ValueError, match="has no size"):
-        entry_item(removal, None, LAYOUT)
+        entry_item(removal, None, PLACEMENT)
 
 
 # -- apply_event on a real table ----------------------------------------------------------------------------
@@ -157,11 +159,11 @@ def test_a_create_shows_in_exactly_its_shard_of_every_index(z_engine: Engine) ->
         stored = item(z_engine, key)
         assert stored is not None
         expected = {
-            schema.BUCKET_SIZE_INDEX.name: {LAYOUT.bucket_partition(BUCKET, key)},
-            schema.BUCKET_DATE_INDEX.name: {LAYOUT.bucket_partition(BUCKET, key)},
-            schema.Z_ORDER_INDEX.name: {LAYOUT.bucket_partition(BUCKET, key)},
-            schema.USER_DATE_INDEX.name: {LAYOUT.user_partition(HOT, key)},
-            schema.USER_SIZE_INDEX.name: {LAYOUT.user_partition(HOT, key)},
+            schema.BUCKET_SIZE_INDEX.name: {PLACEMENT.bucket_partition(BUCKET, key)},
+            schema.BUCKET_DATE_INDEX.name: {PLACEMENT.bucket_partition(BUCKET, key)},
+            schema.Z_ORDER_INDEX.name: {PLACEMENT.bucket_partition(BUCKET, key)},
+            schema.USER_DATE_INDEX.name: {PLACEMENT.user_partition(HOT, key)},
+            schema.USER_SIZE_INDEX.name: {PLACEMENT.user_partition(HOT, key)},
         }
         assert every_index(z_engine, key) == expected
 
@@ -236,9 +238,9 @@ def test_the_hide_and_lookup_of_a_permanent_delete_place_the_version_current_aga
     assert apply(z_engine, purge_v2) == [Outcome.WRITTEN]
     stored = item(z_engine, v1.key)
     assert stored is not None
-    assert (stored["size"], stored["bucketName"]) == (1, LAYOUT.bucket_partition(BUCKET, v1.key))
+    assert (stored["size"], stored["bucketName"]) == (1, PLACEMENT.bucket_partition(BUCKET, v1.key))
     assert stored["zAddress"] == zorder.encode(zorder.epoch_millis(stored["uploadDate"]), 1)
-    assert LAYOUT.public_user(stored["uploadUser"], stored.get("userShard")) == HOT
+    assert PLACEMENT.public_user(stored["uploadUser"], stored.get("userShard")) == HOT
     # The purge of the only version left hides the key: out of every index.
     assert apply(z_engine, history.purge(v1.version_id)) == [Outcome.DELETED]
     hidden = item(z_engine, v1.key)

@@ -178,8 +178,8 @@ def test_index_names_gives_old_entries_their_name_items_and_removes_strays(
         item for item in dynamodb.scan(TableName=name_table)["Items"] if "|!" not in item["nameScope"]["S"]
     ]
     for item in scanned:
-        dynamodb.delete_item(TableName=name_table, Key={k: item[k] for k in ("nameScope", "nameTerm")})
-    stray = {**scanned[0], "objectKey": {"S": "USER999_gone.pdf"}, "nameTerm": {"S": "invoice 0000"}}
+        dynamodb.delete_item(TableName=name_table, Key={k: item[k] for k in ("nameScope", "nameSort")})
+    stray = {**scanned[0], "objectKey": {"S": "USER999_gone.pdf"}, "nameSort": {"S": "invoice 0000"}}
     dynamodb.put_item(TableName=name_table, Item=stray)
     assert names_found(stack, "invoice") == set()
 

@@ -1,6 +1,6 @@
 """Box queries through the local stack, in each shard placement, against a brute-force truth.
 
-For each layout the CDK app can be given (one shard; 16 shards, the default; 16 with a hot user; 16 with
+For each placement the CDK app can be given (one shard; 16 shards, the default; 16 with a hot user; 16 with
 the Z-order index) one local stack starts with that context. A few hundred files of several users go in
 through S3, sizes spread over six orders of magnitude (many of them equal), upload times over twelve days
 (moto's event clock is set per upload); some are then overwritten or deleted. Random boxes (a bucket or a
@@ -9,7 +9,7 @@ user; any of `minSize`/`maxSize` and `from`/`to` or `date`; both orders; random 
 live files inside the box, each once, in the order its `orderedBy` names, with the bucket and the user as
 they are, never a shard's partition value.
 
-The users include a hot one (`USER009`, 4 shards in the hot-user layout) and one literally named like
+The users include a hot one (`USER009`, 4 shards in the hot-user placement) and one literally named like
 that user's shard 2 (`USER009#2`), which shares its partition value and must never mix with it.
 """
 
@@ -35,7 +35,7 @@ from file_index.rules.key_pattern import KeyPattern
 from file_index.rules.zorder import encode, epoch_millis
 from local_stack.stack import LocalFileSearch
 
-# One worker runs the whole module under `pytest -n 2 --dist loadgroup`, so each layout's stack starts
+# One worker runs the whole module under `pytest -n 2 --dist loadgroup`, so each placement's stack starts
 # once, not once per worker.
 pytestmark = [pytest.mark.xdist_group("local_stack_box_queries"), pytest.mark.slow]
 
@@ -51,7 +51,7 @@ NORMAL_USERS = ("USER001", "USER002", "USER003", "USER004", "USER005")
 USERS = (*NORMAL_USERS, HOT_USER, SHARD_NAMED_USER)
 USER_WITHOUT_FILES = "USER404"
 
-LAYOUTS = [
+PLACEMENTS = [
     pytest.param({"bucketIndexShards": 1, "hotUsers": {}, "multiAttributeIndex": False}, id="one-shard"),
     pytest.param({"bucketIndexShards": 16, "hotUsers": {}, "multiAttributeIndex": False}, id="16-shards"),
     pytest.param(
@@ -91,7 +91,7 @@ class StoredFile:
 
 @dataclass
 class Corpus:
-    """One running stack of one layout and what was put into its bucket."""
+    """One running stack of one placement and what was put into its bucket."""
 
     stack: LocalFileSearch
     z_order: bool
@@ -120,7 +120,7 @@ def upload_plan(rng: random.Random) -> tuple[list[Upload], list[Upload], list[st
     counts = dict.fromkeys(NORMAL_USERS, 28) | {HOT_USER: 60, SHARD_NAMED_USER: 20}
     keys = [f"{user}_FILE{n:03d}.dat" for user, count in counts.items() for n in range(count)]
     keys += [f"{user}/reports/r{n}.csv" for user in (NORMAL_USERS[0], HOT_USER) for n in range(3)]
-    # Keys the layout cannot split have no user: in the bucket index only.
+    # Keys the placement cannot split have no user: in the bucket index only.
     keys += [f"orphan-{n}.bin" for n in range(8)]
     # Spaces and plus signs arrive URL-encoded from S3; the index holds the decoded key.
     keys += ["USER002_annual report+final.pdf", "USER009_a b.txt"]
@@ -158,9 +158,9 @@ def api_get(api_url: str, path: str, params: Mapping[str, Any] | None = None) ->
             return error.code, json.load(error)
 
 
-@pytest.fixture(scope="module", params=LAYOUTS)
+@pytest.fixture(scope="module", params=PLACEMENTS)
 def corpus(request: pytest.FixtureRequest, _aws_credentials: None) -> Iterator[Corpus]:
-    """A stack of one layout with its files indexed; the truth read back once per key."""
+    """A stack of one key_pattern with its files indexed; the truth read back once per key."""
     context: dict[str, Any] = request.param
     with LocalFileSearch(aws_port=0, api_port=0, log_level="WARNING", context=context) as stack:
         stack.wait_until_indexed()  # the s3:TestEvent of the notification configuration
@@ -178,7 +178,7 @@ def corpus(request: pytest.FixtureRequest, _aws_credentials: None) -> Iterator[C
         stack.wait_until_indexed(timeout=INDEXING_TIMEOUT_S)
 
         corpus = Corpus(stack=stack, z_order=context["multiAttributeIndex"], deleted=set(deletes))
-        layout = KeyPattern.parse(None)
+        key_pattern = KeyPattern.parse(None)
         for key, upload in latest.items():
             if key in corpus.deleted:
                 continue
@@ -187,7 +187,7 @@ def corpus(request: pytest.FixtureRequest, _aws_credentials: None) -> Iterator[C
             corpus.uploads[key] = upload
             corpus.read_back[key] = item
             corpus.files[key] = StoredFile(
-                key, layout.split(key).upload_user, upload.size, item["uploadDate"]
+                key, key_pattern.split(key).upload_user, upload.size, item["uploadDate"]
             )
         yield corpus
 
@@ -388,8 +388,8 @@ def boxes(draw: st.DrawFn, corpus: Corpus) -> dict[str, Any]:
     return box
 
 
-# Input validation does not depend on the layout: one stack is enough.
-ONE_LAYOUT = pytest.mark.parametrize("corpus", LAYOUTS[:1], indirect=True)
+# Input validation does not depend on the placement: one stack is enough.
+ONE_PLACEMENT = pytest.mark.parametrize("corpus", PLACEMENTS[:1], indirect=True)
 
 # -- the tests ------------------------------------------------------------------------------------------
 
@@ -461,7 +461,7 @@ def test_random_boxes_answer_exactly_the_brute_force_truth(corpus: Corpus, data:
     ],
 )
 @pytest.mark.parametrize("target", ["bucket", "user"])
-@ONE_LAYOUT
+@ONE_PLACEMENT
 def test_a_bad_box_is_a_400_that_says_why(
     corpus: Corpus, target: str, box: dict[str, Any], message: str
 ) -> None:
@@ -472,7 +472,7 @@ def test_a_bad_box_is_a_400_that_says_why(
 
 
 @pytest.mark.parametrize("target", ["bucket", "user"])
-@ONE_LAYOUT
+@ONE_PLACEMENT
 def test_a_time_range_inside_one_millisecond_is_an_empty_box(corpus: Corpus, target: str) -> None:
     # `from` is before `to`, so the box is valid; it holds no stored time (those are whole milliseconds):
     # `from` starts at the next millisecond, `to` ends at its own.

@@ -198,7 +198,7 @@ def test_the_admin_wheel_installs_and_backfills(tmp_path: Path, running_stack: L
             s3.put_object(Bucket=stack.bucket, Key=key, Body=b"there before")
     stack.wait_until_indexed()
     env = {**os.environ, "AWS_ENDPOINT_URL": stack.aws_endpoint}
-    # From the repository, where the deployment's cdk.json names the layout it writes with.
+    # From the repository, where the deployment's cdk.json names the placement it writes with.
     backfill = subprocess.run(
         [command, "backfill", "--bucket", stack.bucket, "--table", stack.table_name, "--json"],
         capture_output=True,

@@ -73,7 +73,7 @@ def client(ready: dict[str, Any], service: str) -> Any:
 
 
 @pytest.fixture
-def serving_uploads_layout(start_serve: Any) -> Any:
+def serving_uploads_placement(start_serve: Any) -> Any:
     serve: ServeProcess = start_serve(
         API_PORT="0", AWS_PORT="0", POWERTOOLS_LOG_LEVEL="WARNING", KEY_LAYOUT=PATTERN
     )
@@ -81,9 +81,9 @@ def serving_uploads_layout(start_serve: Any) -> Any:
 
 
 def test_the_admin_tools_write_owners_with_the_deployed_key_pattern_and_refuse_another(
-    serving_uploads_layout: dict[str, Any], tmp_path: Path
+    serving_uploads_placement: dict[str, Any], tmp_path: Path
 ) -> None:
-    ready = serving_uploads_layout
+    ready = serving_uploads_placement
     s3, dynamodb = client(ready, "s3"), client(ready, "dynamodb")
     keys = [f"uploads/alice/report-{n:02d}.txt" for n in range(FILES)]
     for key in keys:

@@ -41,24 +41,24 @@ INDEXING_TIMEOUT_S = 120
 EXAMPLES = int(os.environ.get("NAME_SEARCH_EXAMPLES", "60"))
 
 
-def _layout(context: dict[str, Any], engine: str, name: str, *, slow: bool = False) -> Any:
-    """A corpus layout; its tests run on one worker, which builds its stack once (xdist --dist loadgroup);
-    a `slow` layout's tests run in the slow tier (`make test-slow`)."""
+def _placement(context: dict[str, Any], engine: str, name: str, *, slow: bool = False) -> Any:
+    """A corpus placement; its tests run on one worker, which builds its stack once (xdist --dist loadgroup);
+    a `slow` placement's tests run in the slow tier (`make test-slow`)."""
     marks = [pytest.mark.xdist_group(f"name-search-{name}"), *([pytest.mark.slow] if slow else [])]
     return pytest.param((context, engine), id=name, marks=marks)
 
 
-# moto's Query walks the whole table: the many-shard layouts run on DynamoDB Local. The 16-shard layout is
+# moto's Query walks the whole table: the many-shard placements run on DynamoDB Local. The 16-shard placement is
 # in the slow tier; the 4-shard one (a hot user too) keeps sharded name lists in `make test`.
-LAYOUTS = [
-    _layout({"bucketIndexShards": 1, "hotUsers": {}}, "moto", "one-shard"),
-    _layout(
+PLACEMENTS = [
+    _placement({"bucketIndexShards": 1, "hotUsers": {}}, "moto", "one-shard"),
+    _placement(
         {"bucketIndexShards": 16, "hotUsers": {HOT_USER: 4}},
         "dynamodb-local",
         "16-shards-hot-user",
         slow=True,
     ),
-    _layout(
+    _placement(
         {
             "bucketIndexShards": 4,
             "hotUsers": {HOT_USER: 2},
@@ -144,7 +144,7 @@ def _aws_credentials(module_aws_environment: None) -> None:
     """The shared AWS environment of a module whose stacks live through many tests (conftest)."""
 
 
-@pytest.fixture(scope="module", params=LAYOUTS)
+@pytest.fixture(scope="module", params=PLACEMENTS)
 def corpus(request: pytest.FixtureRequest, _aws_credentials: None) -> Iterator[Corpus]:
     context, engine = request.param
     endpoint = None

@@ -35,7 +35,7 @@ from moto import mock_aws
 from file_index.rules import schema
 from file_index.rules.objects import ObjectEvent
 from file_index.rules.placement import ShardPlacement
-from file_index.store.name_state import mark_table_complete
+from file_index.store.name_index_flag import mark_table_complete
 from file_index.write.entry_items import entry_item
 from file_index.write.names import NameIndex
 from local_stack.api_gateway import to_rest_event
@@ -294,14 +294,14 @@ def api(
         dynamodb.meta.client.delete_table(TableName=table_name)
 
 
-# The layout `indexed_api` gives the handler: sharded bucket, a hot user and the Z-order index.
-INDEXED_LAYOUT = ShardPlacement(bucket_shards=3, hot_users={"bot": 4}, multi_attribute_index=True)
+# The placement `indexed_api` gives the handler: sharded bucket, a hot user and the Z-order index.
+INDEXED_PLACEMENT = ShardPlacement(bucket_shards=3, hot_users={"bot": 4}, multi_attribute_index=True)
 
 
 @pytest.fixture
 def indexed_api(api: SearchApi, monkeypatch: pytest.MonkeyPatch) -> Iterator[SearchApi]:
     """`api` over fresh tables on its engine with every index: the entries' table with the Z-order index
-    and the name index table, the handler running with INDEXED_LAYOUT and the name index."""
+    and the name index table, the handler running with INDEXED_PLACEMENT and the name index."""
     client = api.table.meta.client
     suffix = uuid.uuid4().hex[:12]
     table_name, name_table_name = f"FileMetaData-{suffix}", f"FileNames-{suffix}"
@@ -315,7 +315,7 @@ def indexed_api(api: SearchApi, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sea
     mark_table_complete(_plain_client(api), name_table_name, datetime.now(UTC))
     monkeypatch.setenv("TABLE_NAME", table_name)
     monkeypatch.setenv("NAME_TABLE_NAME", name_table_name)
-    for name, value in INDEXED_LAYOUT.to_env().items():
+    for name, value in INDEXED_PLACEMENT.to_env().items():
         monkeypatch.setenv(name, value)
     composition.file_search.cache_clear()
     resource = boto3.resource("dynamodb", endpoint_url=client.meta.endpoint_url, region_name=REGION)
@@ -349,14 +349,14 @@ def upload(key: str, *, user: str, file_id: str) -> ObjectEvent:
 
 
 def write_entries(api: SearchApi, events: Iterable[ObjectEvent]) -> None:
-    """The entries of `events` (creates) as the writer stores them under INDEXED_LAYOUT, and their name
+    """The entries of `events` (creates) as the writer stores them under INDEXED_PLACEMENT, and their name
     items as the writer puts them, into `indexed_api`'s tables."""
     assert api.name_table is not None
     names = NameIndex(_plain_client(api), api.name_table)
     name_items = []
     with api.table.batch_writer() as batch:
         for event in events:
-            entry = entry_item(event, event.order_key, INDEXED_LAYOUT)
+            entry = entry_item(event, event.order_key, INDEXED_PLACEMENT)
             batch.put_item(Item=entry)
             name_items.extend(names.items_of(entry, event.order_key))
     names.put_items(name_items)

@@ -1,8 +1,8 @@
 """Box queries and sharded entries through the search handler: `orderedBy`, the Z-order flag, cursors
 that keep their plan, public buckets and users, downloads, and pages cut to fit the response.
 
-The handler runs with a layout in its environment (3 bucket shards, a hot user, the Z-order index) over a
-table that has the third index; entries are written by the real writer under that layout.
+The handler runs with a placement in its environment (3 bucket shards, a hot user, the Z-order index) over a
+table that has the third index; entries are written by the real writer under that placement.
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ from search.service import FileSearch
 from search.status import IndexStateView
 from tests.integration.search.conftest import BUCKET, CURSOR_KEY, REGION, MotoStack, SearchApi
 
-LAYOUT = ShardPlacement(bucket_shards=3, hot_users={"bot": 4}, multi_attribute_index=True)
+PLACEMENT = ShardPlacement(bucket_shards=3, hot_users={"bot": 4}, multi_attribute_index=True)
 Z_TABLE = "FileMetaData-z"
 B = f"/files?bucket={BUCKET}"
 
 
-def _put(table: Any, key: str, size: int, date: str, layout: ShardPlacement = LAYOUT) -> None:
+def _put(table: Any, key: str, size: int, date: str, placement: ShardPlacement = PLACEMENT) -> None:
     user, file_id = key.split("/", 1)
     event = ObjectEvent(
         event_name="ObjectCreated:Put",
@@ -49,7 +49,7 @@ def _put(table: Any, key: str, size: int, date: str, layout: ShardPlacement = LA
         upload_user=user,
         file_id=file_id,
     )
-    table.put_item(Item=entry_item(event, event.order_key, layout))
+    table.put_item(Item=entry_item(event, event.order_key, placement))
 
 
 @pytest.fixture
@@ -60,11 +60,11 @@ def z_api(
     lambda_context: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[SearchApi]:
-    """The handler with LAYOUT in its environment, over a fresh table with the Z-order index."""
+    """The handler with PLACEMENT in its environment, over a fresh table with the Z-order index."""
     client = boto3.client("dynamodb", region_name=REGION)
     client.create_table(**schema.create_table_request(Z_TABLE, multi_attribute_index=True))
     monkeypatch.setenv("TABLE_NAME", Z_TABLE)
-    for name, value in LAYOUT.to_env().items():
+    for name, value in PLACEMENT.to_env().items():
         monkeypatch.setenv(name, value)
     composition.file_search.cache_clear()
     try:
@@ -159,7 +159,7 @@ def test_while_the_z_order_index_is_filled_boxes_use_the_size_index_and_its_curs
 
 
 def test_a_file_in_a_shard_is_shown_and_downloaded_under_its_bucket(z_api: SearchApi) -> None:
-    key = next(f"bot/d{n}" for n in range(50) if LAYOUT.bucket_partition(BUCKET, f"bot/d{n}") != BUCKET)
+    key = next(f"bot/d{n}" for n in range(50) if PLACEMENT.bucket_partition(BUCKET, f"bot/d{n}") != BUCKET)
     _put(z_api.table, key, 5, "2017-08-20T09:00:00.000Z")
     z_api.s3.put_object(Bucket=BUCKET, Key=key, Body=b"12345")
     stored = z_api.table.get_item(Key={"objectKey": key})["Item"]
@@ -170,7 +170,7 @@ def test_a_file_in_a_shard_is_shown_and_downloaded_under_its_bucket(z_api: Searc
 
 def test_a_sharded_page_cut_to_fit_the_response_continues_after_its_last_item(z_api: SearchApi) -> None:
     _fill(z_api)
-    reader = FileReader(z_api.table, LAYOUT)
+    reader = FileReader(z_api.table, PLACEMENT)
     state = IndexStateView(
         IndexStateStore(boto3.client("dynamodb", region_name=REGION), Z_TABLE), BUCKET, State.READY
     )

@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 import pytest
 
-from file_index.store import name_state
+from file_index.store import name_index_flag
 from tests.integration.search.conftest import BUCKET, SearchApi, upload, write_entries
 
 HYPHENATED = "-".join(ascii_lowercase[:17])  # a-b-c-...-q: one word, 17 pieces
@@ -49,7 +49,7 @@ def test_a_bucket_whose_name_index_is_not_complete_answers_503(
     """As after an upgrade from 0.3.0: the name table holds no flag until `index-names` has run."""
     assert named.name_table is not None
     named.table.meta.client.delete_item(
-        TableName=named.name_table, Key=name_state.state_key(name_state.ALL_BUCKETS)
+        TableName=named.name_table, Key=name_index_flag.flag_key(name_index_flag.ALL_BUCKETS)
     )
 
     with caplog.at_level(logging.INFO):

@@ -1,7 +1,7 @@
 """The reader over a sharded, boxed index, on moto and DynamoDB Local: every plan against brute force.
 
 One table per engine (with the Z-order index) holds entries written by the real writer
-(`entry_items.entry_item`) under several layouts: bucket `one` with 1 shard, `three` with 3, `sixteen` with
+(`entry_items.entry_item`) under several placements: bucket `one` with 1 shard, `three` with 3, `sixteen` with
 16; the hot user `bot` (4 shards) beside a user whose own name is `bot#3`; sizes and times drawn from
 small pools, so many entries tie. Hypothesis draws the query, the page size and the order; following
 the cursors must give the brute-force answer, each item once, in the plan's order.
@@ -129,9 +129,9 @@ def _write(table: Any, truth: list[Truth]) -> None:
     with table.batch_writer() as batch:
         for entry in truth:
             shard_count = WALK_SHARDS if entry.bucket == "walk" else BUCKET_SHARDS.get(entry.bucket, 1)
-            layout = ShardPlacement(shard_count, HOT, multi_attribute_index=True)
+            placement = ShardPlacement(shard_count, HOT, multi_attribute_index=True)
             event = _event(entry.bucket, entry.key, entry.size, entry.date)
-            batch.put_item(Item=entry_item(event, event.order_key, layout))
+            batch.put_item(Item=entry_item(event, event.order_key, placement))
 
 
 @pytest.fixture(
@@ -337,11 +337,11 @@ def test_bucket_boxes_on_every_plan_equal_brute_force(
     if low is not None and high is not None and low > high:
         low, high = high, low
     time_index = mode != "no time index"
-    layout = ShardPlacement(BUCKET_SHARDS[bucket], HOT, multi_attribute_index=mode in ("z", "z pending"))
+    placement = ShardPlacement(BUCKET_SHARDS[bucket], HOT, multi_attribute_index=mode in ("z", "z pending"))
     reader = (
-        Reader030(table, layout, bucket_time_index=time_index)
+        Reader030(table, placement, bucket_time_index=time_index)
         if walk is None
-        else FileReader(table, layout, bucket_time_index=time_index, z_walk=walk)
+        else FileReader(table, placement, bucket_time_index=time_index, z_walk=walk)
     )
 
     def budget(plan: Plan) -> int:
@@ -412,9 +412,9 @@ def test_the_z_order_walk_jumps_over_what_lies_outside_the_box_and_misses_nothin
         max_size=2 ** (octaves[0] + octaves[1]),
         ascending=ascending,
     )
-    layout = ShardPlacement(WALK_SHARDS, HOT, multi_attribute_index=True)
+    placement = ShardPlacement(WALK_SHARDS, HOT, multi_attribute_index=True)
     expected = [t for t in WALK_DATA if _in_box(t, query)]
-    items, requests, plans = _read_all(FileReader(table, layout, z_walk=walk), query, limit=limit)
+    items, requests, plans = _read_all(FileReader(table, placement, z_walk=walk), query, limit=limit)
     assert plans == {Plan.Z_ORDER}
     _check_answer(items, expected, Plan.Z_ORDER, ascending)
     assert all(count <= PAGE_ROUNDS * WALK_SHARDS for count in requests)
@@ -424,9 +424,9 @@ def test_the_z_order_walk_reads_less_than_0_3_0_and_an_empty_region_costs_one_qu
     table: Any,
 ) -> None:
     """The deployed walk against the bench's 0.3.0 reader (32 ranges, no jumps), as measure 13 compares."""
-    layout = ShardPlacement(WALK_SHARDS, HOT, multi_attribute_index=True)
-    adaptive = FileReader(table, layout)
-    legacy = Reader030(table, layout)
+    placement = ShardPlacement(WALK_SHARDS, HOT, multi_attribute_index=True)
+    adaptive = FileReader(table, placement)
+    legacy = Reader030(table, placement)
     # One week of 2017 and 1-2 MB: few entries inside, many around it in the box's z-range.
     week = BucketQuery(
         bucket="walk",
@@ -460,14 +460,14 @@ def test_a_time_range_of_a_bucket_reads_what_it_returns_on_the_time_index(table:
     query = BucketQuery(bucket="sixteen", start=TIMES[1], end=TIMES[2])
     expected = [t for t in DATA if t.bucket == "sixteen" and _in_box(t, query)]
     assert expected
-    layout = ShardPlacement(BUCKET_SHARDS["sixteen"], HOT)
-    timed = _read_all(FileReader(table, layout), query, limit=1000)
-    legacy = _read_all(FileReader(table, layout, bucket_time_index=False), query, limit=1000)
+    placement = ShardPlacement(BUCKET_SHARDS["sixteen"], HOT)
+    timed = _read_all(FileReader(table, placement), query, limit=1000)
+    legacy = _read_all(FileReader(table, placement, bucket_time_index=False), query, limit=1000)
     assert (timed[2], legacy[2]) == ({Plan.UPLOAD_DATE}, {Plan.SIZE})
     assert {item["objectKey"] for item in timed[0]} == {item["objectKey"] for item in legacy[0]}
-    timed_read = FileReader(table, layout).list_files(query, limit=1000).scanned_count
+    timed_read = FileReader(table, placement).list_files(query, limit=1000).scanned_count
     legacy_read = (
-        FileReader(table, layout, bucket_time_index=False).list_files(query, limit=1000).scanned_count
+        FileReader(table, placement, bucket_time_index=False).list_files(query, limit=1000).scanned_count
     )
     assert timed_read == len(expected)
     assert legacy_read == sum(1 for t in DATA if t.bucket == "sixteen")
@@ -556,18 +556,20 @@ def test_a_cursor_keeps_its_plan_and_a_z_order_cursor_is_refused_while_the_index
 
 
 def test_a_time_index_cursor_is_refused_once_the_index_is_gone_and_an_asked_order_is_kept(table: Any) -> None:
-    layout = ShardPlacement(16, HOT)
+    placement = ShardPlacement(16, HOT)
     query = BucketQuery(bucket="sixteen", start=TIMES[0])
-    page = FileReader(table, layout).list_files(query, limit=5)
+    page = FileReader(table, placement).list_files(query, limit=5)
     assert page.ordered_by is Plan.UPLOAD_DATE
     assert page.next_cursor is not None
     with pytest.raises(InvalidStartKey, match="bucket's time index, which this deployment does not have"):
-        FileReader(table, layout, bucket_time_index=False).list_files(query, limit=5, start=page.next_cursor)
+        FileReader(table, placement, bucket_time_index=False).list_files(
+            query, limit=5, start=page.next_cursor
+        )
     # A cursor of one order is no cursor of a list asked in another.
     by_size = BucketQuery(bucket="sixteen", start=TIMES[0], order_by="size")
     with pytest.raises(InvalidStartKey, match="uploadDate plan"):
-        FileReader(table, layout).list_files(by_size, limit=5, start=page.next_cursor)
-    newest = FileReader(table, layout).list_files(
+        FileReader(table, placement).list_files(by_size, limit=5, start=page.next_cursor)
+    newest = FileReader(table, placement).list_files(
         BucketQuery(bucket="sixteen", order_by="uploadDate"), limit=5
     )
     assert newest.ordered_by is Plan.UPLOAD_DATE
@@ -653,7 +655,7 @@ def test_a_cursor_of_256_shards_with_1024_byte_keys_stays_within_the_apis_limit(
     item, so a cursor carries about one key (the last item's), not one per shard: a cursor of 256 such
     keys would take about 238,000 characters, far past the API's 8,192. So does the cursor of a page cut
     short (to fit a response), wherever it is cut."""
-    layout = ShardPlacement(256, HOT, multi_attribute_index=True)
+    placement = ShardPlacement(256, HOT, multi_attribute_index=True)
     rng = Random(256)
     sizes = rng.sample(range(1, 10**9), 600)
     truth = [
@@ -669,9 +671,9 @@ def test_a_cursor_of_256_shards_with_1024_byte_keys_stays_within_the_apis_limit(
     with table.batch_writer() as batch:
         for t in truth:
             event = _event(t.bucket, t.key, t.size, t.date)
-            batch.put_item(Item=entry_item(event, event.order_key, layout))
+            batch.put_item(Item=entry_item(event, event.order_key, placement))
     query = BucketQuery(bucket="wide", start="2017-01-01T00:00:00.000Z", min_size=1)
-    reader = FileReader(table, layout)
+    reader = FileReader(table, placement)
     items: list[dict[str, Any]] = []
     start: ListCursor | None = None
     longest = 0

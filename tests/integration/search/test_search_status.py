@@ -381,7 +381,7 @@ def test_the_connection_pool_holds_the_read_fan_out(
     search = composition.file_search()
     client = search._reader._client  # the table's client, which every Query and BatchGetItem goes through
     assert client.meta.config.max_pool_connections == pool
-    threads = composition.read_threads(search._reader.layout)
+    threads = composition.read_threads(search._reader.placement)
     assert threads <= pool
 
 

@@ -19,7 +19,7 @@ def _fill(api: SearchApi) -> list[ObjectEvent]:
     rng = random.Random(11)
     events = []
     for n in range(120):
-        user = "bot" if n % 3 else "alice"  # bot is a hot user on 4 shards (INDEXED_LAYOUT)
+        user = "bot" if n % 3 else "alice"  # bot is a hot user on 4 shards (INDEXED_PLACEMENT)
         key = f"{user}/file-{n}.bin"
         events.append(
             ObjectEvent(

@@ -12,7 +12,7 @@ from unittest import mock
 import pytest
 
 from file_index.store import entries, unprocessed
-from file_index.store.name_state import TermItemsState
+from file_index.store.name_index_flag import NameIndexFlag
 from file_index.store.unprocessed import UnprocessedItemsError, UnprocessedKeysError
 from file_index.write import name_sync
 from file_index.write.names import NameIndex
@@ -43,7 +43,7 @@ class Throttled:
         return {"Responses": {TABLE: []}, "UnprocessedKeys": {}}
 
 
-ITEMS = [{"nameScope": f"b|:{n}", "nameTerm": "t", "objectKey": f"k{n}"} for n in range(30)]
+ITEMS = [{"nameScope": f"b|:{n}", "nameSort": "t", "objectKey": f"k{n}"} for n in range(30)]
 
 
 def test_unprocessed_items_are_asked_for_again_after_a_growing_pause() -> None:
@@ -75,7 +75,7 @@ def test_a_state_read_left_unfinished_is_a_throttle_and_is_not_kept() -> None:
     """Unsure whether the name index is complete: the read's throttle is raised, never a False that would
     say the index is incomplete, and the next ask reads the table again."""
     client = Throttled(refused=unprocessed.UNPROCESSED_ROUNDS)  # the first read never finishes
-    state = TermItemsState(client, TABLE)
+    state = NameIndexFlag(client, TABLE)
     with mock.patch.object(unprocessed.time, "sleep"):
         with pytest.raises(UnprocessedKeysError, match="DynamoDB left keys unprocessed"):
             state.complete("bucket")

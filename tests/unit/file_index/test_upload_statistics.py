@@ -14,8 +14,7 @@ from bench.entries import create_event
 from file_index.read.file_queries import BucketQuery, Plan, UserQuery
 from file_index.read.reader import FileReader
 from file_index.rules import cost, upload_statistics
-from file_index.rules.objects import MAX_KEY_BYTES, ObjectEvent
-from file_index.store.state import is_state_key
+from file_index.rules.objects import MAX_KEY_BYTES, ObjectEvent, is_record_key
 from file_index.write.entry_items import entry_item
 
 # A new upload's write units in the entry table today (the entry and its GSI copies), as the issue states.
@@ -70,7 +69,7 @@ def test_a_sample_counts_for_the_uploads_it_stands_for() -> None:
 def test_the_statistics_keys_are_records_no_event_can_write() -> None:
     keys = upload_statistics.statistics_keys("fileupload.a")
     assert len(set(keys)) == upload_statistics.STATISTICS_SHARDS
-    assert all(is_state_key(key) and len(key.encode()) == MAX_KEY_BYTES + 1 for key in keys)
+    assert all(is_record_key(key) and len(key.encode()) == MAX_KEY_BYTES + 1 for key in keys)
 
 
 def test_the_sample_costs_under_one_percent_of_the_entries_write_units() -> None:

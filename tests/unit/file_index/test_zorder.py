@@ -109,8 +109,8 @@ def test_what_cannot_be_represented_is_refused_with_a_clear_error(call: object) 
 @st.composite
 def curves_and_boxes(draw: st.DrawFn) -> tuple[ZCurve, CodeBox]:
     x_bits, y_bits = draw(st.integers(1, 4)), draw(st.integers(1, 4))
-    layout = draw(st.permutations("x" * x_bits + "y" * y_bits))
-    curve = ZCurve("".join(layout))
+    placement = draw(st.permutations("x" * x_bits + "y" * y_bits))
+    curve = ZCurve("".join(placement))
     x_lo, x_hi = sorted(draw(st.integers(0, 2**x_bits - 1)) for _ in range(2))
     y_lo, y_hi = sorted(draw(st.integers(0, 2**y_bits - 1)) for _ in range(2))
     return curve, CodeBox(x_lo, x_hi, y_lo, y_hi)
@@ -249,5 +249,5 @@ def test_read_cost_counts_what_the_ranges_read_and_what_the_box_holds() -> None:
 
 
 def test_the_index_curve_is_84_bits_with_seven_time_bits_on_top() -> None:
-    assert UPLOAD_SIZE_CURVE.layout == "x" * 7 + "xy" * 35 + "y" * 7
+    assert UPLOAD_SIZE_CURVE.axes == "x" * 7 + "xy" * 35 + "y" * 7
     assert ADDRESS_WIDTH == 21

@@ -13,11 +13,11 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from configuration_guard import handler
+from configuration_guard.guard import to_properties
 from file_index.rules import schema
 from file_index.rules.placement import ShardPlacement
 from file_index.store.state import IndexStateStore, Operation
-from layout_guard import handler
-from layout_guard.guard import to_properties
 
 TABLE = "FileMetaData"
 BUCKET = "fileupload.a"
@@ -76,8 +76,8 @@ def create_table(dynamodb: Any) -> None:
     dynamodb.create_table(**schema.create_table_request(TABLE))
 
 
-def properties(**layout: Any) -> dict[str, str]:
-    return to_properties(ShardPlacement(**layout), table_name=TABLE, bucket_name=BUCKET)
+def properties(**placement: Any) -> dict[str, str]:
+    return to_properties(ShardPlacement(**placement), table_name=TABLE, bucket_name=BUCKET)
 
 
 def call(
@@ -101,7 +101,7 @@ def call(
         },
     }
     if request != "Create":
-        event["PhysicalResourceId"] = "index-layout-guard-IndexLayoutGuardC0E62A00"
+        event["PhysicalResourceId"] = "index-configuration-guard-IndexLayoutGuardC0E62A00"
     if old is not None:
         event["OldResourceProperties"] = {"ServiceToken": "arn:aws:lambda:...", **old}
     handler.lambda_handler(event, lambda_context)
@@ -121,7 +121,7 @@ def test_a_raise_of_every_count_is_accepted(aws: dict[str, Any], endpoint: Respo
     answer = call(aws, endpoint, "Update", new, old)
 
     assert answer["Status"] == "SUCCESS"
-    assert answer["PhysicalResourceId"] == "index-layout-guard-IndexLayoutGuardC0E62A00"
+    assert answer["PhysicalResourceId"] == "index-configuration-guard-IndexLayoutGuardC0E62A00"
     assert (answer["StackId"], answer["RequestId"]) == (aws["stack_id"], "request-1")
     assert answer["LogicalResourceId"] == "IndexLayoutGuardC0E62A00"
     assert answer["Data"] == {"ZOrderPendingMarked": "false"}
@@ -200,7 +200,7 @@ def test_a_rollback_to_a_lower_count_is_let_through(aws: dict[str, Any]) -> None
     assert handler.handle(
         event, dynamodb=aws["dynamodb"], stack_status=lambda _: "UPDATE_ROLLBACK_IN_PROGRESS"
     )
-    with pytest.raises(handler.LayoutChangeRefusedError):
+    with pytest.raises(handler.PlacementChangeRefusedError):
         handler.handle(event, dynamodb=aws["dynamodb"], stack_status=lambda _: "UPDATE_IN_PROGRESS")
 
 
@@ -308,7 +308,7 @@ def test_delete_always_succeeds(aws: dict[str, Any], endpoint: ResponseEndpoint)
     assert answer["Status"] == "SUCCESS"
 
 
-def test_properties_that_are_no_layout_fail_naming_the_setting(
+def test_properties_that_are_no_placement_fail_naming_the_setting(
     aws: dict[str, Any], endpoint: ResponseEndpoint
 ) -> None:
     answer = call(aws, endpoint, "Create", {**properties(), "BucketIndexShards": "0"})

@@ -1,7 +1,7 @@
 """The shard placement guard, a CloudFormation custom resource (`Custom::IndexLayoutGuard`).
 
-CloudFormation invokes the function with the resource's properties (`layout_guard.guard`): the table
-name, the bucket and the layout. The table, the functions and the event source mapping wait for this
+CloudFormation invokes the function with the resource's properties (`configuration_guard.guard`): the table
+name, the bucket and the placement. The table, the functions and the event source mapping wait for this
 resource, so it runs before any of them changes, and its answer decides:
 
 - Create: accepted. If the Z-order index is on and the table already exists with entries (a stack upgraded
@@ -35,19 +35,19 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from file_index.rules.config import ConfigError
-from file_index.store.deployment import DeployedConfiguration, DeployedConfigurationStore
-from file_index.store.name_state import mark_table_complete
-from file_index.store.sdk import SdkSettings
-from file_index.store.state import IndexStateStore, now_iso
-from layout_guard.guard import (
-    GuardedLayout,
+from configuration_guard.guard import (
+    GuardedPlacement,
     InvalidPropertiesError,
-    LayoutChangeRefusedError,
+    PlacementChangeRefusedError,
     check_change,
     holds_entries,
     z_order_turns_on,
 )
+from file_index.rules.config import ConfigError
+from file_index.store.deployment import DeployedConfiguration, DeployedConfigurationStore
+from file_index.store.name_index_flag import mark_table_complete
+from file_index.store.sdk import SdkSettings
+from file_index.store.state import IndexStateStore, now_iso
 
 logger = Logger()
 
@@ -64,7 +64,9 @@ RESPONSE_TIMEOUT_SECONDS = 10
 
 
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> None:
-    physical_id = event.get("PhysicalResourceId") or f"index-layout-guard-{event.get('LogicalResourceId')}"
+    physical_id = (
+        event.get("PhysicalResourceId") or f"index-configuration-guard-{event.get('LogicalResourceId')}"
+    )
     try:
         sdk = SdkSettings()
         cloudformation = sdk.client("cloudformation")
@@ -78,7 +80,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> None:
                     "StackStatus"
                 ],
             )
-    except (LayoutChangeRefusedError, InvalidPropertiesError, ConfigError) as error:
+    except (PlacementChangeRefusedError, InvalidPropertiesError, ConfigError) as error:
         logger.error("shard placement change refused", extra={"reason": str(error)})
         respond(event, FAILED, physical_id, reason=str(error))
         return
@@ -98,12 +100,12 @@ def handle(event: dict[str, Any], *, dynamodb: Any, stack_status: Callable[[str]
     request = event["RequestType"]
     if request == "Delete":
         return {}
-    new = GuardedLayout.from_properties(event["ResourceProperties"])
-    old = GuardedLayout.from_properties(event["OldResourceProperties"]) if request == "Update" else None
+    new = GuardedPlacement.from_properties(event["ResourceProperties"])
+    old = GuardedPlacement.from_properties(event["OldResourceProperties"]) if request == "Update" else None
     if old is not None:
         try:
-            check_change(old.layout, new.layout)
-        except LayoutChangeRefusedError as refusal:
+            check_change(old.placement, new.placement)
+        except PlacementChangeRefusedError as refusal:
             if not stack_status(event["StackId"]).endswith("ROLLBACK_IN_PROGRESS"):
                 raise
             logger.warning(
@@ -112,7 +114,7 @@ def handle(event: dict[str, Any], *, dynamodb: Any, stack_status: Callable[[str]
                 extra={"change": str(refusal)},
             )
     pending = False
-    if z_order_turns_on(old.layout if old else None, new.layout):
+    if z_order_turns_on(old.placement if old else None, new.placement):
         # An update always had a table, written by functions that did not write `zAddress`; a create
         # finds one only when the stack predates the guard.
         pending = old is not None or holds_entries(dynamodb, new.table_name)

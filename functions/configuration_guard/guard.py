@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from file_index.rules import placement as layout_env
+from file_index.rules import placement as placement_env
 from file_index.rules import schema
+from file_index.rules.objects import is_record_key
 from file_index.rules.placement import ShardPlacement
-from file_index.store.state import is_state_key
 
 # The custom resource's properties; CloudFormation hands every value over as a string.
 TABLE_NAME = "TableName"
@@ -30,33 +30,33 @@ MAX_SCAN_PAGES = 20
 SCAN_PAGE_SIZE = 100
 
 
-class LayoutChangeRefusedError(Exception):
-    """The new layout would hide entries from searches; the message names the old and new values."""
+class PlacementChangeRefusedError(Exception):
+    """The new placement would hide entries from searches; the message names the old and new values."""
 
 
 class InvalidPropertiesError(ValueError):
-    """The resource's properties do not describe a layout (a template written by hand, say)."""
+    """The resource's properties do not describe a placement (a template written by hand, say)."""
 
 
 @dataclass(frozen=True)
-class GuardedLayout:
-    """What the resource guards: the layout, the table it applies to and the indexed bucket."""
+class GuardedPlacement:
+    """What the resource guards: the placement, the table it applies to and the indexed bucket."""
 
-    layout: ShardPlacement
+    placement: ShardPlacement
     table_name: str
     bucket_name: str
 
     @classmethod
-    def from_properties(cls, properties: Mapping[str, object]) -> GuardedLayout:
-        """Read the resource properties; an absent layout key is the 0.2.0 layout's value."""
+    def from_properties(cls, properties: Mapping[str, object]) -> GuardedPlacement:
+        """Read the resource properties; an absent placement key is the unsharded placement's value."""
         table, bucket = properties.get(TABLE_NAME), properties.get(BUCKET_NAME)
         if not isinstance(table, str) or not table or not isinstance(bucket, str) or not bucket:
             raise InvalidPropertiesError(f"the properties {TABLE_NAME} and {BUCKET_NAME} are required")
         env: dict[str, str] = {}
         for name, variable in (
-            (BUCKET_INDEX_SHARDS, layout_env.BUCKET_INDEX_SHARDS),
-            (HOT_USERS, layout_env.HOT_USERS),
-            (MULTI_ATTRIBUTE_INDEX, layout_env.MULTI_ATTRIBUTE_INDEX),
+            (BUCKET_INDEX_SHARDS, placement_env.BUCKET_INDEX_SHARDS),
+            (HOT_USERS, placement_env.HOT_USERS),
+            (MULTI_ATTRIBUTE_INDEX, placement_env.MULTI_ATTRIBUTE_INDEX),
         ):
             value = properties.get(name, "")
             if not isinstance(value, str):
@@ -65,15 +65,15 @@ class GuardedLayout:
         return cls(ShardPlacement.from_env(env), table_name=table, bucket_name=bucket)
 
 
-def to_properties(layout: ShardPlacement, *, table_name: str, bucket_name: str) -> dict[str, str]:
-    """The resource properties of `layout` (what the CDK app writes into the template)."""
-    env = layout.to_env()
+def to_properties(placement: ShardPlacement, *, table_name: str, bucket_name: str) -> dict[str, str]:
+    """The resource properties of `placement` (what the CDK app writes into the template)."""
+    env = placement.to_env()
     return {
         TABLE_NAME: table_name,
         BUCKET_NAME: bucket_name,
-        BUCKET_INDEX_SHARDS: env[layout_env.BUCKET_INDEX_SHARDS],
-        HOT_USERS: env[layout_env.HOT_USERS],
-        MULTI_ATTRIBUTE_INDEX: env[layout_env.MULTI_ATTRIBUTE_INDEX],
+        BUCKET_INDEX_SHARDS: env[placement_env.BUCKET_INDEX_SHARDS],
+        HOT_USERS: env[placement_env.HOT_USERS],
+        MULTI_ATTRIBUTE_INDEX: env[placement_env.MULTI_ATTRIBUTE_INDEX],
     }
 
 
@@ -109,10 +109,10 @@ def _shards(first: int, end: int) -> str:
 
 
 def check_change(old: ShardPlacement, new: ShardPlacement) -> None:
-    """Raise LayoutChangeRefusedError naming every refused change."""
+    """Raise PlacementChangeRefusedError naming every refused change."""
     reasons = refusals(old, new)
     if reasons:
-        raise LayoutChangeRefusedError("; ".join(reasons))
+        raise PlacementChangeRefusedError("; ".join(reasons))
 
 
 def z_order_turns_on(old: ShardPlacement | None, new: ShardPlacement) -> bool:
@@ -141,7 +141,7 @@ def holds_entries(dynamodb: Any, table_name: str) -> bool:
         )
         for item in page.get("Items", []):
             deleted = item.get(schema.DELETED, {}).get("BOOL", False)
-            if not is_state_key(item[schema.OBJECT_KEY]["S"]) and not deleted:
+            if not is_record_key(item[schema.OBJECT_KEY]["S"]) and not deleted:
                 return True
         start_key = page.get("LastEvaluatedKey")
         if not start_key:

@@ -15,7 +15,7 @@ from file_index.rules.placement import ShardPlacement
 from infra.config import StackConfig
 from local_stack.stack import InvalidConfigurationError, LocalFileSearch
 
-LAYOUT_VARIABLES = ("BUCKET_INDEX_SHARDS", "HOT_USERS", "MULTI_ATTRIBUTE_INDEX")
+PLACEMENT_VARIABLES = ("BUCKET_INDEX_SHARDS", "HOT_USERS", "MULTI_ATTRIBUTE_INDEX")
 
 
 def index_names(stack: LocalFileSearch) -> list[str]:
@@ -23,30 +23,30 @@ def index_names(stack: LocalFileSearch) -> list[str]:
     return [index["IndexName"] for index in table["GlobalSecondaryIndexes"]]
 
 
-def handler_layout() -> dict[str, str]:
-    return {name: os.environ[name] for name in LAYOUT_VARIABLES}
+def handler_placement() -> dict[str, str]:
+    return {name: os.environ[name] for name in PLACEMENT_VARIABLES}
 
 
 def test_by_default_the_stack_is_cdk_jsons():
     with LocalFileSearch(aws_port=0, api_port=0, log_level="WARNING") as stack:
         assert stack.config == StackConfig.from_cdk_json()
         assert index_names(stack) == [index.name for index in schema.global_indexes(False)]
-        assert handler_layout() == stack.config.layout.to_env()
+        assert handler_placement() == stack.config.placement.to_env()
         assert stack.describe()["indexLayout"] == {
             "bucketIndexShards": 16,
             "hotUsers": {},
             "multiAttributeIndex": False,
         }
     # The handlers' environment is the stack's only while it runs.
-    assert not set(LAYOUT_VARIABLES) & set(os.environ)
+    assert not set(PLACEMENT_VARIABLES) & set(os.environ)
 
 
-def test_an_override_switches_the_z_order_index_and_the_layout_on():
+def test_an_override_switches_the_z_order_index_and_the_placement_on():
     context = {"multiAttributeIndex": True, "bucketIndexShards": 4, "hotUsers": {"ingest-bot": 8}}
 
     with LocalFileSearch(aws_port=0, api_port=0, log_level="WARNING", context=context) as stack:
         assert index_names(stack) == [index.name for index in schema.global_indexes(True)]
-        assert ShardPlacement.from_env(handler_layout()) == ShardPlacement(
+        assert ShardPlacement.from_env(handler_placement()) == ShardPlacement(
             bucket_shards=4, hot_users={"ingest-bot": 8}, multi_attribute_index=True
         )
         assert stack.describe()["indexLayout"] == {
@@ -74,8 +74,8 @@ def test_a_key_switched_in_cdk_json_is_switched_for_the_stack(tmp_path: Path):
         assert os.environ["KEY_LAYOUT"] == r"^(?P<user>[^-]+)-(?P<file>.+)$"
 
 
-def test_the_handlers_write_entries_where_the_layout_puts_them():
-    layout = ShardPlacement(bucket_shards=4, hot_users={"ingest-bot": 4}, multi_attribute_index=True)
+def test_the_handlers_write_entries_where_the_placement_puts_them():
+    placement = ShardPlacement(bucket_shards=4, hot_users={"ingest-bot": 4}, multi_attribute_index=True)
     context = {"bucketIndexShards": 4, "hotUsers": {"ingest-bot": 4}, "multiAttributeIndex": True}
     keys = [f"ingest-bot/batch-{n}.csv" for n in range(8)]
 
@@ -92,8 +92,8 @@ def test_the_handlers_write_entries_where_the_layout_puts_them():
         ]
 
     for key, item in zip(keys, items, strict=True):
-        assert item["bucketName"]["S"] == layout.bucket_partition(stack.bucket, key)
-        assert item["uploadUser"]["S"] == layout.user_partition("ingest-bot", key)
+        assert item["bucketName"]["S"] == placement.bucket_partition(stack.bucket, key)
+        assert item["uploadUser"]["S"] == placement.user_partition("ingest-bot", key)
         assert "zAddress" in item
     # Eight keys over four shards land in more than one of them.
     assert len({item["bucketName"]["S"] for item in items}) > 1
@@ -119,15 +119,15 @@ def test_a_value_the_cdk_app_refuses_stops_the_stack_before_it_starts(context: d
     assert str(raised.value) == message
 
 
-def test_serve_names_the_layout_it_runs(start_serve):
+def test_serve_names_the_placement_it_runs(start_serve):
     serve = start_serve(API_PORT="0", AWS_PORT="0")
     ready = serve.wait_ready()
 
-    layout = StackConfig.from_cdk_json().layout
+    placement = StackConfig.from_cdk_json().placement
     assert ready["indexLayout"] == {
-        "bucketIndexShards": layout.bucket_shards,
-        "hotUsers": dict(layout.hot_users),
-        "multiAttributeIndex": layout.multi_attribute_index,
+        "bucketIndexShards": placement.bucket_shards,
+        "hotUsers": dict(placement.hot_users),
+        "multiAttributeIndex": placement.multi_attribute_index,
     }
     serve.stop()
-    assert f"shard placement: bucketIndexShards={layout.bucket_shards}" in serve.stderr()
+    assert f"shard placement: bucketIndexShards={placement.bucket_shards}" in serve.stderr()

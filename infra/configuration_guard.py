@@ -2,9 +2,9 @@
 the deployed configuration in the table before any writer runs with it.
 
 Synth cannot see what is deployed, so the check runs in the deployment: a custom resource whose
-properties are the shard placement (`functions/layout_guard`). CloudFormation hands it the previous
+properties are the shard placement (`functions/configuration_guard`). CloudFormation hands it the previous
 properties on every update; the table, every function that reads or writes the index and the event
-source mapping depend on it, so they change only after it has accepted the new layout, and a refused
+source mapping depend on it, so they change only after it has accepted the new placement, and a refused
 change fails the deployment with nothing else changed.
 
 The same function then writes the deployed configuration record (`file_index.store.deployment`) as a second
@@ -21,11 +21,11 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from constructs import Construct, IConstruct
 
+from configuration_guard.guard import to_properties
+from configuration_guard.handler import CONFIGURATION_RESOURCE_TYPE, NAME_TABLE_PROPERTY, SETTINGS_PROPERTY
 from file_index.rules.placement import ShardPlacement
 from file_index.store.deployment import DeployedConfiguration
 from infra.powertools_function import FunctionBasics, PowertoolsFunction
-from layout_guard.guard import to_properties
-from layout_guard.handler import CONFIGURATION_RESOURCE_TYPE, NAME_TABLE_PROPERTY, SETTINGS_PROPERTY
 
 RESOURCE_TYPE = "Custom::IndexLayoutGuard"
 # A DescribeTable, a few Scan pages and one UpdateItem, each bounded by the SDK's timeouts.
@@ -35,7 +35,7 @@ GUARD_TIMEOUT = Duration.seconds(60)
 GUARD_TABLE_ACTIONS = ("dynamodb:DescribeTable", "dynamodb:PutItem", "dynamodb:Scan", "dynamodb:UpdateItem")
 
 
-class LayoutGuard(Construct):
+class ConfigurationGuard(Construct):
     """`Custom::IndexLayoutGuard` over `table_name` (a name, not the table: the table waits for it)."""
 
     def __init__(
@@ -43,7 +43,7 @@ class LayoutGuard(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        layout: ShardPlacement,
+        placement: ShardPlacement,
         table_name: str,
         bucket_name: str,
         basics: FunctionBasics,
@@ -53,9 +53,9 @@ class LayoutGuard(Construct):
         guard = PowertoolsFunction(
             self,
             "Function",
-            handler="layout_guard.handler.lambda_handler",
+            handler="configuration_guard.handler.lambda_handler",
             description="Refuses a deployment that lowers a shard count of the file index",
-            service_name="layout-guard",
+            service_name="configuration-guard",
             environment={},
             timeout=GUARD_TIMEOUT,
             memory_size=256,
@@ -75,7 +75,7 @@ class LayoutGuard(Construct):
             "Resource",
             service_token=self.function.function_arn,
             resource_type=RESOURCE_TYPE,
-            properties=to_properties(layout, table_name=table_name, bucket_name=bucket_name),
+            properties=to_properties(placement, table_name=table_name, bucket_name=bucket_name),
         )
         # Its role's policy first: a guard invoked before it may read the table would fail the deployment.
         self.resource.node.add_dependency(guard)
@@ -93,7 +93,7 @@ class LayoutGuard(Construct):
         """`Custom::DeployedConfiguration`: the record of `configuration`, written once `after` (the table)
         exists; make every writer wait for the returned resource. With `name_table` (named `name_table_name`
         in the context), a name table it finds empty beside an entry table without entries is marked
-        complete (`file_index.store.name_state.mark_table_complete`): every entry gets its items from its
+        complete (`file_index.store.name_index_flag.mark_table_complete`): every entry gets its items from its
         first write, and searches read them from the first upload."""
         name_properties: dict[str, str] = {}
         if name_table is not None:

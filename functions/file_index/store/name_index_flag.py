@@ -1,7 +1,7 @@
-"""The name index's state item: whether a bucket's name index is complete (`TermItemsState`).
+"""The name index's state item: whether a bucket's name index is complete (`NameIndexFlag`).
 
 A bucket's name index is **complete** when its term and key items cover every live entry of the bucket:
-its state item (`{bucket}|!`, `termItems`) or the table's (`*|!`) says so (`TermItemsState`, kept a
+its state item (`{bucket}|!`, `termItems`) or the table's (`*|!`) says so (`NameIndexFlag`, kept a
 minute while not set; `terms_complete` for a reader). Writers always write the items, so a name table
 created together with an entry table that holds no entry yet is complete from the start
 (`mark_table_complete`, at deploy and at the local stack's start); a name table added beside entries
@@ -26,13 +26,13 @@ from file_index.store import unprocessed
 from file_index.store.sdk import serialize
 
 # The state items (`{bucket}|!`, or `*|!` for every bucket of the table): in no scope a search reads.
-STATE_MARK = "!"
+FLAG_MARK = "!"
 ALL_BUCKETS = "*"
-STATE_TERM = "termItems"
+FLAG_SORT = "termItems"
 TERMS_COMPLETE = "complete"  # BOOL: the name index of the bucket (every bucket for `*`) is complete
 COMPLETED_AT = "completedAt"  # ISO time the flag was first set
 # How long a reader keeps a flag it read unset (a set flag is kept: it never goes back).
-STATE_TTL_SECONDS = 60.0
+FLAG_TTL_SECONDS = 60.0
 
 
 class NameIndexIncomplete(RuntimeError):
@@ -50,12 +50,12 @@ class NameIndexIncomplete(RuntimeError):
         )
 
 
-def state_key(bucket: str) -> dict[str, str]:
+def flag_key(bucket: str) -> dict[str, str]:
     """The key of the state item of `bucket`'s name index (a public bucket name, or ALL_BUCKETS)."""
-    return {schema.NAME_SCOPE: f"{bucket}{SCOPE_SEPARATOR}{STATE_MARK}", schema.NAME_TERM: STATE_TERM}
+    return {schema.NAME_SCOPE: f"{bucket}{SCOPE_SEPARATOR}{FLAG_MARK}", schema.NAME_SORT: FLAG_SORT}
 
 
-class TermItemsState:
+class NameIndexFlag:
     """Whether a bucket's name index is complete, read from one name table (an unset flag kept `ttl`
     seconds).
 
@@ -69,7 +69,7 @@ class TermItemsState:
         client: Any,
         table_name: str,
         *,
-        ttl: float = STATE_TTL_SECONDS,
+        ttl: float = FLAG_TTL_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
@@ -98,7 +98,7 @@ class TermItemsState:
         """Set the bucket's flag (its first `completedAt` kept); returns that `completedAt` (POSIX time)."""
         response = self.client.update_item(
             TableName=self.table_name,
-            Key=serialize(state_key(bucket)),
+            Key=serialize(flag_key(bucket)),
             UpdateExpression="SET #c = :true, #at = if_not_exists(#at, :now)",
             ExpressionAttributeNames={"#c": TERMS_COMPLETE, "#at": COMPLETED_AT},
             ExpressionAttributeValues={":true": {"BOOL": True}, ":now": {"S": iso_utc_millis(now)}},
@@ -111,7 +111,7 @@ class TermItemsState:
     def _fetch(self, bucket: str) -> tuple[bool, unprocessed.BatchGot]:
         """Whether a flag was found set, and the read (whether both items were read: `whole`)."""
         # The bucket's state item and the table's; the table's once when asked for itself.
-        keys = [serialize(state_key(name)) for name in dict.fromkeys((bucket, ALL_BUCKETS))]
+        keys = [serialize(flag_key(name)) for name in dict.fromkeys((bucket, ALL_BUCKETS))]
         got = unprocessed.batch_get(self.client, {self.table_name: {"Keys": keys, "ConsistentRead": True}})
         found = any(item.get(TERMS_COMPLETE, {}).get("BOOL") for item in got.of(self.table_name))
         return found, got
@@ -124,20 +124,20 @@ def mark_table_complete(client: Any, table_name: str, now: datetime) -> bool:
     will hold then gets its items from its first write."""
     if client.scan(TableName=table_name, Limit=1).get("Items"):
         return False
-    item = {**state_key(ALL_BUCKETS), TERMS_COMPLETE: True, COMPLETED_AT: iso_utc_millis(now)}
+    item = {**flag_key(ALL_BUCKETS), TERMS_COMPLETE: True, COMPLETED_AT: iso_utc_millis(now)}
     client.put_item(TableName=table_name, Item=serialize(item))
     return True
 
 
-_states: weakref.WeakKeyDictionary[Any, dict[str, TermItemsState]] = weakref.WeakKeyDictionary()
+_states: weakref.WeakKeyDictionary[Any, dict[str, NameIndexFlag]] = weakref.WeakKeyDictionary()
 _states_lock = threading.Lock()
 
 
 def terms_complete(client: Any, table_name: str, bucket: str) -> bool:
     """Whether `bucket`'s name index is complete in `table_name` (while not, a read at most every
-    STATE_TTL_SECONDS per client, table and bucket)."""
+    FLAG_TTL_SECONDS per client, table and bucket)."""
     with _states_lock:
         state = _states.setdefault(client, {}).get(table_name)
         if state is None:
-            state = _states[client][table_name] = TermItemsState(client, table_name)
+            state = _states[client][table_name] = NameIndexFlag(client, table_name)
     return state.complete(bucket)
