@@ -126,7 +126,7 @@ class Entry:
 
 
 def dataset(objects: int, placement: ShardPlacement, *, seed: int = 2017) -> list[Entry]:
-    """`objects` entries as the writer builds them under `placement` (which must have the Z-order index on)."""
+    """`objects` entries as the writer builds them under `placement` (its Z-order index on)."""
     rng = random.Random(seed)
     result: list[Entry] = []
     for index in range(objects):

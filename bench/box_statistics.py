@@ -98,7 +98,7 @@ def rows(sizes: Sequence[int], shapes: Sequence[tuple[str, zorder.Box, BucketQue
                 worst_before[0],
                 "before: no statistics",
                 note=f"worst after: {worst_after[1]}; worst before: {worst_before[1]}; the sample stands for "
-                f"{sampled:,} entries; read units of each plan's key ranges in {placement.bucket_shards} shards",
+                f"{sampled:,} entries; read units of each plan's ranges in {placement.bucket_shards} shards",
             )
         )
     return result

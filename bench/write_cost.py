@@ -53,7 +53,8 @@ def write_units_per_upload(
 def run(*, uploads: int) -> list[Row]:
     default = deployment.shard_placement()
     without_z = dataclasses.replace(default, multi_attribute_index=False)
-    placements = {  # name: (placement, the bucket's time index and the user's size index, both new since 0.3.0)
+    # name: (placement, the bucket's time index and the user's size index, both new since 0.3.0)
+    placements = {
         "0.2.0 placement": (ShardPlacement(), False),
         f"0.3.0 default ({default.bucket_shards} shards)": (without_z, False),
         f"default ({default.bucket_shards} shards, time and user size indexes)": (without_z, True),

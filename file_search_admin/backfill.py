@@ -102,8 +102,8 @@ def run_backfill(
 ) -> BackfillSummary:
     """List `bucket` and backfill `table` from it; resumes an interrupted run unless `restart`.
 
-    `shard_placement` places the entries (the deployment's; default the unsharded placement); `names`, when given,
-    gets each written entry's name items.
+    `shard_placement` places the entries (the deployment's; default the unsharded placement); `names`, when
+    given, gets each written entry's name items.
 
     Any error that outlasts the SDK's retries stops the run: it is recorded in the state record (which
     stays BUILDING, with the last checkpoint) and raised.

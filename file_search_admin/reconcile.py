@@ -118,7 +118,7 @@ def run_reconcile(
 ) -> ReconcileSummary:
     """Compare `bucket` with `table` and repair; `shard_placement` is the deployment's (default: unsharded);
     `names`, when given, follows every repair (`file_index.write.repair.repair`); `judge_shards` False: the
-    key_pattern's shard counts are a guess, so entries are never moved between shards."""
+    placement's shard counts are a guess, so entries are never moved between shards."""
     started = time.monotonic()
     summary = ReconcileSummary(bucket=bucket, table=table, dry_run=dry_run, max_keys=max_keys)
     store = IndexStateStore(dynamodb, table)

@@ -14,8 +14,8 @@ checked against the deployed stack's indexer instead, and settings nothing names
 placement (one shard, no hot users, no Z-order index, the default key pattern) with a note on stderr.
 
 The table itself tells one key apart: it has the Z-order index exactly when the deployment switched
-`multiAttributeIndex` on. `check_table_placement` compares the two before a command writes, so a placement that
-does not match the deployment is refused rather than writing entries that a box search cannot see.
+`multiAttributeIndex` on. `check_table_placement` compares the two before a command writes, so a placement
+that does not match the deployment is refused rather than writing entries that a box search cannot see.
 """
 
 from __future__ import annotations
@@ -181,7 +181,7 @@ def _key_pattern(raw: object, name: str) -> KeyPattern:
 
 
 def _defaults_note(args: argparse.Namespace) -> str | None:
-    """Without a cdk.json: which keys fall back to the unsharded placement, those no option overrides; or None."""
+    """Without a cdk.json: the keys that fall back to the unsharded placement and no option sets; or None."""
     defaults = [
         default
         for option, default in (

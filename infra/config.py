@@ -80,7 +80,7 @@ _GROUP_NAME = re.compile(r"^\S{1,128}$")
 # provider>`, e.g. an Okta user id, an Entra object id, an email-format or opaque SAML NameID. A key pattern
 # must read each of them back from the keys the API gives their uploads (`search.people.upload_key`).
 FEDERATED_IDS = ("00u1abcd2EFGH3ijk4x7", "8f14e45f-ceea-467f-a7b5-4a0e2c8b3c9d", "jane_doe@example.com")
-# A placement that does: the user is everything before the first '/'.
+# A key pattern that does: the user is everything before the first '/'.
 FEDERATED_USERNAME_KEY_PATTERN = r"(?P<user>[^/]+)/(?P<file>.+)"
 # S3 takes at most 5 GiB in one PUT or POST.
 # S3's own limit on an object (a multipart upload's); the page uploads large files in parts.

@@ -55,7 +55,7 @@ class SampleFile:
         return (line * (self.size // len(line) + 1))[: self.size]
 
 
-# Both key patterns the default placement reads: `{user}_{file}` (the guideline's) and `{user}/{file}`.
+# Both key shapes the default key pattern reads: `{user}_{file}` (the guideline's) and `{user}/{file}`.
 # Sizes differ so that "by size" has one right order; one key has a space, which S3 sends URL-encoded.
 SAMPLES = (
     SampleFile("USER001_FILE001.txt", "USER001", "FILE001.txt", 12, DAY_1),

@@ -7,7 +7,8 @@ import { loadList, openFolder, renderState, showUploaded, wireList } from "./lis
 import { $, forgetNotice, loadConfig } from "./page.js";
 import { wireSelection } from "./selection.js";
 import { isAdmin, resumeSession, session, wireSignIn } from "./session.js";
-import { forgetUnfinished, unfinishedUploads, uploadFiles, wireUploads } from "./uploads.js";
+import { forgetUnfinished, unfinishedUploads } from "./unfinished.js";
+import { uploadFiles, wireUploads } from "./uploads.js";
 
 function showFiles() {
   $("loading").hidden = true;

@@ -4,8 +4,9 @@
 // field and checked here before anything is sent: Cognito checks them too, except where an emulator does not.
 // Loaded at the first "Forgot password?" or "Change password", never with the page.
 
+import { cognito } from "./cognito.js";
 import { $, config, el, say } from "./page.js";
-import { cognito, refresh, session, showSignIn, signIn } from "./session.js";
+import { refresh, session, showSignIn, signIn } from "./session.js";
 
 // What Cognito counts as a symbol; a space counts too, inside a password (none may start or end with one).
 const SYMBOLS = "^$*.[]{}()?\"!@#%&/\\,><':;|_~`=+-";

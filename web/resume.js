@@ -1,12 +1,13 @@
 // Uploads in parts that a reload or a closed tab left unfinished: S3 holds the parts sent (GET
-// /me/uploads/parts says which), and the page kept what POST /me/uploads answered (uploads.js). Each is
+// /me/uploads/parts says which), and the page kept what POST /me/uploads answered (unfinished.js). Each is
 // shown with how far it got; choosing the same file again (its name, size and time) sends the rest, and
 // "Discard" aborts it. A page cannot read a file it was not given again, so the person chooses it. Loaded
 // only when there is one to offer.
 
 import { api, splitKey } from "./api.js";
 import { $, el, formatSize } from "./page.js";
-import { forgetUnfinished, isTheFileOf, resumeUpload } from "./uploads.js";
+import { forgetUnfinished, isTheFileOf } from "./unfinished.js";
+import { resumeUpload } from "./uploads.js";
 
 export function offerToResume(unfinished) {
   for (const kept of unfinished) $("uploads").append(offer(kept));

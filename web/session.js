@@ -1,10 +1,11 @@
-// Sign-in and tokens: Cognito's JSON API and the sign-in view. Tokens live in sessionStorage (gone with
-// the tab); the password goes to Cognito only; the ID token is refreshed before it expires.
+// Sign-in and tokens: Cognito's JSON API (cognito.js) and the sign-in view. Tokens live in sessionStorage
+// (gone with the tab); the password goes to Cognito only; the ID token is refreshed before it expires.
 // With identity providers (config.json's `identityProviders`), "Sign in with <name>" goes through the user
 // pool's managed login domain: an authorization code with PKCE, redeemed, refreshed and revoked at the
 // domain's OAuth endpoints; signing out then ends the managed login's own session at the domain's /logout.
 // "Forgot password?" and "Change password" load password.js at their first use (app.js says how).
 
+import { cognito, CognitoError, oauthEndpoint } from "./cognito.js";
 import { $, config, el, forgetNotice } from "./page.js";
 
 const SESSION_KEY = "s3-file-search.session";
@@ -15,45 +16,12 @@ const OAUTH_KEY = "s3-file-search.oauth";
 const SIGNED_OUT_KEY = "s3-file-search.signed-out";
 // How long sign-out waits for the domain to revoke the refresh token before it leaves for /logout anyway.
 const REVOKE_WAIT_MS = 5000;
-const UNREACHABLE = "The sign-in service cannot be reached. Check your connection.";
 
 // Who is signed in (null: nobody).
 export let session = null;
 let refreshTimer = null;
 let pendingChallenge = null;
 let signedIn = () => {};
-
-export class CognitoError extends Error {
-  constructor(type, message) {
-    super(message);
-    this.type = type;
-  }
-}
-
-// One call of Cognito's JSON API as the page's public client (no secret, no signature): its answer, else a
-// CognitoError with Cognito's error type.
-export async function cognito(action, body) {
-  const endpoint = config.cognitoEndpoint || `https://cognito-idp.${config.region}.amazonaws.com/`;
-  let response;
-  try {
-    response = await fetch(endpoint, {
-      method: "POST",
-      headers: {
-        "Content-Type": "application/x-amz-json-1.1",
-        "X-Amz-Target": `AWSCognitoIdentityProviderService.${action}`,
-      },
-      body: JSON.stringify(body),
-    });
-  } catch {
-    throw new CognitoError("Network", UNREACHABLE);
-  }
-  const answer = await response.json().catch(() => ({}));
-  if (!response.ok) {
-    const type = String(answer.__type || "").split("#").pop();
-    throw new CognitoError(type, answer.message || "Sign-in failed.");
-  }
-  return answer;
-}
 
 function claimsOf(token) {
   const payload = token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
@@ -213,23 +181,6 @@ function base64url(bytes) {
 
 function randomText(byteCount) {
   return base64url(crypto.getRandomValues(new Uint8Array(byteCount)));
-}
-
-// POST to the domain's /oauth2/token or /oauth2/revoke (a form, so no preflight); the JSON answer.
-async function oauthEndpoint(name, form) {
-  let response;
-  try {
-    response = await fetch(`${config.signInDomain}/oauth2/${name}`, {
-      method: "POST",
-      headers: { "Content-Type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams(form),
-    });
-  } catch {
-    throw new CognitoError("Network", UNREACHABLE);
-  }
-  const answer = await response.json().catch(() => ({}));
-  if (!response.ok) throw new CognitoError(answer.error || "OAuth", answer.error_description || "Sign-in failed.");
-  return answer;
 }
 
 // Sign-out after an organisation's sign-in: the refresh token revoked (waited for, a few seconds at most,

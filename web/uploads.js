@@ -7,6 +7,7 @@
 import { api, keyPath, RETRY_LATER, sleep, splitKey } from "./api.js";
 import { $, config, downloading, el, formatSize } from "./page.js";
 import { session } from "./session.js";
+import { forgetUnfinished, isTheFileOf, keepUnfinished, unfinishedUploads } from "./unfinished.js";
 
 // An upload's file is asked for until listed: after 250 ms, then twice as long each time up to 4 s, for
 // three minutes at most, as a batch the indexer failed comes back after the queue's timeout (the API's rate
@@ -41,37 +42,9 @@ export function uploadFiles(files, folderOf = () => "") {
   clearButton().hidden = false;
 }
 
-// ---- uploads in parts kept for a reload: what POST /me/uploads answered, the person's, and the file's
-// name, size and time (to know it again). In localStorage, for this browser's life; forgotten once
-// completed or cancelled, and at sign-out (S3 drops the parts of an upload left a week).
-const UNFINISHED_KEY = "s3-file-search.uploads";
 // The uploadIds this page sends (or sent): an upload of its own under way or failed is retried, not resumed
 // twice.
 const ofThisPage = new Set();
-
-function everyUnfinished() {
-  try {
-    return JSON.parse(localStorage.getItem(UNFINISHED_KEY)) || [];
-  } catch {
-    return [];
-  }
-}
-
-// The signed-in person's.
-export const unfinishedUploads = () => everyUnfinished().filter((kept) => session && kept.user === session.user);
-
-function keepUnfinished(uploads) {
-  if (uploads.length) localStorage.setItem(UNFINISHED_KEY, JSON.stringify(uploads));
-  else localStorage.removeItem(UNFINISHED_KEY);
-}
-
-// One (by its uploadId), or every one (at sign-out).
-export function forgetUnfinished(uploadId = null) {
-  keepUnfinished(uploadId ? everyUnfinished().filter((kept) => kept.uploadId !== uploadId) : []);
-}
-
-export const isTheFileOf = (kept, file) =>
-  kept.name === file.name && kept.size === file.size && kept.lastModified === file.lastModified;
 
 // `kept`, an upload in parts left unfinished, sent on from the parts S3 holds with `file`, the same file.
 export function resumeUpload(file, kept) {
@@ -147,8 +120,7 @@ class Upload {
         if (started.uploadId) {
           ofThisPage.add(started.uploadId);
           this.multipart = started;
-          const { name, size, lastModified } = this.file;
-          keepUnfinished([...everyUnfinished(), { ...started, user: session.user, name, size, lastModified }]);
+          keepUnfinished(started, this.file);
           key = await this.sendParts();
         } else key = await this.sendForm(started);
       }

@@ -63,9 +63,9 @@ from search.observability import (
     start_request,
 )
 from search.openapi import RESPONSE_VALIDATION_STATUS, serve_from, stop_serving
+from search.queries import ListQuery
 from search.resolver import SearchResolver
 from search.routes import docs, files, me
-from search.routes.lists import ListQuery
 from search.routes.query_string import repeated_message
 
 # Non-ASCII text as UTF-8: as \uXXXX escapes, a page of non-ASCII keys would pass Lambda's 6 MB limit.

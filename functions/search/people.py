@@ -245,21 +245,17 @@ def _check_segment(what: str, segment: str) -> str:
     return segment
 
 
-def upload_key(person: Person, name: Any, folder: Any, key_pattern: KeyPattern) -> str:
+def upload_key(person: Person, name: str, folder: str | None, key_pattern: KeyPattern) -> str:
     """The key a person's upload of `name` (in `folder`, optional) gets: `{user}/{folder}/{name}`.
 
     BadRequest for a name or folder that could leave the person's prefix or that S3 could not take, and
     for a user the key pattern would not read back from the key (the indexer must credit the file to them).
     """
-    if not isinstance(name, str):
-        raise BadRequest("name must be a string: the file's name")
     if "/" in name:
         raise BadRequest("name must not contain '/'; give the folder as folder")
     _check_segment("name", name)
     segments: list[str] = []
     if folder is not None:
-        if not isinstance(folder, str):
-            raise BadRequest("folder must be a string such as 'reports/2026'")
         segments = [_check_segment("each folder of folder", part) for part in folder.strip("/").split("/")]
     key = "/".join([person.user, *segments, name])
     try:
@@ -276,17 +272,16 @@ def upload_key(person: Person, name: Any, folder: Any, key_pattern: KeyPattern) 
     return key
 
 
-def upload_content_type(value: Any) -> str:
-    if value is None or value == "":
+def upload_content_type(value: str | None) -> str:
+    if not value:
         return DEFAULT_CONTENT_TYPE
-    if not isinstance(value, str) or not _CONTENT_TYPE.fullmatch(value):
+    if not _CONTENT_TYPE.fullmatch(value):
         raise BadRequest("contentType must be a media type such as 'image/png'")
     return value
 
 
-def upload_size(value: Any, access: UserAccess) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise BadRequest("size must be the file's size in bytes, a whole number")
+def upload_size(value: int, access: UserAccess) -> int:
+    """`value`, an upload's size in bytes, if it is within the deployment's upload limit."""
     if value > access.max_upload_bytes:
         raise BadRequest(
             f"size {value} is over this deployment's upload limit of {access.max_upload_bytes} bytes "

@@ -1,4 +1,5 @@
-"""Turn the list parameters of `GET /files` into one list query, or say clearly why not.
+"""The list parameters of `GET /files` (`ListQuery`, one model), and how they become one list query, or
+why they cannot.
 
 A user or a bucket, each with any of `minSize`/`maxSize` and `from`/`to` (or `date`): a box of size and
 upload time. Which index answers it is the reader's plan (`file_index.read.reader.FileReader.plan`).
@@ -14,8 +15,11 @@ starts at the next one).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from file_index.read.file_queries import BucketQuery, FileQuery, UserQuery
 from file_index.read.name_query import ORDER_KEY, ORDER_SIZE, ORDER_UPLOAD_DATE, NameQuery
@@ -23,9 +27,10 @@ from file_index.rules.name_items import MAX_EXTENSION, normalize_extension
 from file_index.rules.name_terms import query_words as read_query_words
 from file_index.rules.objects import MAX_KEY_BYTES, iso_utc_millis
 from file_index.rules.shards import SHARD_SEPARATOR
+from file_index.rules.zorder import MAX_SIZE
+from search.cursor import MAX_CURSOR_LENGTH
 from search.errors import BadRequest
 
-# S3 keys are at most MAX_KEY_BYTES of UTF-8; user names come from keys, bucket names are at most 63.
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _TIME_RANGE = "0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z (UTC)"
 _CONTENT_TYPE = re.compile(
@@ -36,25 +41,104 @@ _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T[0-9:.,+\-Z ]+", re.IGNORECASE)
 # in us-east-1 before 2018, at most 255 characters (those older rules; today's are 3 to 63 characters).
 _BUCKET_NAME = re.compile(r"[A-Za-z0-9._-]{1,255}")
 
+# A prefix list reads the name index's key items, whose sort key is the object key, with a key condition
+# from the prefix to the prefix followed by one 4-byte character (U+10FFFF), and DynamoDB takes at most
+# MAX_KEY_BYTES (1,024) bytes in a sort key's value: so a prefix may take 1,020 bytes of UTF-8.
+MAX_PREFIX_BYTES = MAX_KEY_BYTES - 4
+PREFIX_LIMIT = f"at most {MAX_PREFIX_BYTES} are allowed (the name index's key limit, less 4)"
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 1000
 
-@dataclass(frozen=True)
-class ListParameters:
-    """The query parameters of `GET /files`, as validated for type and range by the API layer."""
 
-    user: str | None = None
-    bucket: str | None = None
-    date: str | None = None
-    from_: str | None = None
-    to: str | None = None
-    min_size: int | None = None
-    max_size: int | None = None
-    order: str | None = None
-    sort: str | None = None
-    q: str | None = None
-    prefix: str | None = None
-    delimiter: str | None = None
-    ext: str | None = None
-    content_type: str | None = None
+class ListQuery(BaseModel):
+    """The list parameters of `GET /files` and `GET /me/files` (on the wire, the aliases), declared once:
+    the routes take it as their query (`Annotated[ListQuery, Query()]`), which Powertools validates, and
+    `search.openapi` documents each field as a query parameter with its JSON schema. A parameter given
+    twice reaches the model as its first value: `search.routes.lists.check_list_query` refuses it.
+    """
+
+    # On the wire each field is named in camelCase, `from_` as `from` (`to_camel`, its aliases).
+    model_config = ConfigDict(alias_generator=lambda name: to_camel(name.removesuffix("_")))
+
+    # S3 keys are at most MAX_KEY_BYTES of UTF-8; user names come from keys, bucket names are at most 63.
+    user: str | None = Field(
+        default=None, description="Uploader whose files to list", max_length=MAX_KEY_BYTES
+    )
+    bucket: str | None = Field(
+        default=None, description="Bucket whose files to list", max_length=MAX_KEY_BYTES
+    )
+    date: str | None = Field(default=None, description="One UTC day, YYYY-MM-DD; not with from or to")
+    from_: str | None = Field(
+        default=None, description="Earliest upload time, inclusive (a day or a timestamp)"
+    )
+    to: str | None = Field(default=None, description="Latest upload time, inclusive (a day: up to its end)")
+    # Sizes are int64 to clients (MAX_SIZE); a larger bound would not survive DynamoDB's 38-digit numbers.
+    min_size: int | None = Field(
+        default=None, ge=0, le=MAX_SIZE, description="Smallest size in bytes, inclusive"
+    )
+    max_size: int | None = Field(
+        default=None, ge=0, le=MAX_SIZE, description="Largest size in bytes, inclusive"
+    )
+    order: Literal["asc", "desc"] | None = Field(
+        default=None, description="Direction of the order the answer's `orderedBy` names"
+    )
+    sort: Literal["uploadDate", "size"] | None = Field(
+        default=None,
+        description=(
+            "The order of the list: `uploadDate` (a bucket's newest first unless `order=asc`; needs the "
+            "bucket's time index, `bucketTimeIndex`) or `size` (largest first unless `order=asc`); "
+            "without it the plan's (see the table above)"
+        ),
+    )
+    limit: int = Field(
+        default=DEFAULT_LIMIT,
+        ge=1,
+        le=MAX_LIMIT,
+        description=(
+            "Most items per page; a page may hold fewer and still have a nextCursor (its keys are very "
+            "long and it stays under Lambda's 6 MB response limit, or a filtered page reached its "
+            "read bound)"
+        ),
+    )
+    q: str | None = Field(
+        default=None,
+        description=(
+            "Words of the file's name: each must start a word of the name (case and accents ignored); "
+            "newest first unless `order=asc`"
+        ),
+    )
+    prefix: str | None = Field(
+        default=None,
+        description=(
+            f"Only keys that start with this (a folder, e.g. `USER001/reports/`); at most {MAX_PREFIX_BYTES} "
+            "bytes of UTF-8, the longest the name index's key condition takes (its 1,024-byte key less 4)"
+        ),
+    )
+    delimiter: str | None = Field(
+        default=None, description="`/`: answer the sub-folders of `prefix` in `commonPrefixes`"
+    )
+    ext: str | None = Field(
+        default=None, description="The name's extension, case-insensitive (`pdf`, `.PDF`, `tar.gz`)"
+    )
+    content_type: str | None = Field(
+        default=None,
+        description=(
+            "The object's content type, exact (`image/png`) or any of a major type (`image/*`); with "
+            "`enrich` naming contentType. Also `meta.NAME=VALUE` (user metadata) and `tag.NAME=VALUE` "
+            "(tags), with `enrich` naming metadata or tags: every one given must match"
+        ),
+    )
+    cursor: str | None = Field(
+        default=None, max_length=MAX_CURSOR_LENGTH, description="nextCursor of the previous page"
+    )
+
+
+class ListParameters(ListQuery):
+    """A ListQuery as `build_query` reads it: made by field name too (`from_`, `min_size`), with the
+    `meta.NAME=VALUE` and `tag.NAME=VALUE` filters, which no model can declare (any NAME)."""
+
+    model_config = ConfigDict(validate_by_name=True)
+
     meta: tuple[tuple[str, str], ...] = ()
     tags: tuple[tuple[str, str], ...] = ()
 
@@ -186,12 +270,6 @@ def _bucket_query(params: ListParameters, bucket: str, ascending: bool) -> Bucke
 
 # `sort`: the orders a list may be asked in.
 SORTS = ("uploadDate", "size")
-
-# A prefix list reads the name index's key items, whose sort key is the object key, with a key condition
-# from the prefix to the prefix followed by one 4-byte character (U+10FFFF), and DynamoDB takes at most
-# MAX_KEY_BYTES (1,024) bytes in a sort key's value: so a prefix may take 1,020 bytes of UTF-8.
-MAX_PREFIX_BYTES = MAX_KEY_BYTES - 4
-PREFIX_LIMIT = f"at most {MAX_PREFIX_BYTES} are allowed (the name index's key limit, less 4)"
 
 # `q`: at most this many characters and words (each word is checked against every candidate's name).
 MAX_Q_LENGTH = 256

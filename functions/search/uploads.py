@@ -21,7 +21,7 @@ import hmac
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from file_index.rules.key_pattern import KeyPattern
 from search.dal import ObjectStore
@@ -34,6 +34,9 @@ from search.people import (
     upload_key,
     upload_size,
 )
+
+if TYPE_CHECKING:
+    from search.upload_bodies import AbortBody, CompleteBody, PartEtag, PartsBody, StartBody, TicketBody
 
 # Files above this go in parts: a dropped connection then costs one part, not the file, and the upload
 # resumes. S3 takes parts of 5 MiB to 5 GiB (the last may be smaller), at most 10,000 of them.
@@ -50,8 +53,6 @@ MAX_PARTS = 10_000
 MAX_PART_URLS = 100
 # How far keepBoth looks for a free `name (n).ext` before it gives up (409).
 MAX_KEEP_BOTH = 1000
-ON_CONFLICT = ("replace", "keepBoth", "ask")
-_UPLOAD_FIELDS = {"name", "contentType", "size", "folder", "onConflict"}
 
 
 def part_size_for(size: int) -> int:
@@ -111,31 +112,15 @@ class Uploads:
         self._secret = secret
         self._existing = existing
 
-    def start(self, person: Person, request: Any, access: UserAccess) -> dict[str, Any]:
+    def start(self, person: Person, request: StartBody, access: UserAccess) -> dict[str, Any]:
         """A presigned POST (`{"key", "url", "fields"}`) for a file up to MULTIPART_THRESHOLD_BYTES; above
         it a multipart upload (`{"key", "uploadId", "partSize", "partCount", "size", "uploadToken"}`)."""
-        if not isinstance(request, dict):
-            raise BadRequest(
-                'the body must be a JSON object: {"name", "contentType", "size", "folder", "onConflict"}'
-            )
-        unknown = sorted(set(request) - _UPLOAD_FIELDS)
-        if unknown:
-            raise BadRequest(
-                f"unknown field(s) {', '.join(unknown)}; give name, contentType, size, folder, onConflict"
-            )
-        if "name" not in request:
-            raise BadRequest("name is required: the file's name")
-        if "size" not in request:
-            raise BadRequest("size is required: the file's size in bytes")
-        on_conflict = request.get("onConflict", "replace")
-        if on_conflict not in ON_CONFLICT:
-            raise BadRequest(f"onConflict must be one of {', '.join(ON_CONFLICT)}, not {on_conflict!r}")
-        name, folder = request["name"], request.get("folder")
+        name, folder = request.name, request.folder
         key = upload_key(person, name, folder, self._key_pattern)
-        content_type = upload_content_type(request.get("contentType"))
-        size = upload_size(request["size"], access)
-        if on_conflict != "replace":
-            key = self._free_key(person, key, name, folder, ask=on_conflict == "ask")
+        content_type = upload_content_type(request.content_type)
+        size = upload_size(request.size, access)
+        if request.on_conflict != "replace":
+            key = self._free_key(person, key, name, folder, ask=request.on_conflict == "ask")
         if size <= MULTIPART_THRESHOLD_BYTES:
             form = self._objects.upload_form(
                 key, content_type=content_type, size=size, expires_in=form_seconds(size, access)
@@ -152,16 +137,10 @@ class Uploads:
             "uploadToken": self._token(ticket),
         }
 
-    def part_urls(self, person: Person, request: Any, access: UserAccess) -> dict[str, Any]:
+    def part_urls(self, person: Person, request: PartsBody, access: UserAccess) -> dict[str, Any]:
         """Presigned UploadPart URLs of `partNumbers`, each with its part's exact Content-Length signed."""
-        ticket = self._ticket(person, request, ("partNumbers",))
-        numbers = request.get("partNumbers")
-        if (
-            not isinstance(numbers, list)
-            or not numbers
-            or not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers)
-        ):
-            raise BadRequest("partNumbers must be a non-empty list of part numbers, such as [1, 2]")
+        ticket = self._ticket(person, request)
+        numbers = request.part_numbers
         if len(numbers) > MAX_PART_URLS:
             raise BadRequest(f"ask for at most {MAX_PART_URLS} parts at a time, not {len(numbers)}")
         outside = sorted({n for n in numbers if not 1 <= n <= ticket.part_count})
@@ -188,14 +167,14 @@ class Uploads:
         parts = self._objects.uploaded_parts(self._own_key(person, key), upload_id)
         return {"key": key, "uploadId": upload_id, "parts": parts}
 
-    def complete(self, person: Person, request: Any) -> dict[str, Any]:
+    def complete(self, person: Person, request: CompleteBody) -> dict[str, Any]:
         """Complete the upload once S3 holds every part at its size: exactly the declared total.
 
         A part missing is a 400 that leaves the upload to resume; parts that do not add up to the declared
         size (one the token does not allow) abort it, and are a 400 too. `parts`, if given, must name the
         ETags S3 holds.
         """
-        ticket = self._ticket(person, request, ("parts",))
+        ticket = self._ticket(person, request)
         held = {
             part["partNumber"]: part for part in self._objects.uploaded_parts(ticket.key, ticket.upload_id)
         }
@@ -220,24 +199,18 @@ class Uploads:
                 f"part(s) {shown} are not uploaded yet ({total} of {ticket.size} bytes); upload them and "
                 "complete again"
             )
-        given = request.get("parts")
-        if given is not None:
-            self._check_etags(given, held)
+        if request.parts is not None:
+            self._check_etags(request.parts, held)
         self._objects.complete_multipart(
             ticket.key, ticket.upload_id, [{"PartNumber": n, "ETag": held[n]["etag"]} for n in expected]
         )
         return {"key": ticket.key, "size": ticket.size}
 
-    def abort(self, person: Person, request: Any) -> None:
+    def abort(self, person: Person, request: AbortBody) -> None:
         """Abort the person's multipart upload: S3 drops the parts it holds."""
-        if not isinstance(request, dict):
-            raise BadRequest('the body must be a JSON object: {"key", "uploadId"}')
-        key, upload_id = request.get("key"), request.get("uploadId")
-        if not isinstance(upload_id, str) or not upload_id:
-            raise BadRequest("uploadId is required: the id POST /me/uploads answered")
-        self._objects.abort_multipart(self._own_key(person, key), upload_id)
+        self._objects.abort_multipart(self._own_key(person, request.key), request.upload_id)
 
-    def _free_key(self, person: Person, key: str, name: str, folder: Any, *, ask: bool) -> str:
+    def _free_key(self, person: Person, key: str, name: str, folder: str | None, *, ask: bool) -> str:
         existing = self._existing(key)
         if existing is None:
             return key
@@ -249,8 +222,8 @@ class Uploads:
                 return candidate
         raise Conflict(f"{MAX_KEEP_BOTH} copies of {name!r} exist already; choose another name", existing)
 
-    def _own_key(self, person: Person, key: Any) -> str:
-        if not isinstance(key, str) or not key:
+    def _own_key(self, person: Person, key: str) -> str:
+        if not key:
             raise BadRequest("key is required: the key POST /me/uploads answered")
         if (
             not key.startswith(own_folder(person.user))
@@ -259,18 +232,9 @@ class Uploads:
             raise BadRequest(f"key {key!r} is not in your own folder {own_folder(person.user)!r}")
         return key
 
-    def _ticket(self, person: Person, request: Any, extra: tuple[str, ...]) -> MultipartTicket:
+    def _ticket(self, person: Person, request: TicketBody) -> MultipartTicket:
         """The upload a request names (`key`, `uploadId`, `uploadToken`), once the token vouches for it."""
-        fields = ("key", "uploadId", "uploadToken", *extra)
-        if not isinstance(request, dict):
-            raise BadRequest(f"the body must be a JSON object with {', '.join(fields)}")
-        unknown = sorted(set(request) - set(fields))
-        if unknown:
-            raise BadRequest(f"unknown field(s) {', '.join(unknown)}; give {', '.join(fields)}")
-        key = self._own_key(person, request.get("key"))
-        upload_id, token = request.get("uploadId"), request.get("uploadToken")
-        if not isinstance(upload_id, str) or not upload_id or not isinstance(token, str):
-            raise BadRequest("uploadId and uploadToken are required: POST /me/uploads answered them")
+        key, upload_id, token = self._own_key(person, request.key), request.upload_id, request.upload_token
         size_text, _, rest = token.partition(".")
         part_text, _, _ = rest.partition(".")
         if not (size_text.isdigit() and part_text.isdigit()):
@@ -287,15 +251,8 @@ class Uploads:
         return f"{ticket.size}.{ticket.part_size}.{signature}"
 
     @staticmethod
-    def _check_etags(given: Any, held: Mapping[int, Mapping[str, Any]]) -> None:
-        if not isinstance(given, list) or not all(
-            isinstance(part, dict)
-            and isinstance(part.get("partNumber"), int)
-            and isinstance(part.get("etag"), str)
-            for part in given
-        ):
-            raise BadRequest('parts must be a list of {"partNumber": n, "etag": "..."}')
+    def _check_etags(given: list[PartEtag], held: Mapping[int, Mapping[str, Any]]) -> None:
         for part in given:
-            number = part["partNumber"]
-            if number not in held or held[number]["etag"].strip('"') != part["etag"].strip('"'):
+            number = part.part_number
+            if number not in held or held[number]["etag"].strip('"') != part.etag.strip('"'):
                 raise BadRequest(f"part {number}: its ETag is not the one S3 holds; upload it again")

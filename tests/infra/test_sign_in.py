@@ -232,7 +232,7 @@ def test_cdk_json_configures_no_provider() -> None:
     assert StackConfig.from_mapping(context).identity_providers == ()
 
 
-# A placement whose user is everything before the first '/': the one that carries `<provider>_<id>` names.
+# A key pattern whose user is everything before the first '/': the one that carries `<provider>_<id>` names.
 SLASH_KEY_PATTERN = r"(?P<user>[^/]+)/(?P<file>.+)"
 
 

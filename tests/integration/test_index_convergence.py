@@ -19,8 +19,8 @@ the bucket's final state), these are interleaved in a random order:
 
 Two properties, both on moto and on DynamoDB Local, under the unsharded placement, under a scaled one
 (4 bucket shards, a hot user with 3 shards, the Z-order index on) that the indexer, the backfill writes
-and the reconciles all use, and under a raise: the unsharded placement until a point drawn among the steps, then
-16 bucket shards and a hot user with 4 (a deployment raising `bucketIndexShards` and adding a hot user
+and the reconciles all use, and under a raise: the unsharded placement until a point drawn among the steps,
+then 16 bucket shards and a hot user with 4 (a deployment raising `bucketIndexShards` and adding a hot user
 while events, backfills and reconciles go on: a key created at 1 shard may be overwritten, deleted and
 created again at 16):
 

@@ -30,8 +30,8 @@ LAYERS = (
     Layer("entry", frozenset({"app.js"})),
     # What app.js wires together: the list of files, uploads (and resuming those a reload left), passwords.
     Layer("features", frozenset({"list.js", "uploads.js", "resume.js", "password.js"})),
-    # What the features are made of: the list's query and state, folders, the selection, and the dialogs and
-    # tasks loaded at their first use.
+    # What the features are made of: the list's query and state, folders, the selection, the uploads kept for
+    # a reload, and the dialogs and tasks loaded at their first use.
     Layer(
         "parts",
         frozenset(
@@ -39,6 +39,7 @@ LAYERS = (
                 "query.js",
                 "folders.js",
                 "selection.js",
+                "unfinished.js",
                 "download.js",
                 "conflict.js",
                 "share.js",
@@ -48,7 +49,8 @@ LAYERS = (
         ),
     ),
     Layer("client", frozenset({"api.js"})),
-    Layer("session", frozenset({"session.js"})),
+    # Sign-in and tokens, over the sign-in service's calls (Cognito's JSON API, the managed login's OAuth).
+    Layer("session", frozenset({"session.js", "cognito.js"})),
     # The configuration, DOM helpers and the page's messages; the ZIP writer.
     Layer("helpers", frozenset({"page.js", "zip.js"}), independent=True),
 )

@@ -154,7 +154,7 @@ class UnavailableOrder(ValueError):
 
 
 class InvalidStartKey(ValueError):
-    """A cursor position that is malformed, outside its query, or made for a plan or placement not read now."""
+    """A cursor position that is malformed, outside its query, or of a plan or placement not read now."""
 
 
 @dataclass(frozen=True)

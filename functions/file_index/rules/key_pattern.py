@@ -1,11 +1,11 @@
 """How an object key names its uploader and its file.
 
 The guideline's keys are `{user}_{file}` (`USER001_FILE001.txt`); prefix layouts `{user}/{file}` are the
-common S3 habit. The default key_pattern accepts both: the user is the text before the first `_` or `/`, the
+common S3 habit. The default key pattern accepts both: the user is the text before the first `_` or `/`, the
 file id everything after it. A deployer can set any Python regular expression with the named groups
 `user` and `file` instead; it must match the whole (decoded) key.
 
-A key that does not fit the key_pattern is still indexed: it has no user (so it is absent from the user index
+A key that does not fit the key pattern is still indexed: it has no user (so it is absent from the user index
 but present in the bucket index) and its file id is the key's last `/` segment.
 """
 
@@ -22,7 +22,7 @@ _DEFAULT_PATTERN = re.compile(r"(?P<user>[^_/]+)[_/](?P<file>.+)", re.DOTALL)
 
 
 class InvalidKeyPatternError(ValueError):
-    """The configured key_pattern is not a regular expression with the named groups `user` and `file`."""
+    """The configured key pattern is not a regular expression with the named groups `user` and `file`."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class KeyPattern:
 
     @classmethod
     def parse(cls, key_pattern: str | None) -> KeyPattern:
-        """`"default"` (or empty) for the default key_pattern, else a regex with groups `user` and `file`."""
+        """`"default"` (or empty) for the default key pattern, else a regex with groups `user` and `file`."""
         if key_pattern is None or key_pattern.strip() in ("", DEFAULT_KEY_PATTERN):
             return cls(DEFAULT_KEY_PATTERN, _DEFAULT_PATTERN)
         try:
@@ -62,13 +62,13 @@ class KeyPattern:
         """The uploader and file id of a decoded object key."""
         match = self.pattern.fullmatch(key)
         if match is None:
-            return KeyParts(None, _last_segment(key), f"key does not match the key_pattern {self.source!r}")
+            return KeyParts(None, _last_segment(key), f"key does not match the key pattern {self.source!r}")
         user, file_id = match.group("user"), match.group("file")
         # An empty user cannot be a GSI key (DynamoDB rejects empty key strings), so it counts as no match.
         if not user:
-            return KeyParts(None, _last_segment(key), f"key_pattern {self.source!r} gives an empty user")
+            return KeyParts(None, _last_segment(key), f"key pattern {self.source!r} gives an empty user")
         if not file_id:
-            return KeyParts(None, _last_segment(key), f"key_pattern {self.source!r} gives an empty file id")
+            return KeyParts(None, _last_segment(key), f"key pattern {self.source!r} gives an empty file id")
         return KeyParts(user, file_id)
 
 

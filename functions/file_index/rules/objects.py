@@ -97,7 +97,7 @@ class ObjectEvent:
     size: int | None  # required for creates, absent on removals
     e_tag: str | None
     version_id: str | None
-    upload_user: str | None  # None when the key does not fit the placement
+    upload_user: str | None  # None when the key does not fit the key pattern
     file_id: str
     no_user_reason: str | None = None  # why upload_user is None, for the log
     # Read from S3 when `enrich` names them (`file_index.store.enrich`); None: not read.

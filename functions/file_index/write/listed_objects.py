@@ -113,8 +113,9 @@ def backfill_object(
 ) -> BackfillOutcome:
     """Index `obj` only if the index has no item (entry or tombstone) for its key: one PutItem.
 
-    `key_pattern` names the uploader from the key; `shard_placement` places the entry (`entry_items.entry_item`);
-    `names`, when given, gets the new entry's name items (`file_index.write.names`).
+    `key_pattern` names the uploader from the key; `shard_placement` places the entry
+    (`entry_items.entry_item`); `names`, when given, gets the new entry's name items
+    (`file_index.write.names`).
     """
     item = entry_item(obj.event(bucket, key_pattern), None, shard_placement)
     if not put_if(dynamodb, table_name, item, "attribute_not_exists(#key)", {"#key": schema.OBJECT_KEY}):

@@ -208,7 +208,7 @@ def repair(
         if current is not None:
             name_index.put_entry(new, new.get(schema.ORDER_KEY))
             if item is not None and is_live(item):
-                # Written by the key_pattern given, the entry may have left the shard of `item`: so do its items.
+                # Under the placement given the entry may have left the shard of `item`, and its items.
                 name_index.delete_left_behind(item, new)
         elif item is not None and is_live(item):
             # Items up to the replaced entry's own position: "" < "\0" covers those without one.

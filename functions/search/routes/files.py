@@ -15,7 +15,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from search.composition import file_search
 from search.observability import record_shape
 from search.openapi import ERRORS, NOT_FOUND, json_answer
-from search.routes.lists import LIST_DESCRIPTION, ListQuery, check_list_query, list_page
+from search.queries import ListQuery
+from search.routes.lists import LIST_DESCRIPTION, check_list_query, list_page
 from search.routes.query_string import refuse_unknown
 from search.service import decode_object_key
 

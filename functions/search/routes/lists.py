@@ -1,26 +1,24 @@
-"""What the list routes `GET /files` and `GET /me/files` share: their query model and the page they answer.
+"""What the list routes `GET /files` and `GET /me/files` share: the checks of their query and the page.
 
-The query parameters are one model, `ListQuery`, which Powertools validates; the checks it does not make
-(repeated and unknown parameters, whole numbers, `meta.`/`tag.` filters) run in `list_page` and
-`check_list_query`.
+Their query parameters are one model, `search.queries.ListQuery`, which Powertools validates; the checks
+it does not make (repeated and unknown parameters, whole numbers, `meta.`/`tag.` filters) run in
+`check_list_query` and `list_page`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, get_args
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
-from pydantic import BaseModel, Field
 
 from file_index.read.reader import PAGE_ROUNDS
 from file_index.read.shard_reader import MAX_QUERY_ITEMS
 from search.composition import file_search
-from search.cursor import MAX_CURSOR_LENGTH
 from search.observability import ListFigures, logger, query_shape, record_list, record_shape
-from search.queries import MAX_KEY_BYTES, MAX_PREFIX_BYTES, ListParameters, build_query
+from search.queries import ListParameters, ListQuery, build_query
 from search.routes.query_string import check_whole_numbers, named_filters, refuse_repeated, refuse_unknown
 
 if TYPE_CHECKING:
@@ -28,112 +26,16 @@ if TYPE_CHECKING:
 else:
     from search.routes import models
 
-DEFAULT_LIMIT = 100
-MAX_LIMIT = 1000
-# Sizes are int64 to clients; a larger bound would not survive DynamoDB's 38-digit numbers anyway.
-MAX_SIZE = 2**63 - 1
-# Bucket names are at most 63 characters; user names are parts of keys (at most 1024 bytes).
-MAX_NAME_LENGTH = MAX_KEY_BYTES
-
-
-class ListQuery(BaseModel):
-    """The query parameters of both list routes (on the wire, the aliases), validated by Powertools.
-
-    Each field is documented as a query parameter with its JSON schema (`search.openapi`). A parameter
-    given twice reaches the model as its first value: `check_list_query` refuses it.
-    """
-
-    user: str | None = Field(None, description="Uploader whose files to list", max_length=MAX_NAME_LENGTH)
-    bucket: str | None = Field(None, description="Bucket whose files to list", max_length=MAX_NAME_LENGTH)
-    date: str | None = Field(None, description="One UTC day, YYYY-MM-DD; not with from or to")
-    from_: str | None = Field(
-        None, alias="from", description="Earliest upload time, inclusive (a day or a timestamp)"
-    )
-    to: str | None = Field(None, description="Latest upload time, inclusive (a day: up to its end)")
-    min_size: int | None = Field(
-        None, alias="minSize", ge=0, le=MAX_SIZE, description="Smallest size in bytes, inclusive"
-    )
-    max_size: int | None = Field(
-        None, alias="maxSize", ge=0, le=MAX_SIZE, description="Largest size in bytes, inclusive"
-    )
-    order: Literal["asc", "desc"] | None = Field(
-        None, description="Direction of the order the answer's `orderedBy` names"
-    )
-    sort: Literal["uploadDate", "size"] | None = Field(
-        None,
-        description=(
-            "The order of the list: `uploadDate` (a bucket's newest first unless `order=asc`; needs the "
-            "bucket's time index, `bucketTimeIndex`) or `size` (largest first unless `order=asc`); "
-            "without it the plan's (see the table above)"
-        ),
-    )
-    limit: int = Field(
-        DEFAULT_LIMIT,
-        ge=1,
-        le=MAX_LIMIT,
-        description=(
-            "Most items per page; a page may hold fewer and still have a nextCursor (its keys are very "
-            "long and it stays under Lambda's 6 MB response limit, or a filtered page reached its "
-            "read bound)"
-        ),
-    )
-    q: str | None = Field(
-        None,
-        description=(
-            "Words of the file's name: each must start a word of the name (case and accents ignored); "
-            "newest first unless `order=asc`"
-        ),
-    )
-    prefix: str | None = Field(
-        None,
-        description=(
-            f"Only keys that start with this (a folder, e.g. `USER001/reports/`); at most {MAX_PREFIX_BYTES} "
-            "bytes of UTF-8, the longest the name index's key condition takes (its 1,024-byte key less 4)"
-        ),
-    )
-    delimiter: str | None = Field(
-        None, description="`/`: answer the sub-folders of `prefix` in `commonPrefixes`"
-    )
-    ext: str | None = Field(
-        None, description="The name's extension, case-insensitive (`pdf`, `.PDF`, `tar.gz`)"
-    )
-    content_type: str | None = Field(
-        None,
-        alias="contentType",
-        description=(
-            "The object's content type, exact (`image/png`) or any of a major type (`image/*`); with "
-            "`enrich` naming contentType. Also `meta.NAME=VALUE` (user metadata) and `tag.NAME=VALUE` "
-            "(tags), with `enrich` naming metadata or tags: every one given must match"
-        ),
-    )
-    cursor: str | None = Field(
-        None, max_length=MAX_CURSOR_LENGTH, description="nextCursor of the previous page"
-    )
-
-
-# ListQuery's parameters as a refusal of an unknown one lists them; any other is refused, so that a
-# misspelling is not ignored.
-LIST_PARAMETERS = (
-    "user",
-    "bucket",
-    "date",
-    "from",
-    "to",
-    "minSize",
-    "maxSize",
-    "q",
-    "prefix",
-    "delimiter",
-    "ext",
-    "contentType",
-    "order",
-    "sort",
-    "limit",
-    "cursor",
-)
+# ListQuery's parameters (their names on the wire), as a refusal of an unknown one lists them; any other is
+# refused, so that a misspelling is not ignored.
+LIST_PARAMETERS = tuple(field.alias or name for name, field in ListQuery.model_fields.items())
 # Filters on enriched user metadata and tags: `meta.NAME=VALUE`, `tag.NAME=VALUE` (any NAME).
 FILTER_PREFIXES = ("meta.", "tag.")
-INTEGER_PARAMETERS = ("minSize", "maxSize", "limit")
+INTEGER_PARAMETERS = tuple(
+    field.alias or name
+    for name, field in ListQuery.model_fields.items()
+    if int in (field.annotation, *get_args(field.annotation))
+)
 
 LIST_DESCRIPTION = f"""\
 Give exactly one of `user` or `bucket`, and any of `minSize`/`maxSize` (bytes) and `from`/`to` or
@@ -191,17 +93,18 @@ def list_page(
     owner_names: Callable[[Iterable[str]], dict[str, str]] | None = None,
     **chosen: Any,
 ) -> Response[models.FileListPage]:
-    """One page of a list route: `query` with `chosen` in place of its fields of the same names (as
-    ListParameters names them); `commonPrefixes` are answered relative to `folder` (whose prefix the
-    list's prefix starts with); `owner_names` gives each item with an uploadUser its `ownerName`."""
+    """One page of a list route: `query` with `chosen` in place of its fields of the same names;
+    `commonPrefixes` are answered relative to `folder` (whose prefix the list's prefix starts with);
+    `owner_names` gives each item with an uploadUser its `ownerName`."""
     given = event.multi_value_query_string_parameters or {}
     refuse_unknown(given, route, LIST_PARAMETERS, FILTER_PREFIXES)
     check_whole_numbers(event.query_string_parameters or {}, INTEGER_PARAMETERS)
-    fields = query.model_dump(exclude={"limit", "cursor"}) | chosen
-    params = ListParameters(**fields, meta=named_filters(given, "meta."), tags=named_filters(given, "tag."))
+    filters = {"meta": named_filters(given, "meta."), "tags": named_filters(given, "tag.")}
+    # Not validated again: `chosen` are the route's own (a person's user name, a prefix in their folder).
+    params = ListParameters.model_construct(**(query.model_dump() | chosen | filters))
     record_shape(query_shape(params))
     result = file_search().list_files(
-        build_query(params), limit=query.limit, cursor=query.cursor, owner_names=owner_names
+        build_query(params), limit=params.limit, cursor=params.cursor, owner_names=owner_names
     )
     record_list(
         ListFigures(

@@ -10,7 +10,6 @@ shows; what they do is in `search.service`.)
 
 from __future__ import annotations
 
-import json
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -32,11 +31,12 @@ from search.people import (
     share_link_seconds,
 )
 from search.previews import PREVIEW_MAX_BYTES, PREVIEW_TYPES, PREVIEW_URL_EXPIRY_SECONDS
-from search.queries import MAX_PREFIX_BYTES
+from search.queries import MAX_PREFIX_BYTES, ListQuery
 from search.routes.files import DOWNLOAD_DESCRIPTION, KEY_PARAMETER
-from search.routes.lists import ListQuery, check_list_query, list_page
+from search.routes.lists import check_list_query, list_page
 from search.routes.query_string import refuse_unknown
 from search.service import decode_object_key
+from search.upload_bodies import AbortBody, CompleteBody, PartsBody, StartBody, UploadBody, read_body
 from search.uploads import MAX_PART_URLS, MULTIPART_THRESHOLD_BYTES
 
 if TYPE_CHECKING:
@@ -293,16 +293,8 @@ def preview_my_file(objectKey: Annotated[str, KEY_PARAMETER]) -> Response[dict[s
     return Response(HTTPStatus.OK, content_types.APPLICATION_JSON, preview, headers=headers)
 
 
-def _json_body(shape: str) -> Any:
-    try:
-        return json.loads(router.current_event.decoded_body or "")
-    except ValueError:
-        raise BadRequest(f"the body must be JSON: {shape}") from None
-
-
-_PART_BODY = '{"key", "uploadId", "uploadToken", "partNumbers"}'
-_COMPLETE_BODY = '{"key", "uploadId", "uploadToken", "parts": optional}'
-_ABORT_BODY = '{"key", "uploadId"}'
+def _body[Body: UploadBody](model: type[Body]) -> Body:
+    return read_body(model, router.current_event.decoded_body)
 
 
 @router.post(
@@ -333,11 +325,11 @@ _ABORT_BODY = '{"key", "uploadId"}'
 def create_my_upload() -> Response[dict[str, Any]]:
     person = _person_asking("upload", "POST /me/uploads")
     access = _user_access()
-    request = _json_body('{"name": ..., "contentType": ..., "size": ..., "folder": ..., "onConflict": ...}')
+    request = _body(StartBody)
     started = file_search().uploads.start(person, request, access)
     logger.info(
         "upload signed",
-        extra={"uploadUser": person.user, "size": request.get("size"), "multipart": "uploadId" in started},
+        extra={"uploadUser": person.user, "size": request.size, "multipart": "uploadId" in started},
     )
     return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=started)
 
@@ -346,7 +338,7 @@ def create_my_upload() -> Response[dict[str, Any]]:
     "/me/uploads/parts",
     summary="Presigned URLs of parts of one of the signed-in person's multipart uploads",
     description=(
-        f"Body: `{_PART_BODY}`, as `POST /me/uploads` answered, and the part numbers wanted (at most "
+        f"Body: `{PartsBody.SHAPE}`, as `POST /me/uploads` answered, and the part numbers wanted (at most "
         f'{MAX_PART_URLS}). The answer\'s `parts` are `{{"partNumber", "size", "url"}}`: PUT exactly '
         "`size` bytes to `url` (its signature holds the Content-Length); S3 answers the part's ETag."
     ),
@@ -356,7 +348,7 @@ def create_my_upload() -> Response[dict[str, Any]]:
 )
 def sign_my_upload_parts() -> Response[dict[str, Any]]:
     person = _person_asking("upload", "POST /me/uploads/parts")
-    answer = file_search().uploads.part_urls(person, _json_body(_PART_BODY), _user_access())
+    answer = file_search().uploads.part_urls(person, _body(PartsBody), _user_access())
     return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=answer)
 
 
@@ -387,7 +379,7 @@ def my_uploaded_parts(
     "/me/uploads/complete",
     summary="Complete one of the signed-in person's multipart uploads",
     description=(
-        f"Body: `{_COMPLETE_BODY}`. S3 must hold every part, each of its size, adding up to the size "
+        f"Body: `{CompleteBody.SHAPE}`. S3 must hold every part, each of its size, adding up to the size "
         "declared when the upload started: a part missing is a 400 that leaves the upload to resume; parts "
         "that cannot add up to it abort the upload (400). `parts` "
         '(`[{"partNumber", "etag"}]`), if given, must be the ETags S3 holds. Answers `{"key", "size"}`.'
@@ -398,7 +390,7 @@ def my_uploaded_parts(
 )
 def complete_my_upload() -> Response[dict[str, Any]]:
     person = _person_asking("upload", "POST /me/uploads/complete")
-    answer = file_search().uploads.complete(person, _json_body(_COMPLETE_BODY))
+    answer = file_search().uploads.complete(person, _body(CompleteBody))
     logger.info("upload completed", extra={"uploadUser": person.user, "size": answer["size"]})
     return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=answer)
 
@@ -406,14 +398,14 @@ def complete_my_upload() -> Response[dict[str, Any]]:
 @router.post(
     "/me/uploads/abort",
     summary="Cancel one of the signed-in person's multipart uploads",
-    description=f"Body: `{_ABORT_BODY}`. S3 drops the parts it holds. 404 if there is no such upload.",
+    description=f"Body: `{AbortBody.SHAPE}`. S3 drops the parts it holds. 404 if there is no such upload.",
     responses={204: {"description": "Aborted"}, **_SIGNED_IN_ERRORS, **NOT_FOUND},
     tags=[_ME_TAG],
     security=_SIGNED_IN,
 )
 def abort_my_upload() -> Response[None]:
     person = _person_asking("upload", "POST /me/uploads/abort")
-    file_search().uploads.abort(person, _json_body(_ABORT_BODY))
+    file_search().uploads.abort(person, _body(AbortBody))
     return Response(status_code=HTTPStatus.NO_CONTENT, content_type=None, body=None)
 
 

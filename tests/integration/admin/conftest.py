@@ -65,8 +65,8 @@ class Account:
 
 @pytest.fixture
 def account(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Account]:
-    # The commands read the shard placement from ./cdk.json: an empty context here (the unsharded placement), so a
-    # test depends on the options it passes, never on the repository's cdk.json.
+    # The commands read the shard placement from ./cdk.json: an empty context here (the unsharded placement),
+    # so a test depends on the options it passes, never on the repository's cdk.json.
     (tmp_path / "cdk.json").write_text('{"context": {}}', encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     with mock_aws():

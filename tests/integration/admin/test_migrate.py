@@ -331,8 +331,8 @@ def test_without_cdk_json_the_commands_write_the_0_2_0_placement_with_a_note(
     assert result.status == 0
     assert result.stderr == (
         "file_search_admin: note: no cdk.json here: writing with the unsharded placement (1 bucket shard, "
-        "no hot users, no Z-order index, the default key pattern); pass --cdk-json or the placement options to "
-        "match the deployment\n"
+        "no hot users, no Z-order index, the default key pattern); pass --cdk-json or the placement options "
+        "to match the deployment\n"
     )
     for key in keys:
         entry = legacy_account.item(key)

@@ -160,7 +160,7 @@ def api_get(api_url: str, path: str, params: Mapping[str, Any] | None = None) ->
 
 @pytest.fixture(scope="module", params=PLACEMENTS)
 def corpus(request: pytest.FixtureRequest, _aws_credentials: None) -> Iterator[Corpus]:
-    """A stack of one key_pattern with its files indexed; the truth read back once per key."""
+    """A stack of one placement with its files indexed; the truth read back once per key."""
     context: dict[str, Any] = request.param
     with LocalFileSearch(aws_port=0, api_port=0, log_level="WARNING", context=context) as stack:
         stack.wait_until_indexed()  # the s3:TestEvent of the notification configuration

@@ -48,8 +48,8 @@ def _placement(context: dict[str, Any], engine: str, name: str, *, slow: bool = 
     return pytest.param((context, engine), id=name, marks=marks)
 
 
-# moto's Query walks the whole table: the many-shard placements run on DynamoDB Local. The 16-shard placement is
-# in the slow tier; the 4-shard one (a hot user too) keeps sharded name lists in `make test`.
+# moto's Query walks the whole table: the many-shard placements run on DynamoDB Local. The 16-shard placement
+# is in the slow tier; the 4-shard one (a hot user too) keeps sharded name lists in `make test`.
 PLACEMENTS = [
     _placement({"bucketIndexShards": 1, "hotUsers": {}}, "moto", "one-shard"),
     _placement(
