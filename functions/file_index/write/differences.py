@@ -33,7 +33,7 @@ from typing import Any
 from file_index.rules import schema, shards
 from file_index.rules.objects import NULL_VERSION
 from file_index.rules.placement import ShardPlacement
-from file_index.store.objects import head_current
+from file_index.store.bucket import head_current
 from file_index.store.sdk import S3Client
 from file_index.write.entry_items import DEFAULT_PLACEMENT
 from file_index.write.listed_objects import ListedObject

@@ -32,7 +32,7 @@ from typing import Any
 
 from file_index.rules import schema
 from file_index.rules.objects import NULL_VERSION, ObjectEvent
-from file_index.store.objects import head_current
+from file_index.store.bucket import head_current
 from file_index.store.sdk import S3Client, serialize
 from file_index.write.conditions import APPLIED, MAX_ROUNDS, ConditionalWrite, Outcome, WriteContentionError
 from file_index.write.entry_items import NULL_PURGED_AT, PURGED_UNTIL, entry_item, set_and_remove
