@@ -177,7 +177,7 @@ class Tables:
         self, prefix: str, *, limit: int = 100, placement: ShardPlacement = AFTER, **query: Any
     ) -> list[str]:
         """Every key of the folder list of `prefix` (the bucket's unless `listing` is given)."""
-        listing = query.pop("scope", BucketQuery(bucket=BUCKET))
+        listing = query.pop("listing", BucketQuery(bucket=BUCKET))
         return self.pages(
             NameQuery(listing=listing, prefix=prefix, **query), limit=limit, placement=placement
         )[0]
