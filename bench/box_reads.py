@@ -45,12 +45,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-from bench import aws, box_statistics, deployment, reading
+from bench import aws, box_statistics, deployment, models, reading
 from bench.entries import YEAR_2017, create_event, entry, item_bytes, log_uniform_size
 from bench.memory_table import MemoryTable
 from bench.reader_030 import Reader030
 from bench.report import Row, progress
-from file_index.read.reader import BucketQuery, FileReader, ListCursor, Plan, UserQuery
+from file_index.read.file_queries import BucketQuery, ListCursor, Plan, UserQuery
+from file_index.read.reader import FileReader
 from file_index.rules import cost, schema, shards, upload_statistics, zorder
 from file_index.rules.objects import iso_utc_millis
 from file_index.rules.placement import ShardPlacement
@@ -140,7 +141,7 @@ def dataset(objects: int, placement: ShardPlacement, *, seed: int = 2017) -> lis
             Entry(
                 key=key,
                 user=user,
-                shard=shards.split_sharded_key(str(item[schema.BUCKET_NAME]))[1],
+                shard=models.split_sharded_key(str(item[schema.BUCKET_NAME]))[1],
                 upload_ms=zorder.epoch_millis(event.upload_date),
                 size=int(str(item[schema.SIZE])),
                 address=str(item[schema.Z_ADDRESS]),
@@ -198,9 +199,9 @@ class Model:
             shard_requests = 0
             for lo, hi in ranges:
                 count = bisect_right(addresses, hi) - bisect_left(addresses, lo)
-                pages = cost.range_pages(count, self.entry_bytes)
+                pages = models.range_pages(count, self.entry_bytes)
                 read += count
-                units += cost.range_read_units(count, self.entry_bytes)
+                units += models.range_read_units(count, self.entry_bytes)
                 shard_requests += pages
                 depth_at_once = max(depth_at_once, pages)
             requests += shard_requests
@@ -224,16 +225,16 @@ class Model:
         for shard in range(self.shard_count):
             keys = sorted_keys.get(shard, [])
             count = bisect_right(keys, high) - bisect_left(keys, low)
-            pages = cost.range_pages(count, self.entry_bytes)
+            pages = models.range_pages(count, self.entry_bytes)
             read, requests, depth = read + count, requests + pages, max(depth, pages)
-            units += cost.range_read_units(count, self.entry_bytes)
+            units += models.range_read_units(count, self.entry_bytes)
         return PlanCost(read, requests, depth, units)
 
     def newest_page(self, limit: int) -> PlanCost:
         """One newest-first page of the bucket on the time index: each shard's fair share, in parallel."""
         share = min(limit, shards.fair_share(limit, self.shard_count))
         per_shard = [min(share, len(self._times.get(shard, []))) for shard in range(self.shard_count)]
-        units = sum(cost.range_read_units(count, self.entry_bytes) for count in per_shard)
+        units = sum(models.range_read_units(count, self.entry_bytes) for count in per_shard)
         return PlanCost(sum(per_shard), self.shard_count, 1, units)
 
     def user_index(self, box: zorder.Box, user: str, user_shards: int = 1) -> PlanCost:
@@ -243,8 +244,8 @@ class Model:
         count = bisect_right(dates, high) - bisect_left(dates, low)
         # A hot user's entries split evenly over its shards, each read in parallel.
         per_shard = math.ceil(count / user_shards)
-        pages = cost.range_pages(per_shard, self.entry_bytes)
-        units = cost.range_read_units(per_shard, self.entry_bytes) * user_shards
+        pages = models.range_pages(per_shard, self.entry_bytes)
+        units = models.range_read_units(per_shard, self.entry_bytes) * user_shards
         return PlanCost(count, pages * user_shards, pages, units)
 
 
@@ -304,7 +305,7 @@ def statistics_of(data: Sequence[Entry]) -> cost.IndexStatistics:
     """The statistics a backfill of `data` leaves on the index state record."""
     counts: Counter[str] = Counter()
     for e in data:
-        counts.update(cost.entry_counts(e.size, e.upload_ms, cost.item_bytes(e.item)))
+        counts.update(cost.entry_counts(e.size, e.upload_ms, models.item_bytes(e.item)))
     statistics = cost.statistics_from_counts(counts)
     assert statistics is not None
     return statistics

@@ -8,7 +8,7 @@ so ten million fit in memory. The statistics are those the indexer keeps: each k
 default deployment's plans (the size index filtering time, the bucket's time index filtering size) with
 those statistics ("after") and without any ("before": what such a bucket got until the indexer kept
 them); each plan's read units are its key ranges' in every shard, read in 1 MB pages
-(`cost.range_read_units`), exact for the data. The row gives the worst chosen ÷ cheapest over the
+(`models.range_read_units`), exact for the data. The row gives the worst chosen ÷ cheapest over the
 shapes, before and after.
 """
 
@@ -22,10 +22,11 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
-from bench import aws, deployment
+from bench import aws, deployment, models
 from bench.entries import YEAR_2017, log_uniform_size
 from bench.report import Row, progress
-from file_index.read.reader import BucketQuery, FileReader, Plan
+from file_index.read.file_queries import BucketQuery, Plan
+from file_index.read.reader import FileReader
 from file_index.rules import cost, shards, upload_statistics, zorder
 
 ENTRY_BYTES = 310  # the bench's entries' mean stored size (`bench.entries`)
@@ -62,7 +63,7 @@ class LightBucket:
             keys, low = self.times, box.from_ms or 0
             high = zorder.MAX_TIME_MS if box.to_ms is None else box.to_ms
         return sum(
-            cost.range_read_units(bisect_right(values, high) - bisect_left(values, low), ENTRY_BYTES)
+            models.range_read_units(bisect_right(values, high) - bisect_left(values, low), ENTRY_BYTES)
             for values in keys
         )
 

@@ -1,6 +1,6 @@
 """Index entries as the writer builds them, and what writing one costs each index in write units.
 
-`entry` is the real `file_index.write.writer.entry_item` under an `ShardPlacement`, so the heat and cost
+`entry` is the real `file_index.write.entry_items.entry_item` under an `ShardPlacement`, so the heat and cost
 models place an entry exactly where the indexer would (shard values of `bucketName` and `uploadUser`,
 `userShard`, `zAddress`). `index_writes` applies DynamoDB's documented accounting to one write that
 replaces `old` with `new`:
@@ -10,7 +10,7 @@ replaces `old` with `new`:
   leaves the index, or stays under the same key (an update in place, projection ALL); two (old entry
   out, new entry in) if its key changed, each at its own partition key value.
 
-Item sizes follow DynamoDB's rules (`file_index.rules.cost.item_bytes`, which this module re-exports).
+Item sizes follow DynamoDB's rules (`bench.models.item_bytes`, which this module re-exports).
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from bench.models import item_bytes
 from file_index.rules import schema
-from file_index.rules.cost import item_bytes
 from file_index.rules.objects import ObjectEvent
 from file_index.rules.placement import ShardPlacement
-from file_index.write import writer
+from file_index.write import entry_items
 
 TABLE = "table"
 WRITE_UNIT_BYTES = 1024
@@ -35,7 +35,7 @@ GIB = 1024**3
 
 def entry(event: ObjectEvent, order_key: str | None, placement: ShardPlacement) -> dict[str, Any]:
     """The item the writer puts for a create of `event` under `placement`."""
-    return writer.entry_item(event, order_key, placement)
+    return entry_items.entry_item(event, order_key, placement)
 
 
 def create_event(

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from bench import aws, deployment, reading
 from bench.entries import YEAR_2017, create_event, entry, log_uniform_size
 from bench.report import Row, progress
-from file_index.read.reader import BucketQuery, Page
+from file_index.read.file_queries import BucketQuery, Page
 from file_index.rules.placement import ShardPlacement
 
 USERS = 50

@@ -35,6 +35,7 @@ from boto3.dynamodb.conditions import (
     LessThanEquals,
 )
 
+from bench import models
 from file_index.rules import cost, schema
 
 _MISSING = object()
@@ -126,7 +127,7 @@ class MemoryTable:
             }
             for item in items
         ]
-        self._bytes = {id(item): cost.item_bytes(item) for item in stored}
+        self._bytes = {id(item): models.item_bytes(item) for item in stored}
         for index in self._indexes.values():
             grouped: dict[Any, list[tuple[Any, str, Mapping[str, Any]]]] = defaultdict(list)
             for item in stored:

@@ -5,7 +5,7 @@ Two runs of the same function, as the command line makes them (`file_search_admi
 segments):
 
 - **`index-names`** (`complete=True`): over a bucket indexed without a name index, as 0.3.0 left it (every
-  entry as the writer stores it, `writer.entry_item` under 16 bucket shards, and no name item), it puts
+  entry as the writer stores it, `entry_items.entry_item` under 16 bucket shards, and no name item), it puts
   every entry's key item and term items and sets the bucket's flag.
 - **the name step of `backfill` and `reconcile`** (`complete=False`, what `_with_names` runs after them)
   over the same bucket once built: both scans, every item checked, nothing to write.

@@ -33,7 +33,7 @@ from bench.name_terms_model import (
     terms_list,
 )
 from bench.report import Row, progress
-from file_index.read.reader import BucketQuery, UserQuery
+from file_index.read.file_queries import BucketQuery, UserQuery
 from file_index.read.term_reader import TermSearch
 from file_index.rules import name_terms
 from file_index.rules.name_items import term_scope, time_term

@@ -25,10 +25,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from file_index.read import term_reader
-from file_index.read.reader import UserQuery
+from file_index.read.file_queries import UserQuery
 from file_index.rules import schema
 from file_index.rules.name_items import term_scope, time_term
-from file_index.rules.shards import MergeCursor
+from file_index.rules.shard_merge import MergeCursor
 
 # Entries one BatchGetItem reads at most (a page of up to 100 candidates is one request).
 MAX_BATCH_GET = 100

@@ -5,7 +5,7 @@ One key item per key (folders), never rewritten while the key stays in one place
 distinct term of the name (`name_terms.name_terms`), keyed by the upload time, so an overwrite puts the new
 time's items and deletes the old time's, and a delete deletes them all. Each item is written (or deleted)
 in the table and again in the user GSI (every key has a user; the GSI projects every attribute), at
-DynamoDB's rule: one write unit per started 1 KB of the item (`file_index.rules.cost.item_bytes`), a delete
+DynamoDB's rule: one write unit per started 1 KB of the item (`bench.models.item_bytes`), a delete
 billed at the deleted item's size. Items are the writer's own (`name_items.key_item`,
 `name_items.term_items`).
 """
@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bench.models import item_bytes
 from file_index.rules import name_items, schema
-from file_index.rules.cost import item_bytes
 
 WRITE_UNIT_BYTES = 1024
 

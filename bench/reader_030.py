@@ -21,10 +21,12 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
-from file_index.read.reader import FileQuery, FileReader, Plan, ShardReader, ZWalk
+from file_index.read.file_queries import FileQuery, Plan, ZWalk
+from file_index.read.reader import FileReader
+from file_index.read.shard_reader import ShardReader
 from file_index.rules import zorder
 from file_index.rules.placement import ShardPlacement
-from file_index.rules.shards import (
+from file_index.rules.shard_merge import (
     Descending,
     MergeCursor,
     MergedPage,
@@ -32,10 +34,10 @@ from file_index.rules.shards import (
     Position,
     ShardCursor,
     ShardFetch,
-    fair_share,
     fetch_round,
     take_next,
 )
+from file_index.rules.shards import fair_share
 
 # The Queries one page makes at most: at least PAGE_REQUESTS, or two per shard when there are more
 # shards (the first round asks every shard once); on the Z-order index, its 32 ranges plus two a shard.
@@ -123,7 +125,7 @@ def merge_page[T](
     max_fetches: int | None = None,
 ) -> MergedPage[T]:
     """0.3.0's merge: the next `limit` items of a sharded read in global order, and where the next page
-    starts (`file_index.rules.shards.merge_page` without top-ups, bounded by fetches instead of rounds).
+    starts (`file_index.rules.shard_merge.merge_page` without top-ups, bounded by fetches instead of rounds).
 
     A round fetches the shards that need their next item (on `executor`, when given), each asked for
     what the page may still need, capped by `batch_size`. Once `max_fetches` fetches were made and a

@@ -19,7 +19,8 @@ from typing import Any
 import boto3
 
 from bench import aws, instrument
-from file_index.read.reader import FileQuery, FileReader, ListCursor, Page
+from file_index.read.file_queries import FileQuery, ListCursor, Page
+from file_index.read.reader import FileReader
 from file_index.rules import schema
 from file_index.rules.placement import ShardPlacement
 

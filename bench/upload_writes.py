@@ -9,9 +9,9 @@ items and key items). Every write request it makes asks for
 enters, leaves or moves in) is summed per upload over four parts: the `FileMetaData` entry, its GSIs,
 the `FileNameIndex` items and their user GSI. Each file is uploaded as a new key, overwritten (a new size
 and a later upload time) and deleted (a delete in an unversioned bucket: a tombstone); and, under another
-key, backfilled (`file_index.write.repair.backfill_object`, the command line's and the state machine's write:
-the entry and its name items). Measure 16's names are written again with `multiAttributeIndex` on (the
-Z-order index: one GSI more for the entry).
+key, backfilled (`file_index.write.listed_objects.backfill_object`, the command line's and the state
+machine's write: the entry and its name items). Measure 16's names are written again with
+`multiAttributeIndex` on (the Z-order index: one GSI more for the entry).
 
 Names: measure 16's people's names (`name_data.py`: camera files, documents, screenshots, ids, CJK),
 ordinary document names (`DOCUMENT_NAMES`), and one name of 255 bytes (`LONG_NAME`: the longest name most
@@ -201,7 +201,7 @@ def measure(variants: Sequence[Variant]) -> dict[str, dict[str, list[Units]]]:
     from file_index.rules.key_pattern import KeyPattern
     from file_index.rules.objects import ObjectEvent
     from file_index.store import name_index_flag
-    from file_index.write import names, repair, writer
+    from file_index.write import conditions, listed_objects, names, writer
     from local_stack.dynamodb_local import DynamoDBLocalProcess  # Java only when measured
 
     config = deployment.stack_config()
@@ -283,19 +283,19 @@ def measure(variants: Sequence[Variant]) -> dict[str, dict[str, list[Units]]]:
                     outcome = writer.apply_event(
                         dynamodb, table, event, s3=None, placement=placement, names=name_index
                     )
-                    if outcome is writer.Outcome.STALE:
+                    if outcome is conditions.Outcome.STALE:
                         raise RuntimeError(f"{kind} of {key!r} was stale: the measure's events are wrong")
                     by_kind[kind].append(log.take())
-                listed = repair.ListedObject(
+                listed = listed_objects.ListedObject(
                     key=f"{upload.user}/b{set_number}n{number}/{upload.name}",
                     size=1000 + number,
                     e_tag="d41d8cd98f00b204e9800998ecf8427e",
                     last_modified=moment,
                 )
-                written = repair.backfill_object(
+                written = listed_objects.backfill_object(
                     dynamodb, table, BUCKET, listed, key_pattern, placement, name_index
                 )
-                if written is not repair.BackfillOutcome.WRITTEN:
+                if written is not listed_objects.BackfillOutcome.WRITTEN:
                     raise RuntimeError(f"the backfill of {listed.key!r} wrote nothing: {written}")
                 by_kind["backfilled entry"].append(log.take())
             measured[variant.label] = by_kind

@@ -16,7 +16,7 @@ import boto3
 from botocore.exceptions import ClientError
 
 from file_index.store.sdk import SdkSettings
-from file_index.write.repair import ListedObject
+from file_index.write.listed_objects import ListedObject
 from file_search_admin.errors import (
     ACCESS_DENIED,
     BucketNotFoundError,

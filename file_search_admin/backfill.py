@@ -22,8 +22,8 @@ from file_index.rules import cost
 from file_index.rules.key_pattern import KeyPattern
 from file_index.rules.placement import ShardPlacement
 from file_index.store.state import IndexStateStore, Operation, State
+from file_index.write.listed_objects import BackfillOutcome, ListedObject, backfill_object
 from file_index.write.names import NameIndex
-from file_index.write.repair import BackfillOutcome, ListedObject, backfill_object
 from file_search_admin.aws import Client, is_versioned, list_current_objects
 
 # Listing pages whose writes may be in flight at once: the listing stays ahead of the writers without

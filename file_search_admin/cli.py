@@ -30,9 +30,9 @@ from file_index.rules.schema import NAME_TABLE_NAME, TABLE_NAME
 from file_index.store.deployment import DeployedConfigurationStore, mismatch_message
 from file_index.store.state import IndexStateStore, State, effective_state
 from file_index.store.unprocessed import UnprocessedError
+from file_index.write.differences import Difference
 from file_index.write.name_sync import sync_names
 from file_index.write.names import NameIndex
-from file_index.write.repair import Difference
 from file_search_admin import __version__
 from file_search_admin.aws import Aws, check_bucket, check_queue, check_table
 from file_search_admin.backfill import run_backfill

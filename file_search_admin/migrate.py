@@ -33,16 +33,10 @@ from typing import Any
 from file_index.rules import schema
 from file_index.rules.objects import is_record_key
 from file_index.rules.placement import ShardPlacement
+from file_index.store.entries import get_items, plain_item
 from file_index.store.state import IndexStateStore
-from file_index.write.repair import (
-    Placement,
-    entry_bucket,
-    get_items,
-    is_live,
-    is_unplaced,
-    place_entry,
-    plain_item,
-)
+from file_index.write.differences import entry_bucket, is_live, is_unplaced
+from file_index.write.repair import Placement, place_entry
 from file_search_admin.aws import Client
 from file_search_admin.errors import AdminError
 

@@ -24,9 +24,11 @@ from file_index.rules import cost, schema
 from file_index.rules.key_pattern import KeyPattern
 from file_index.rules.objects import DEFAULT_TOMBSTONE_TTL_DAYS
 from file_index.rules.placement import ShardPlacement
+from file_index.store.entries import scan_index
 from file_index.store.state import IndexStateStore, Operation
+from file_index.write.differences import Difference, entry_bucket, is_live
 from file_index.write.names import NameIndex
-from file_index.write.repair import Difference, Finding, Repair, Repairer, entry_bucket, is_live, scan_index
+from file_index.write.repair import Finding, Repair, Repairer
 from file_search_admin.aws import Client, is_versioned, list_current_objects
 
 DEFAULT_MAX_KEYS = 20

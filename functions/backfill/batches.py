@@ -17,20 +17,11 @@ from typing import Any
 
 from file_index.rules import schema
 from file_index.rules.objects import is_record_key
+from file_index.store.entries import get_items, plain_item
 from file_index.store.state import Operation
-from file_index.write.repair import (
-    BackfillOutcome,
-    Finding,
-    ListedObject,
-    Repair,
-    Repairer,
-    backfill_object,
-    entry_bucket,
-    get_items,
-    is_live,
-    plain_item,
-    strip_etag,
-)
+from file_index.write.differences import entry_bucket, is_live
+from file_index.write.listed_objects import BackfillOutcome, ListedObject, backfill_object, strip_etag
+from file_index.write.repair import Finding, Repair, Repairer
 
 # Items per Scan page of the sweep: the sweep stops between pages, so a page bounds the overrun.
 SWEEP_PAGE = 100

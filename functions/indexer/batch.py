@@ -33,7 +33,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from file_index.rules.key_pattern import KeyPattern
 from file_index.store.unprocessed import UnprocessedError
-from file_index.write.writer import Outcome, WriteContentionError
+from file_index.write.conditions import Outcome, WriteContentionError
 from indexer.events import MalformedMessageError, ObjectEvent, parse_message
 
 ApplyEvent = Callable[[ObjectEvent], Outcome]

@@ -56,8 +56,9 @@ from file_index.store.enrich import TAGS, enriched, update_tags
 from file_index.store.sdk import DynamoDBClient, S3Client, SdkSettings, dynamodb_client
 from file_index.store.sdk import s3_client as writer_s3_client
 from file_index.store.statistics import add_counts
+from file_index.write.conditions import Outcome
 from file_index.write.names import NameIndex
-from file_index.write.writer import Outcome, apply_event
+from file_index.write.writer import apply_event
 from indexer.batch import Deadline, Message, MessageReport, index_batch, is_expected
 from indexer.config import IndexerConfig
 

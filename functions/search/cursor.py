@@ -7,10 +7,10 @@ cursors detectable; the fingerprint (over everything that selects items, but not
 useless with any other query; the reader still checks that every position lies inside the query, so
 even a leaked cursor cannot read outside the query it was made for.
 
-A cursor holds the last item's object key and, per shard, the sort value it resumes from (`shards.compact`;
-a shard keeps its last item's key only on a tie), so it stays small whatever the keys: with 256 shards of
-1,024-byte keys about 2.4 to 3.5 kilobytes. Cursors of version 1 (one DynamoDB start key) are refused
-with a message that says to start the list again.
+A cursor holds the last item's object key and, per shard, the sort value it resumes from
+(`shard_merge.compact`; a shard keeps its last item's key only on a tie), so it stays small whatever the
+keys: with 256 shards of 1,024-byte keys about 2.4 to 3.5 kilobytes. Cursors of version 1 (one DynamoDB
+start key) are refused with a message that says to start the list again.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import json
 import zlib
 from typing import Any
 
+from file_index.read.file_queries import FileQuery
 from file_index.read.name_query import NameQuery
-from file_index.read.reader import FileQuery
 
 VERSION = 2
 # What a query string carries comfortably through API Gateway (its request line and headers take at most

@@ -21,8 +21,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from file_index.read.file_queries import BucketQuery, FileQuery, UserQuery
 from file_index.read.name_query import ORDER_KEY, ORDER_SIZE, ORDER_UPLOAD_DATE, NameQuery
-from file_index.read.reader import BucketQuery, FileQuery, UserQuery
 from file_index.rules.name_items import MAX_EXTENSION, normalize_extension
 from file_index.rules.name_terms import query_words as read_query_words
 from file_index.rules.objects import MAX_KEY_BYTES, iso_utc_millis

@@ -12,9 +12,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from file_index.read.file_queries import FileQuery, InvalidStartKey, ListCursor, UnavailableOrder
 from file_index.read.name_query import NameQuery
 from file_index.read.name_reader import NameReader
-from file_index.read.reader import FileQuery, FileReader, InvalidStartKey, ListCursor, UnavailableOrder
+from file_index.read.reader import FileReader
 from file_index.rules.key_pattern import KeyPattern
 from file_index.store.enrich import CONTENT_TYPE, METADATA, TAGS
 from file_index.store.state import State

@@ -32,7 +32,7 @@ from botocore.exceptions import ClientError
 from hypothesis import strategies as st
 
 from file_index.rules.objects import NULL_VERSION
-from file_index.write.repair import ListedObject
+from file_index.write.listed_objects import ListedObject
 from file_search_admin.aws import is_versioned, list_current_objects
 from tests.integration.indexer.notifications import s3_record
 from tests.integration.indexer.test_convergence import REMOVALS, VersionedOperation, deliveries, sequencer

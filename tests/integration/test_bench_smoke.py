@@ -27,6 +27,7 @@ from bench import (
     entries,
     events,
     instrument,
+    models,
     partition_heat,
     report,
     write_cost,
@@ -368,7 +369,7 @@ def test_box_model_counts_what_the_key_conditions_read() -> None:
     model = box_reads.Model(data, placement.bucket_shards)
     for shape in box_reads.SHAPES:
         ranges = zorder.z_ranges(shape.box, box_reads.MAX_RANGES)
-        expected = zorder.read_cost(ranges, [(e.upload_ms, e.size) for e in data], shape.box)
+        expected = models.read_cost(ranges, [(e.upload_ms, e.size) for e in data], shape.box)
         z = model.z_order(shape.box)
         assert (z.read, model.matches(shape.box)) == (expected.read, expected.matched)
         assert z.requests >= len(ranges) * placement.bucket_shards

@@ -12,8 +12,9 @@ Then, once the whole history has run (an indexer that is behind: every lookup an
 the bucket's final state), these are interleaved in a random order:
 
 - the events, each delivered one or more times, through the indexer Lambda's handler in SQS batches;
-- the backfill writes of every snapshot (`repair.backfill_object`, one per listed object), so a listing
-  taken in the middle of the history (a backfill while uploads go on) may land before or after any event;
+- the backfill writes of every snapshot (`listed_objects.backfill_object`, one per listed object), so a
+  listing taken in the middle of the history (a backfill while uploads go on) may land before or after
+  any event;
 - reconcile runs (`file_search_admin.reconcile.run_reconcile`, as the command runs it), at any point.
 
 Two properties, both on moto and on DynamoDB Local, under the unsharded placement, under a scaled one
@@ -57,9 +58,10 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
+from file_index.read.file_queries import BucketQuery, UserQuery
 from file_index.read.name_query import NameQuery
 from file_index.read.name_reader import NameReader
-from file_index.read.reader import BucketQuery, FileReader, UserQuery
+from file_index.read.reader import FileReader
 from file_index.rules import schema
 from file_index.rules.key_pattern import KeyPattern
 from file_index.rules.name_items import entry_items, name_of
@@ -67,9 +69,10 @@ from file_index.rules.name_terms import folded_words, matches
 from file_index.rules.objects import NULL_VERSION
 from file_index.rules.placement import ShardPlacement
 from file_index.store.sdk import DynamoDBClient, dynamodb_client
+from file_index.write.differences import expected_z_address, is_live
+from file_index.write.listed_objects import ListedObject, backfill_object
 from file_index.write.name_sync import sync_names
 from file_index.write.names import NameIndex
-from file_index.write.repair import ListedObject, backfill_object, expected_z_address, is_live
 from file_search_admin.reconcile import ReconcileSummary, run_reconcile
 from indexer import handler
 from tests.conftest import FakeLambdaContext

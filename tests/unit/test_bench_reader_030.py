@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench import reader_030
-from file_index.read.reader import Plan
-from file_index.rules.shards import MergeCursor, Position, ShardBatch, ShardContractError, ShardCursor
-from tests.unit.test_shards import (
+from file_index.read.file_queries import Plan
+from file_index.rules.shard_merge import MergeCursor, Position, ShardBatch, ShardContractError, ShardCursor
+from tests.unit.file_index.test_shards import (
     MERGE_CASES,
     Entry,
     FakeShard,

@@ -12,7 +12,7 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 
 from file_index.rules.key_pattern import KeyPattern
 from file_index.rules.objects import ObjectEvent
-from file_index.write.writer import Outcome, WriteContentionError
+from file_index.write.conditions import Outcome, WriteContentionError
 from indexer.batch import Deadline, DeadlineReachedError, Message, index_batch, is_expected
 from indexer.events import MalformedMessageError
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from file_index.read.reader import BucketQuery, UserQuery
+from file_index.read.file_queries import BucketQuery, UserQuery
 from search.cursor import InvalidCursor, decode_cursor, encode_cursor, fingerprint
 
 KEY = b"k" * 32

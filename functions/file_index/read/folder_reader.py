@@ -2,7 +2,7 @@
 
 A key item (`names.key_item`) has the scope `names.key_scope(partition)` of its bucket or user shard and
 the object key as its sort key, so a folder is a key range of every shard. `FolderReader` merges the
-shards in key order (`shards.merge_page`, both orders): each round Queries the shards that need it in
+shards in key order (`shard_merge.merge_page`, both orders): each round Queries the shards that need it in
 parallel, a page makes at most `PAGE_ROUNDS` round trips (the last one the entries' BatchGetItem).
 
 Each shard's read gives the merge files and **sub-folders**: the keys of one sub-folder that a Query
@@ -21,7 +21,7 @@ The position (`next_position`, plain JSON for the caller to sign) is the merge's
 next key (or past a sub-folder), and the last answered file or sub-folder, which a following page does
 not answer again.
 
-(Longer than most modules: the plan's shard reader, page and cursor belong together.)
+The keys around a key or a folder (`key_after`, `key_before`, `past_folder`): `file_index.read.folder_keys`.
 """
 
 from __future__ import annotations
@@ -33,20 +33,15 @@ from typing import Any, Protocol
 
 from boto3.dynamodb.conditions import Key
 
+from file_index.read.file_queries import BucketQuery, InvalidStartKey, UserQuery
+from file_index.read.folder_keys import key_after, key_before, past_folder, top_key
 from file_index.read.name_query import ORDER_KEY, NamePage, NameQuery, folder_of, name_matches
-from file_index.read.reader import (
-    MAX_QUERY_ITEMS,
-    PAGE_ROUNDS,
-    READ_AHEAD_FACTOR,
-    BucketQuery,
-    InvalidStartKey,
-    UserQuery,
-)
+from file_index.read.reader import PAGE_ROUNDS
+from file_index.read.shard_reader import MAX_QUERY_ITEMS, READ_AHEAD_FACTOR
 from file_index.read.term_reader import Counter
-from file_index.rules import schema, shards
+from file_index.rules import schema, shard_merge, shards
 from file_index.rules.name_items import key_scope
-from file_index.rules.objects import MAX_KEY_BYTES
-from file_index.rules.shards import (
+from file_index.rules.shard_merge import (
     InvalidMergeCursorError,
     MergeCursor,
     MergedPage,
@@ -57,53 +52,6 @@ from file_index.rules.shards import (
 
 # Keys of a sub-folder whose entries one page reads to answer it (in the read's order).
 FOLDER_PROBES = 2
-_TOP_CHAR = "\U0010ffff"
-# The greatest string of 1, 2 and 3 UTF-8 bytes (DynamoDB orders strings by their UTF-8 bytes).
-_TOP_TAIL = ("", "\x7f", "\u07ff", "\uffff")
-
-
-def top_key(stem: str) -> str:
-    """The greatest key of at most `MAX_KEY_BYTES` UTF-8 bytes that starts with `stem`."""
-    room = MAX_KEY_BYTES - len(stem.encode("utf-8", "surrogatepass"))
-    if room <= 0:
-        return stem
-    return stem + _TOP_CHAR * (room // 4) + _TOP_TAIL[room % 4]
-
-
-def _next_char(ch: str, step: int) -> str | None:
-    code = ord(ch) + step
-    if 0xD800 <= code <= 0xDFFF:
-        code = 0xE000 if step > 0 else 0xD7FF
-    return chr(code) if 0 <= code <= 0x10FFFF else None
-
-
-def key_after(key: str) -> str | None:
-    """The least key greater than `key` (None: there is none)."""
-    if len(key.encode("utf-8", "surrogatepass")) < MAX_KEY_BYTES:
-        return key + "\x00"
-    while key:
-        following = _next_char(key[-1], 1)
-        if following is not None:
-            return key[:-1] + following
-        key = key[:-1]
-    return None
-
-
-def key_before(key: str) -> str | None:
-    """The greatest key less than `key` (None: there is none)."""
-    if not key:
-        return None
-    preceding = _next_char(key[-1], -1)
-    return key[:-1] if preceding is None or key[-1] == "\x00" else top_key(key[:-1] + preceding)
-
-
-def past_folder(folder: str, ascending: bool) -> str | None:
-    """Where a read goes on past every key of `folder` (which ends with its delimiter), inclusive."""
-    stem, delimiter = folder[:-1], folder[-1]
-    step = _next_char(delimiter, 1 if ascending else -1)
-    if step is None:
-        return None if ascending else stem
-    return stem + step if ascending else top_key(stem + step)
 
 
 class NameReads(Protocol):
@@ -133,7 +81,7 @@ class _Found:
 
 @dataclass(frozen=True)
 class _Segment:
-    """One merge of a page: what it returned, where it started and ended (`shards.cursor_after`)."""
+    """One merge of a page: what it returned, where it started and ended (`shard_merge.cursor_after`)."""
 
     merged: MergedPage[_Found]
     end: MergeCursor | None
@@ -168,7 +116,7 @@ class FolderPage(NamePage):
         merged = segment.merged
         assert merged.start is not None
         positions = [found.position for found in merged.items]
-        merge = shards.cursor_after(merged.start, merged.sources, positions, consumed, segment.end)
+        merge = shard_merge.cursor_after(merged.start, merged.sources, positions, consumed, segment.end)
         return {"merge": merge.to_json()}
 
     def prefixes_before(self, count: int) -> list[str]:
@@ -178,7 +126,7 @@ class FolderPage(NamePage):
 
 
 class _KeyShard:
-    """The fetcher of one shard's key items (`shards.ShardFetch`): one Query per call."""
+    """The fetcher of one shard's key items (`shard_merge.ShardFetch`): one Query per call."""
 
     def __init__(self, reader: _FolderList, query: NameQuery, index: str | None, partition: str) -> None:
         self._reader = reader
@@ -334,7 +282,11 @@ class _FolderList:
             start, last = past_folder(folder, ascending), Position(key, folder)
         else:
             start, last = (key_after if ascending else key_before)(key), Position(key, key)
-        shard = shards.ShardCursor(exhausted=True) if start is None else shards.ShardCursor(compact(start))
+        shard = (
+            shard_merge.ShardCursor(exhausted=True)
+            if start is None
+            else shard_merge.ShardCursor(compact(start))
+        )
         return MergeCursor((shard,) * shard_count, last)
 
 
@@ -413,7 +365,7 @@ class _PageBuilder:
                 fetcher.skip = skip
             budget = PAGE_ROUNDS - self.rounds - 1  # one round left for the entries
             need = self._limit - self._answered()
-            merged = shards.merge_page(
+            merged = shard_merge.merge_page(
                 self._fetchers,
                 position_of=_position_of,
                 limit=need,
@@ -474,7 +426,7 @@ class _PageBuilder:
         inside it after the keys probed."""
         assert merged.start is not None
         positions = [found.position for found in merged.items]
-        cursor = shards.cursor_after(merged.start, merged.sources, positions, consumed, merged.cursor)
+        cursor = shard_merge.cursor_after(merged.start, merged.sources, positions, consumed, merged.cursor)
         if not unsure:
             return cursor
         probed = set(_probes(unsure, self._query.ascending))
@@ -485,7 +437,9 @@ class _PageBuilder:
             left = [key for key in marker.candidates if key not in probed]
             resume = left[0] if left else (key_after if ascending else key_before)(marker.read_to)
             resumes[source] = (
-                shards.ShardCursor(exhausted=True) if resume is None else shards.ShardCursor(compact(resume))
+                shard_merge.ShardCursor(exhausted=True)
+                if resume is None
+                else shard_merge.ShardCursor(compact(resume))
             )
         return MergeCursor(tuple(resumes), cursor.last)
 

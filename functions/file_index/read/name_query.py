@@ -9,10 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from file_index.read.reader import (
-    BucketQuery,
-    UserQuery,
-)
+from file_index.read.file_queries import BucketQuery, UserQuery
 from file_index.rules import name_terms, schema
 from file_index.rules.name_items import has_extension
 

@@ -40,6 +40,14 @@ from typing import Any
 from boto3.dynamodb.conditions import Key
 
 from file_index.read import term_reader
+from file_index.read.file_queries import (
+    BucketQuery,
+    InvalidStartKey,
+    ListCursor,
+    Plan,
+    UserQuery,
+    public_item,
+)
 from file_index.read.folder_reader import FolderReader
 from file_index.read.name_query import (
     DELIMITER,
@@ -51,16 +59,8 @@ from file_index.read.name_query import (
     folder_of,
     name_matches,
 )
-from file_index.read.reader import (
-    BucketQuery,
-    FileReader,
-    InvalidStartKey,
-    ListCursor,
-    Plan,
-    UserQuery,
-    public_item,
-)
-from file_index.rules import schema, shards
+from file_index.read.reader import FileReader
+from file_index.rules import schema, shard_merge
 from file_index.rules.name_items import key_scope, name_of, term_scope
 from file_index.rules.placement import ShardPlacement
 from file_index.store import unprocessed
@@ -299,7 +299,7 @@ class NameReader:
         def after(count: int) -> dict[str, Any]:
             assert merged.start is not None
             through = kept[count - 1][0] + 1  # the page's candidates up to this item are done
-            cut = shards.cursor_after(merged.start, merged.sources, positions, through, merged.cursor)
+            cut = shard_merge.cursor_after(merged.start, merged.sources, positions, through, merged.cursor)
             return {"terms": cut.to_json()}
 
         return NamePage(

@@ -27,7 +27,7 @@ outside the box (its `LastEvaluatedKey`), the next one starts at the next addres
 what the page still needs, at least `Z_WALK_MIN_LIMIT` items.
 
 Each plan reads every partition value of its bucket or user (`ShardPlacement.bucket_partitions`,
-`user_partitions`) and merges them (`shards.merge_page`): by (sort value, objectKey) across shards, in
+`user_partitions`) and merges them (`shard_merge.merge_page`): by (sort value, objectKey) across shards, in
 DynamoDB's order inside one. A user partition `u#k` holds a hot user's shard k only where the entry's
 `userShard` is k, and the partition `u` only entries without `userShard` (a user whose own name is
 `u#k` writes none), so a filter on `userShard` keeps them apart.
@@ -47,434 +47,50 @@ to sign. A cursor is checked against its query
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
-from decimal import Decimal
-from enum import StrEnum
 from typing import Any, ClassVar
 
-from boto3.dynamodb.conditions import Attr, ConditionBase, Key
+from boto3.dynamodb.conditions import Attr
 
-from file_index.rules import cost, schema, shards, zorder
+from file_index.read.file_queries import (
+    BucketQuery,
+    FileQuery,
+    InvalidStartKey,
+    ListCursor,
+    Page,
+    Plan,
+    UnavailableOrder,
+    UserQuery,
+    ZWalk,
+    has_size,
+    holds_no_time,
+    public_item,
+)
+from file_index.read.shard_reader import (
+    Partition,
+    ShardReader,
+    all_of,
+    key_range,
+    position_getter,
+)
+from file_index.rules import cost, schema, shard_merge, shards, zorder
 from file_index.rules.objects import MAX_KEY_BYTES
 from file_index.rules.placement import ShardPlacement
-from file_index.rules.shards import (
+from file_index.rules.shard_merge import (
     InvalidMergeCursorError,
     MergeCursor,
     MergedPage,
     Position,
-    ShardBatch,
     ShardFetch,
 )
 from file_index.store.expressions import SharedClient
 
-# The attributes a search answers with (the README's attribute table); bookkeeping attributes stay private.
-PUBLIC_ATTRIBUTES = (schema.OBJECT_KEY, *schema.OBJECT_ATTRIBUTES, *schema.ENRICHMENT_ATTRIBUTES)
-
-# DynamoDB answers at most 1 MB per Query whatever its Limit; this bounds the items one Query may read.
-MAX_QUERY_ITEMS = 1000
-# A filtered Query reads at most this many times what the page still needs from its shard.
-READ_AHEAD_FACTOR = 8
 # Round trips a page makes at most: each round reads the shards that need it in parallel, so a page
 # answers in at most this many Query latencies, and makes at most this many Queries of a shard.
 PAGE_ROUNDS = 4
 # The page size the planner assumes when it is not told (the API's default `limit`).
 DEFAULT_PAGE = 100
-# The Z-order walk asks at least this many items of a Query: about one read unit (4 KB) of entries, the
-# least a Query is billed, so a short read costs no more than a jump and may save one.
-Z_WALK_MIN_LIMIT = 10
-
-
-@dataclass(frozen=True)
-class ZWalk:
-    """How the Z-order plan walks each shard.
-
-    The walk reads the box's `max_ranges` z-ranges in order. A Query whose read stops on an entry outside
-    the box goes on from the next address inside it (BIGMIN, or LITMAX reading downwards): whatever lies
-    between is skipped, read by no Query. `min_limit` is the least a Query asks for (the page's need
-    otherwise). `ZWalk()` is the deployed walk; other values make it jump more often (tests).
-    """
-
-    max_ranges: int = zorder.WALK_MAX_RANGES
-    min_limit: int = Z_WALK_MIN_LIMIT
-
-
-class Plan(StrEnum):
-    """How a list is read, named by the attribute its answer is ordered by (the API's `orderedBy`)."""
-
-    SIZE = "size"
-    UPLOAD_DATE = "uploadDate"
-    Z_ORDER = "zAddress"
-
-
-@dataclass(frozen=True)
-class UserQuery:
-    """A user's files, `start`..`end` inclusive (ISO-8601 UTC strings), `min_size`..`max_size` bytes.
-
-    `day_prefix` ("YYYY-MM-DD") selects one UTC day with `begins_with`; it excludes `start`/`end`.
-    """
-
-    user: str
-    start: str | None = None
-    end: str | None = None
-    day_prefix: str | None = None
-    min_size: int | None = None
-    max_size: int | None = None
-    ascending: bool = True
-    # The order asked for (the API's `sort`): "size" reads the user's size index; None: by upload time.
-    order_by: str | None = None
-
-    def __post_init__(self) -> None:
-        _drop_zero_size(self)
-
-    def key_bounds(self) -> tuple[str | None, str | None]:
-        """The range of `uploadDate` (the user index's sort key) to read, inclusive, None for an open side.
-        A day is the range of its timestamps: every `uploadDate` of it starts with the day and a "T"."""
-        if self.day_prefix is not None:
-            return self.day_prefix, self.day_prefix + "~"
-        return self.start, self.end
-
-    def has_time(self, date: str) -> bool:
-        if self.day_prefix is not None:
-            return date.startswith(self.day_prefix)
-        return _between(date, self.start, self.end)
-
-
-@dataclass(frozen=True)
-class BucketQuery:
-    """A bucket's files, `min_size`..`max_size` bytes, uploaded `start`..`end` (inclusive, ISO-8601 UTC)."""
-
-    bucket: str
-    min_size: int | None = None
-    max_size: int | None = None
-    start: str | None = None
-    end: str | None = None
-    ascending: bool = False
-    # The order asked for (the API's `sort`): "size" or "uploadDate"; None leaves it to the plan.
-    order_by: str | None = None
-
-    def __post_init__(self) -> None:
-        _drop_zero_size(self)
-
-    @property
-    def has_time_bounds(self) -> bool:
-        return self.start is not None or self.end is not None
-
-    @property
-    def has_size_bounds(self) -> bool:
-        return self.min_size is not None or self.max_size is not None
-
-    def has_time(self, date: str) -> bool:
-        return _between(date, self.start, self.end)
-
-    def box(self) -> zorder.Box | None:
-        """The query as a Z-order box, or None if the Z-order index cannot represent it (before 1970)."""
-        try:
-            from_ms = None if self.start is None else zorder.epoch_millis(self.start)
-            to_ms = None if self.end is None else zorder.epoch_millis(self.end)
-            # Bounds beyond what an address can hold (before 1970, after 2109) are open sides: every
-            # address is inside them, so the box keeps the Z-order index (`from=1900-01-01`).
-            return zorder.Box(
-                from_ms=None if from_ms is not None and from_ms < 0 else from_ms,
-                to_ms=None if to_ms is not None and to_ms > zorder.MAX_TIME_MS else to_ms,
-                min_size=self.min_size,
-                max_size=self.max_size,
-            )
-        except zorder.ZOrderError:
-            return None
-
-
-FileQuery = UserQuery | BucketQuery
-
-
-def _drop_zero_size(query: FileQuery) -> None:
-    """A smallest size of 0 bounds nothing (sizes are never negative): it is no bound, so it does not
-    keep a list off the plans that read only what they return."""
-    if query.min_size == 0:
-        object.__setattr__(query, "min_size", None)
-
-
-def _holds_no_time(query: FileQuery) -> bool:
-    """True when the time bounds hold no stored millisecond (`from` rounded up past `to`)."""
-    return query.start is not None and query.end is not None and query.start > query.end
-
-
-def _has_size(query: FileQuery, size: int) -> bool:
-    return _between(size, query.min_size, query.max_size)
-
-
-def _between[V: (int, str)](value: V, low: V | None, high: V | None) -> bool:
-    """`low` <= `value` <= `high`, a bound of None being open."""
-    return (low is None or value >= low) and (high is None or value <= high)
-
-
-def _range(attribute: Any, low: Any, high: Any) -> ConditionBase | None:
-    """`attribute` between `low` and `high` (inclusive; either None for an open side), or None."""
-    if low is not None and high is not None:
-        return attribute.between(low, high)
-    if low is not None:
-        return attribute.gte(low)
-    if high is not None:
-        return attribute.lte(high)
-    return None
-
-
-def _and(*conditions: ConditionBase | None) -> ConditionBase | None:
-    result: ConditionBase | None = None
-    for condition in conditions:
-        if condition is not None:
-            result = condition if result is None else result & condition
-    return result
-
-
-class UnavailableOrder(ValueError):
-    """The list was asked in an order no index of this deployment holds (the message says which)."""
-
-
-class InvalidStartKey(ValueError):
-    """A cursor position that is malformed, outside its query, or of a plan or placement not read now."""
-
-
-@dataclass(frozen=True)
-class ListCursor:
-    """Where the next page of a list starts: the plan it was read with and each shard's place."""
-
-    plan: Plan
-    merge: MergeCursor
-
-    def to_json(self) -> dict[str, Any]:
-        return {"plan": self.plan.value, "merge": self.merge.to_json()}
-
-    @classmethod
-    def from_json(cls, data: Any) -> ListCursor:
-        """The cursor of `to_json`'s output; InvalidStartKey if it is not one."""
-        if not isinstance(data, Mapping) or set(data) != {"plan", "merge"}:
-            raise InvalidStartKey("not a list cursor")
-        try:
-            return cls(Plan(data["plan"]), MergeCursor.from_json(data["merge"]))
-        except (ValueError, TypeError) as error:  # InvalidMergeCursorError is a ValueError
-            raise InvalidStartKey(f"not a list cursor ({error})") from None
-
-
-@dataclass(frozen=True)
-class Page:
-    """One page of a list: the items, the cursor of the next page (None: no more) and the read cost.
-
-    `scanned_count` is what DynamoDB read (its ScannedCount, filtered items included), `request_count`
-    the Queries made, `round_trips` how many of them ran one after the other (a round's shards run in
-    parallel when the reader has an executor). `stopped_early`: the page reached its read bound before it
-    was full.
-    """
-
-    items: list[dict[str, Any]]
-    next_cursor: ListCursor | None
-    scanned_count: int
-    request_count: int
-    ordered_by: Plan
-    stopped_early: bool = False
-    round_trips: int = 0  # Queries in sequence: rounds of the shards' Queries, each round in parallel
-    _positions: tuple[Position, ...] = field(default=(), repr=False)
-    _sources: tuple[int, ...] = field(default=(), repr=False)
-    _start: MergeCursor | None = field(default=None, repr=False)
-
-    def cursor_after(self, count: int) -> ListCursor:
-        """The cursor just after the first `count` (at least one) items, for a page cut shorter: as bounded
-        as the page's own (`shards.cursor_after`)."""
-        if not 1 <= count <= len(self.items) or self._start is None:
-            raise ValueError(f"a page of {len(self.items)} items has no cursor after {count}")
-        end = None if self.next_cursor is None else self.next_cursor.merge
-        merge = shards.cursor_after(self._start, self._sources, self._positions, count, end)
-        return ListCursor(self.ordered_by, merge)
-
-
-def public_item(item: Mapping[str, Any]) -> dict[str, Any]:
-    """The metadata fields of an item, numbers as int, absent fields omitted; the bucket and the user
-    as they are, never a shard's partition value."""
-    result: dict[str, Any] = {}
-    for name in PUBLIC_ATTRIBUTES:
-        value = item.get(name)
-        if value is None:
-            continue
-        result[name] = int(value) if isinstance(value, Decimal) else value
-    if isinstance(result.get(schema.BUCKET_NAME), str):
-        result[schema.BUCKET_NAME] = ShardPlacement.public_bucket(result[schema.BUCKET_NAME])
-    if isinstance(result.get(schema.UPLOAD_USER), str):
-        user_shard = item.get(schema.USER_SHARD)
-        result[schema.UPLOAD_USER] = ShardPlacement.public_user(
-            result[schema.UPLOAD_USER], int(user_shard) if isinstance(user_shard, Decimal | int) else None
-        )
-    return result
-
-
-@dataclass(frozen=True)
-class _Partition:
-    """One partition value a plan reads, and the filter that keeps only its own entries."""
-
-    value: str
-    shard_filter: ConditionBase | None
-
-
-class ShardReader:
-    """The fetcher of one partition (`shards.ShardFetch`): one Query per call.
-
-    With `ranges` (the Z-order plan, with its `box` and `walk`) it walks them in the read's order: a
-    position inside a range continues it; one past a range's end (`_past`) starts the next; a Query that
-    stops outside the box goes on at the next address inside it (`_jump`). Counts its Queries and reads.
-    """
-
-    def __init__(
-        self,
-        client: Any,
-        table_name: str,
-        *,
-        index: schema.GlobalIndex,
-        partition: _Partition,
-        bounds: tuple[Any, Any],
-        filter_condition: ConditionBase | None,
-        ranges: Sequence[zorder.ZRange] | None,
-        ascending: bool,
-        box: zorder.Box | None = None,
-        walk: ZWalk | None = None,
-        keep: Callable[[Mapping[str, Any]], bool] | None = None,
-    ) -> None:
-        self._client = client
-        self._keep = keep
-        self._table_name = table_name
-        self._index = index
-        self._partition = partition
-        self._bounds = bounds  # the key range of the sort key, inclusive, None for an open side
-        self._filter = _and(filter_condition, partition.shard_filter)
-        self._ranges = None if ranges is None else (list(ranges) if ascending else list(reversed(ranges)))
-        self._ascending = ascending
-        self._box = box
-        self._walk_limit = None if walk is None else walk.min_limit
-        self.requests = 0
-        self.scanned = 0
-        self._kept = 0
-
-    def _limit(self, count: int) -> int:
-        # Ask for what the page needs, grown by what this shard's filter has dropped so far this page.
-        # Growth is capped: what a shard reads ahead of the page's end is read again by the next page.
-        wanted = math.ceil(count * (self.scanned + 1) / (self._kept + 1))
-        return max(1, min(MAX_QUERY_ITEMS, READ_AHEAD_FACTOR * count, max(count, wanted)))
-
-    def _query_limit(self, count: int) -> int:
-        """The Limit of the next Query for a page that still needs `count` items from this shard."""
-        if self._walk_limit is None:
-            return self._limit(count)
-        # What the page needs, at least one read unit's worth: the walk jumps where the data leaves the
-        # box rather than reading ahead through it.
-        return min(MAX_QUERY_ITEMS, max(self._walk_limit, count))
-
-    def _start_key(self, after: Position) -> dict[str, Any]:
-        return {
-            schema.OBJECT_KEY: after.object_key,
-            self._index.partition_key.name: self._partition.value,
-            self._index.sort_key.name: after.sort_value,
-        }
-
-    def __call__(self, after: Position | None, count: int) -> ShardBatch[dict[str, Any]]:
-        sort_key = Key(self._index.sort_key.name)
-        low, high = self._bounds
-        start_key = None if after is None else self._start_key(after)
-        if after is not None and not after.object_key and self._ranges is None:
-            # A cursor's compact position: the shard goes on from that sort value, inclusive.
-            low, high = self._from(after.sort_value, low, high)
-            start_key = None
-        sort_condition = _range(sort_key, low, high)
-        current: zorder.ZRange | None = None
-        last_range = True
-        limit = self._query_limit(count)
-        if self._ranges is not None:
-            remaining = [
-                r for r in self._ranges if after is None or not self._passed(r, str(after.sort_value))
-            ]
-            if not remaining:
-                return ShardBatch([], exhausted=True)
-            current, last_range = remaining[0], len(remaining) == 1
-            lo, hi = current
-            if after is not None and not after.object_key:
-                # A jump's landing (or a range's end): the walk goes on from that address, inclusive.
-                lo, hi = self._from(str(after.sort_value), lo, hi)
-            sort_condition = sort_key.between(lo, hi)
-            if after is None or not after.object_key or not lo <= str(after.sort_value) <= hi:
-                start_key = None
-        request: dict[str, Any] = {
-            "TableName": self._table_name,
-            "IndexName": self._index.name,
-            "KeyConditionExpression": _and(
-                Key(self._index.partition_key.name).eq(self._partition.value), sort_condition
-            ),
-            "ScanIndexForward": self._ascending,
-            "Limit": limit,
-        }
-        if self._filter is not None:
-            request["FilterExpression"] = self._filter
-        if start_key is not None:
-            request["ExclusiveStartKey"] = start_key
-        response = self._client.query(**request)
-        items: list[dict[str, Any]] = response.get("Items", [])
-        self.requests += 1
-        self.scanned += int(response.get("ScannedCount", len(items)))
-        if self._keep is not None:
-            # A condition DynamoDB cannot evaluate (words of a name): read like a filter, kept here.
-            items = [item for item in items if self._keep(item)]
-        self._kept += len(items)
-        evaluated = response.get("LastEvaluatedKey")
-        if evaluated is not None:
-            resume = self._position(evaluated)
-            if self._box is not None:
-                landing = self._jump(str(resume.sort_value))
-                if landing is None:
-                    return ShardBatch(items, exhausted=True)  # nothing of the box lies further on
-                if landing != resume.sort_value:
-                    resume = shards.compact(landing)
-            return ShardBatch(items, exhausted=False, resume=resume)
-        if current is None or last_range:
-            return ShardBatch(items, exhausted=True)
-        return ShardBatch(items, exhausted=False, resume=self._past(current))
-
-    def _from(self, value: Any, low: Any, high: Any) -> tuple[Any, Any]:
-        """The key range `low`..`high` (None: open) narrowed to start at `value`, inclusive, in the read's
-        order: a compact position's."""
-        if self._ascending:
-            return (value if low is None else max(low, value)), high
-        return low, (value if high is None else min(high, value))
-
-    def _jump(self, address: str) -> str | None:
-        """Where the walk goes on after reading `address`: the address itself if its codes are in the box
-        (its neighbours may be too), else the next in-box address in the read's order (BIGMIN, LITMAX),
-        skipping whatever lies between: None if there is none."""
-        assert self._box is not None
-        if self._ascending:
-            return zorder.next_address_in_box(address, self._box)
-        return zorder.prev_address_in_box(address, self._box)
-
-    def _position(self, key: Mapping[str, Any]) -> Position:
-        value = key[self._index.sort_key.name]
-        return Position(int(value) if isinstance(value, Decimal) else str(value), str(key[schema.OBJECT_KEY]))
-
-    def _passed(self, candidate: zorder.ZRange, address: str) -> bool:
-        return candidate.hi < address if self._ascending else address < candidate.lo
-
-    def _past(self, done: zorder.ZRange) -> Position:
-        # An address just past the range in the read's order: z_ranges leaves a gap between ranges, so
-        # it lies in no range, and the next fetch starts the next range from its beginning.
-        step = 1 if self._ascending else -1
-        value = zorder.address_value(done.hi if self._ascending else done.lo) + step
-        return shards.compact(format(value, f"0{zorder.ADDRESS_WIDTH}x"))
-
-
-def _position_of(sort_attribute: str) -> Callable[[Mapping[str, Any]], Position]:
-    def position_of(item: Mapping[str, Any]) -> Position:
-        value = item[sort_attribute]
-        return Position(
-            int(value) if isinstance(value, Decimal) else str(value), str(item[schema.OBJECT_KEY])
-        )
-
-    return position_of
 
 
 class FileReader:
@@ -607,7 +223,7 @@ class FileReader:
                 plan = self.plan(query, z_order_ready=z_order_ready, statistics=statistics, page=limit)
             elif plan not in self.plans(query, z_order_ready=z_order_ready):
                 raise ValueError(f"the {plan.value} plan cannot read this query here")
-            if _holds_no_time(query):
+            if holds_no_time(query):
                 # A box between two stored milliseconds: nothing to read (DynamoDB refuses lo > hi).
                 return Page(items=[], next_cursor=None, scanned_count=0, request_count=0, ordered_by=plan)
             cursor = None
@@ -618,7 +234,7 @@ class FileReader:
         fetchers, sort_attribute = self._fetchers(query, plan, keep)
         if cursor is not None:
             self._check_cursor(query, plan, cursor, len(fetchers))
-        position_of = _position_of(sort_attribute)
+        position_of = position_getter(sort_attribute)
         merged = self._merge(
             fetchers, position_of=position_of, limit=limit, ascending=query.ascending, cursor=cursor
         )
@@ -644,9 +260,9 @@ class FileReader:
         ascending: bool,
         cursor: MergeCursor | None,
     ) -> MergedPage[dict[str, Any]]:
-        """One page of the shards' items in order (`shards.merge_page`): each shard asked for its fair
+        """One page of the shards' items in order (`shard_merge.merge_page`): each shard asked for its fair
         share, shards topped up as they run low, at most `PAGE_ROUNDS` rounds of Queries."""
-        return shards.merge_page(
+        return shard_merge.merge_page(
             fetchers,
             position_of=position_of,
             limit=limit,
@@ -689,7 +305,7 @@ class FileReader:
         if isinstance(query, UserQuery):
             index = schema.USER_DATE_INDEX
             bounds: tuple[Any, Any] = query.key_bounds()
-            filter_condition = _range(Attr(schema.SIZE), query.min_size, query.max_size)
+            filter_condition = key_range(Attr(schema.SIZE), query.min_size, query.max_size)
             if plan is Plan.SIZE:
                 index = schema.USER_SIZE_INDEX
                 bounds = (query.min_size, query.max_size)
@@ -697,11 +313,11 @@ class FileReader:
                 filter_condition = (
                     Attr(schema.UPLOAD_DATE).begins_with(query.day_prefix)
                     if query.day_prefix is not None
-                    else _range(Attr(schema.UPLOAD_DATE), low, high)
+                    else key_range(Attr(schema.UPLOAD_DATE), low, high)
                 )
             user_shards = self._placement.user_shards(query.user)
             partitions = [
-                _Partition(
+                Partition(
                     value,
                     Attr(schema.USER_SHARD).not_exists() if shard == 0 else Attr(schema.USER_SHARD).eq(shard),
                 )
@@ -710,29 +326,27 @@ class FileReader:
             assert len(partitions) == user_shards
             ranges = None
         else:
-            partitions = [
-                _Partition(value, None) for value in self._placement.bucket_partitions(query.bucket)
-            ]
+            partitions = [Partition(value, None) for value in self._placement.bucket_partitions(query.bucket)]
             if plan is Plan.UPLOAD_DATE:
                 index = schema.BUCKET_DATE_INDEX
                 ranges = None
                 bounds = (query.start, query.end)
-                filter_condition = _range(Attr(schema.SIZE), query.min_size, query.max_size)
+                filter_condition = key_range(Attr(schema.SIZE), query.min_size, query.max_size)
             elif plan is Plan.Z_ORDER:
                 box = query.box()
                 assert box is not None  # _check_plan / plan() chose Z only for a box it can represent
                 index = schema.Z_ORDER_INDEX
                 ranges = zorder.z_ranges(box, self._z_walk.max_ranges)
                 bounds = (None, None)
-                filter_condition = _and(
-                    _range(Attr(schema.SIZE), query.min_size, query.max_size),
-                    _range(Attr(schema.UPLOAD_DATE), query.start, query.end),
+                filter_condition = all_of(
+                    key_range(Attr(schema.SIZE), query.min_size, query.max_size),
+                    key_range(Attr(schema.UPLOAD_DATE), query.start, query.end),
                 )
             else:
                 index = schema.BUCKET_SIZE_INDEX
                 ranges = None
                 bounds = (query.min_size, query.max_size)
-                filter_condition = _range(Attr(schema.UPLOAD_DATE), query.start, query.end)
+                filter_condition = key_range(Attr(schema.UPLOAD_DATE), query.start, query.end)
         fetchers = [
             self._shard_reader_class(
                 self._client,
@@ -782,5 +396,5 @@ def _inside(query: FileQuery, plan: Plan, position: Position) -> bool:
         return True
     # An empty key is a compact position (from that sort value on); the value must lie inside the query.
     if plan is Plan.SIZE:
-        return isinstance(value, int) and value >= 0 and _has_size(query, value)
+        return isinstance(value, int) and value >= 0 and has_size(query, value)
     return isinstance(value, str) and query.has_time(value)

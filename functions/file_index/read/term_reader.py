@@ -4,7 +4,7 @@ A name list with query words (or an extension alone, which is indexed as a word 
 items (`file_index.write.names`: `nameScope` `{partition}|:{term}`, `nameSort` `{uploadDate} {key digest}`) of
 `name_terms.lookup_term(longest query word)` in every partition of its bucket (the table) or of its user
 (the `nameUser` GSI). Time bounds are key conditions on `nameSort`; each partition is read in the list's
-order (newest first, or ascending) and the partitions are merged (`shards.merge_page`, as the entry lists
+order (newest first, or ascending) and the partitions are merged (`shard_merge.merge_page`, as the entry lists
 are: each shard asked for its fair share, topped up as it runs low) by `nameSort`, so the answer is ordered
 by upload time, then by key digest. Each item is checked on its own attributes (every query word on its
 `fileName` with `name_terms.matches`, the extension, the size bounds) and the page's candidates' entries are
@@ -32,18 +32,13 @@ from typing import Any
 
 from boto3.dynamodb.conditions import Key
 
-from file_index.read.reader import (
-    MAX_QUERY_ITEMS,
-    PAGE_ROUNDS,
-    READ_AHEAD_FACTOR,
-    BucketQuery,
-    InvalidStartKey,
-    UserQuery,
-)
-from file_index.rules import name_terms, schema, shards
+from file_index.read.file_queries import BucketQuery, InvalidStartKey, UserQuery
+from file_index.read.reader import PAGE_ROUNDS
+from file_index.read.shard_reader import MAX_QUERY_ITEMS, READ_AHEAD_FACTOR
+from file_index.rules import name_terms, schema, shard_merge
 from file_index.rules.name_items import has_extension
 from file_index.rules.objects import MAX_KEY_BYTES
-from file_index.rules.shards import InvalidMergeCursorError, MergeCursor, Position, ShardBatch
+from file_index.rules.shard_merge import InvalidMergeCursorError, MergeCursor, Position, ShardBatch
 
 # Above every `nameSort` of an upload time that starts with a bound ("{uploadDate} {hex digest}").
 _AFTER_TIME = "~"
@@ -115,7 +110,7 @@ class Counter:
 
 
 class TermShard:
-    """The fetcher of one partition's term items (`shards.ShardFetch`): one Query per call, as a rule.
+    """The fetcher of one partition's term items (`shard_merge.ShardFetch`): one Query per call, as a rule.
 
     `after` with an object key resumes strictly after its `nameSort` (a key condition from it, inclusive,
     the item itself dropped: a `nameSort` names one key in a partition); a compact one from it, inclusive.
@@ -216,9 +211,9 @@ def merge(
     ascending: bool,
     cursor: MergeCursor | None,
     executor: Executor | None,
-) -> shards.MergedPage[dict[str, Any]]:
+) -> shard_merge.MergedPage[dict[str, Any]]:
     """One page of candidates: at most `QUERY_ROUNDS` rounds of the shards' Queries."""
-    return shards.merge_page(
+    return shard_merge.merge_page(
         fetchers,
         position_of=position_of,
         limit=limit,

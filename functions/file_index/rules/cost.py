@@ -7,9 +7,8 @@ response stops at 1 MB read. So a plan costs about
 
     read units = 0.5 x sum over its Queries of max(1, ceil(bytes read / 4 KB))
 
-which is `query_read_units` per Query. Reading `n` items of one key range in one go costs
-`range_read_units(n, entry_bytes)`; a plan spread over `s` shards pays that per shard, and its round
-trips in sequence are the shards' pages (shards run in parallel).
+which is `query_read_units` per Query (the bench's `bench.models` builds its key-range and item-size
+models on it).
 
 `estimate_plan` predicts a plan's read units for a whole answer from what the planner can
 know cheaply: the box, the shard count and `IndexStatistics` (a bucket's entry count, mean entry size,
@@ -27,7 +26,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
@@ -41,44 +39,9 @@ QUERY_MIN_READ_UNITS = 0.5
 DEFAULT_ENTRY_BYTES = 320
 
 
-def _value_bytes(value: Any) -> int:
-    if isinstance(value, bool):
-        return 1
-    if isinstance(value, str):
-        return len(value.encode("utf-8"))
-    if isinstance(value, int | Decimal):
-        digits = len(str(abs(value)).strip("0").replace(".", "")) or 1
-        return math.ceil(digits / 2) + 1
-    if isinstance(value, set | frozenset | list | tuple):
-        return sum(_value_bytes(member) for member in value)
-    if isinstance(value, Mapping):
-        return sum(len(str(name).encode("utf-8")) + _value_bytes(inner) for name, inner in value.items())
-    if value is None:
-        return 1
-    raise TypeError(f"no DynamoDB size rule for {type(value).__name__}")
-
-
-def item_bytes(item: Mapping[str, Any]) -> int:
-    """The size DynamoDB bills an item at: per attribute, the UTF-8 length of its name plus its value
-    (strings by UTF-8 length, numbers about one byte per two significant digits plus one)."""
-    return sum(len(name.encode("utf-8")) + _value_bytes(value) for name, value in item.items())
-
-
 def query_read_units(bytes_read: float) -> float:
     """Read units of one eventually consistent Query that read `bytes_read` bytes (filtered items too)."""
     return QUERY_MIN_READ_UNITS * max(1, math.ceil(bytes_read / READ_UNIT_BYTES))
-
-
-def range_pages(items: float, entry_bytes: float) -> int:
-    """Queries to read `items` consecutive items of one key range: at least one, one per 1 MB."""
-    return max(1, math.ceil(items * entry_bytes / QUERY_RESPONSE_BYTES))
-
-
-def range_read_units(items: float, entry_bytes: float) -> float:
-    """Read units of reading `items` consecutive items of one key range, in as few Queries as DynamoDB
-    allows (every Query is billed, an empty one too)."""
-    pages = range_pages(items, entry_bytes)
-    return max(pages * QUERY_MIN_READ_UNITS, query_read_units(items * entry_bytes))
 
 
 @dataclass(frozen=True)

@@ -48,8 +48,6 @@ the reader walks `WALK_MAX_RANGES` and jumps where it meets data outside the box
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import NamedTuple
@@ -445,28 +443,3 @@ def prev_address_in_box(address: str, box: Box) -> str | None:
     """LITMAX: the last address at or before `address` whose codes are inside `box`, or None."""
     z = UPLOAD_SIZE_CURVE.prev_in_box(address_value(address), box.codes())
     return None if z is None else _address_text(z)
-
-
-@dataclass(frozen=True)
-class ReadCost:
-    """What a box query over some ranges reads: entries read, entries in the box, ranges (queries)."""
-
-    read: int
-    matched: int
-    ranges: int
-
-    @property
-    def amplification(self) -> float:
-        """Entries read per entry returned (1.0 is exact; an empty answer that read nothing is 1.0)."""
-        if self.matched == 0:
-            return 1.0 if self.read == 0 else float("inf")
-        return self.read / self.matched
-
-
-def read_cost(ranges: Sequence[ZRange], entries: Iterable[tuple[int, int]], box: Box) -> ReadCost:
-    """The read cost of answering `box` from `ranges`, over entries given as (upload ms, size)."""
-    entry_list = list(entries)
-    addresses = sorted(encode(upload_ms, size) for upload_ms, size in entry_list)
-    read = sum(bisect_right(addresses, hi) - bisect_left(addresses, lo) for lo, hi in ranges)
-    matched = sum(1 for upload_ms, size in entry_list if box.contains(upload_ms, size))
-    return ReadCost(read=read, matched=matched, ranges=len(ranges))

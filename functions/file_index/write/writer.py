@@ -32,27 +32,8 @@ duplicate event stays one call.
 
 Permanent deletes of one version
 --------------------------------
-`ObjectRemoved:Delete` or `LifecycleExpiration:Delete` with a versionId. What it means for the index
-depends on what the entry holds (the decision is in the conditions, the old item says which applied):
-
-1. The entry holds another version with a position older than the delete (the common case: a noncurrent
-   version expires). A live entry without versionId holds "null"; a delete marker's tombstone holds the
-   marker. One UpdateItem records the deleted version without hiding the entry: the id is added to
-   `deletedVersions` ("null": `nullPurgedAt` is set to the delete's position) and `purgedUntil` is
-   raised to it. The entry keeps its version and position, so a newer version's create still applies,
-   while the deleted version's create, late or duplicated, changes nothing; this holds even if that
-   version was the current one and its create is still in flight.
-2. The entry holds that very version (or, for "null", a live entry without versionId), holds no position
-   yet (no item, or an entry written by a backfill or repair), or is an older tombstone without versionId
-   (a lookup of an earlier delete, pending or done, or a delete from before versioning). The deleted
-   version may have been the current one, and S3 sends no event for the version that becomes current
-   again. So: an UpdateItem hides the entry and takes the delete's position (it keeps the bookkeeping and
-   drops the versionId, which marks the lookup as pending), then a HEAD of the object without VersionId
-   gives its current version (404, also when a delete marker is current: none), then, if there is one, an
-   UpdateItem writes it under the delete's position, only while the entry is still that pending lookup. A
-   later event always wins; an older one is stale against the delete's position. A HEAD that fails raises:
-   the record is retried, and its hide applies again (equal position, still pending).
-3. Otherwise (the entry holds an event at or after the delete) it is stale.
+`ObjectRemoved:Delete` or `LifecycleExpiration:Delete` with a versionId: `file_index.write.version_delete`
+tells its three cases, decided by the conditions.
 
 Placement
 ---------
@@ -64,8 +45,8 @@ raise of a shard count it may land in another, and the key's name items move wit
 which knows the old shard from the replaced entry that the write returns). Every tombstone, whichever
 write makes it, carries none of these, so it is in no index.
 
-Case 2 is the only one with more than one call (two writes and a HEAD); an ordinary event, a duplicate or
-an older event is one call and no read.
+A version delete's case 2 is the only one with more than one call (two writes and a HEAD); an ordinary
+event, a duplicate or an older event is one call and no read.
 
 What this gives
 ---------------
@@ -85,13 +66,9 @@ on the bucket, and `s3:ListBucket` so that S3 answers a missing key with 404 rat
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from enum import StrEnum
-from typing import Any, TypeGuard
-
-from boto3.dynamodb.types import TypeDeserializer
-from botocore.exceptions import ClientError
+from typing import Any
 
 from file_index.rules import schema
 from file_index.rules.name_items import is_live_entry
@@ -99,42 +76,17 @@ from file_index.rules.objects import DEFAULT_TOMBSTONE_TTL_DAYS, NULL_VERSION, O
 from file_index.rules.placement import ShardPlacement
 from file_index.rules.upload_statistics import StatisticsTally
 from file_index.store.sdk import DynamoDBClient, S3Client, serialize
-from file_index.write.names import NameIndex
-
-# Bookkeeping of permanent version deletes (see the module docstring and `schema`).
-NULL_PURGED_AT = schema.NULL_PURGED_AT
-PURGED_UNTIL = schema.PURGED_UNTIL
-
-# Where the placement places an entry, besides its bucket and user values: written by `entry_item` only.
-PLACEMENT_ATTRIBUTES = (schema.USER_SHARD, schema.Z_ADDRESS)
-# Attributes an entry or a tombstone may carry, besides the key and the bookkeeping above. A write that
-# keeps the bookkeeping sets some and removes the rest, so it leaves what a PutItem would (a tombstone
-# written that way loses `zAddress` and `userShard` as well, so it leaves every index).
-_ENTRY_ATTRIBUTES = (
-    *schema.OBJECT_ATTRIBUTES,
-    *schema.ENRICHMENT_ATTRIBUTES,
-    *PLACEMENT_ATTRIBUTES,
-    schema.ORDER_KEY,
-    schema.DELETED,
-    schema.EXPIRES_AT,
+from file_index.write.conditions import APPLIED, Outcome
+from file_index.write.entry_items import (
+    DEFAULT_PLACEMENT,
+    NULL_PURGED_AT,
+    PURGED_UNTIL,
+    entry_item,
+    set_and_remove,
+    tombstone,
 )
-# The placement of a writer that is given none: unsharded entries (one shard, no hot user, no Z-order).
-DEFAULT_PLACEMENT = ShardPlacement()
-# Conditions only change when the item changes, so a handful of rounds covers any real contention.
-_MAX_ROUNDS = 6
-_NOT_FOUND_CODES = frozenset({"404", "NoSuchKey", "NotFound"})
-
-_deserializer = TypeDeserializer()
-
-
-class Outcome(StrEnum):
-    WRITTEN = "written"  # the item now describes the object
-    DELETED = "deleted"  # the item is now a tombstone
-    STALE = "stale"  # the index already holds this event or a later one: nothing visible changed
-
-
-class WriteContentionError(RuntimeError):
-    """The item kept changing between the conditional writes of one event; retry the event."""
+from file_index.write.names import NameIndex
+from file_index.write.version_delete import VersionDeleteWrite
 
 
 def apply_event(
@@ -173,25 +125,8 @@ def apply_event(
 
 
 @dataclass(frozen=True)
-class _Write:
-    """The writes of one event, and the reading of the old item a failed condition returns."""
-
-    dynamodb: DynamoDBClient
-    table_name: str
-    event: ObjectEvent
-    expires_at: int
-    placement: ShardPlacement = DEFAULT_PLACEMENT
-    # What the name index needs to know of the writes made: the entry written, the item it replaced or
-    # the item a failed condition returned (`update_names`).
-    seen: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def order(self) -> str:
-        return self.event.order_key
-
-    @property
-    def version(self) -> str:
-        return _version_of(self.event)
+class _Write(VersionDeleteWrite):
+    """The writes of one event, and what they tell the name index and the statistics."""
 
     # Creates and removals of the object.
 
@@ -199,19 +134,19 @@ class _Write:
         """A create's entry or a removal's tombstone (module docstring, "Creates and removals")."""
         done = Outcome.DELETED if self.event.is_removal else Outcome.WRITTEN
         item = (
-            _tombstone(self.event, self.order, self.expires_at)
+            tombstone(self.event, self.order, self.expires_at)
             if self.event.is_removal
             else entry_item(self.event, self.order, self.placement)
         )
         checks_version = not self.event.is_removal or self.event.version_id is not None
         names = {"#order": schema.ORDER_KEY, "#purgedUntil": PURGED_UNTIL}
         values: dict[str, Any] = {":order": self.order}
-        condition = f"({self._newer('#order')})"
+        condition = f"({self.newer('#order')})"
         if checks_version:
             condition += f" AND {self._version_allowed(names, values)}"
         unbound = "(attribute_not_exists(#purgedUntil) OR #purgedUntil < :order)"
         self.seen["written"] = item
-        old = self._conditional(
+        old = self.conditional(
             "put_item",
             Item=serialize(item),
             ReturnValues="ALL_OLD",
@@ -219,26 +154,26 @@ class _Write:
             ExpressionAttributeNames=names,
             ExpressionAttributeValues=serialize(values),
         )
-        if old is _APPLIED:
+        if old is APPLIED:
             return done
         if old is not None and (
-            not self._is_newer_than(old.get(schema.ORDER_KEY))
+            not self.is_newer_than(old.get(schema.ORDER_KEY))
             or (checks_version and not self._allowed_by(old))
         ):
             return Outcome.STALE
         # Only the bookkeeping rule failed: the same write, keeping it.
         del names["#purgedUntil"]
-        set_part, remove_part = _set_and_remove(item, names, values)
-        old = self._conditional(
+        set_part, remove_part = set_and_remove(item, names, values)
+        old = self.conditional(
             "update_item",
-            Key=self._key(),
+            Key=self.key(),
             ReturnValues="ALL_OLD",
             ConditionExpression=condition,
             UpdateExpression=f"{set_part} {remove_part}".strip(),
             ExpressionAttributeNames=names,
             ExpressionAttributeValues=serialize(values),
         )
-        return done if old is _APPLIED else Outcome.STALE
+        return done if old is APPLIED else Outcome.STALE
 
     def _version_allowed(self, names: dict[str, str], values: dict[str, Any]) -> str:
         if self.version == NULL_VERSION:
@@ -254,164 +189,6 @@ class _Write:
             purged = old.get(NULL_PURGED_AT)
             return purged is None or purged < self.order
         return self.version not in old.get(schema.DELETED_VERSIONS, set())
-
-    # Permanent deletes of one version.
-
-    def remove_version(self, s3: S3Client) -> Outcome:
-        """Module docstring, "Permanent deletes of one version": cases 1 to 3, decided by the conditions."""
-        old: Mapping[str, Any] | None = None
-        first = True
-        for _ in range(_MAX_ROUNDS):
-            if first or self._holds_another_version(old):
-                # Case 1 is tried first: it is the common one, and it is one call when it applies.
-                result = self._record_deleted_version(old)
-                first = False
-                if result is _APPLIED or isinstance(result, Outcome):
-                    return Outcome.STALE
-                old = result
-                continue
-            if old is not None and self._is_stale_delete(old):
-                return Outcome.STALE
-            hidden = self._hide()
-            if hidden is not _APPLIED:
-                old = hidden
-                continue
-            return self._write_current(s3)
-        raise WriteContentionError(f"{self.event.key!r}: the item changed under every write of one event")
-
-    def _holds_another_version(self, old: Mapping[str, Any] | None) -> bool:
-        """Python's reading of case 1's condition against an item."""
-        if old is None or schema.ORDER_KEY not in old or not self._is_newer_than(old[schema.ORDER_KEY]):
-            return False
-        held = old.get(schema.VERSION_ID)
-        if held is None:
-            return self.version != NULL_VERSION and not old.get(schema.DELETED)
-        return bool(held != self.version)
-
-    def _is_stale_delete(self, old: Mapping[str, Any]) -> bool:
-        held_order = old.get(schema.ORDER_KEY)
-        if held_order is None or self._is_newer_than(held_order):
-            return False
-        return not (held_order == self.order and _is_pending_lookup(old))
-
-    def _record_deleted_version(self, old: Mapping[str, Any] | None) -> Any:
-        """Case 1: returns _APPLIED, Outcome.STALE when nothing is left to record, or the old item."""
-        names = {"#order": schema.ORDER_KEY, "#version": schema.VERSION_ID, "#purgedUntil": PURGED_UNTIL}
-        values: dict[str, Any] = {":order": self.order, ":version": self.version}
-        # Another version: a versionId that differs, or none (the "null" version) on an entry that is not
-        # a tombstone (a tombstone without versionId may be a pending lookup, which case 2 owns).
-        another = "(attribute_exists(#version) AND #version <> :version)"
-        if self.version != NULL_VERSION:
-            names["#deleted"] = schema.DELETED
-            another = f"({another} OR (attribute_not_exists(#version) AND attribute_not_exists(#deleted)))"
-        condition = f"{self._later('#order')} AND {another}"
-        raise_bound = old is None or _below(old.get(PURGED_UNTIL), self.order)
-        if raise_bound:
-            condition += " AND (attribute_not_exists(#purgedUntil) OR #purgedUntil < :order)"
-            updates = ["#purgedUntil = :order"]
-        else:
-            condition += " AND #purgedUntil >= :order"
-            updates = []
-        if self.version == NULL_VERSION:
-            names["#nullPurgedAt"] = NULL_PURGED_AT
-            if old is not None and not _below(old.get(NULL_PURGED_AT), self.order):
-                return Outcome.STALE  # null versions up to here are already blocked
-            condition += " AND (attribute_not_exists(#nullPurgedAt) OR #nullPurgedAt < :order)"
-            expression = "SET " + ", ".join([*updates, "#nullPurgedAt = :order"])
-        else:
-            names["#deletedVersions"] = schema.DELETED_VERSIONS
-            values[":versions"] = {self.version}
-            expression = "ADD #deletedVersions :versions"
-            if updates:
-                expression = "SET " + ", ".join(updates) + " " + expression
-        return self._conditional(
-            "update_item",
-            Key=self._key(),
-            ConditionExpression=condition,
-            UpdateExpression=expression,
-            ExpressionAttributeNames=names,
-            ExpressionAttributeValues=serialize(values),
-        )
-
-    def _hide(self) -> Any:
-        """Case 2, first write: hide the entry under the delete's position and mark the lookup pending."""
-        names = {"#order": schema.ORDER_KEY, "#version": schema.VERSION_ID, "#deleted": schema.DELETED}
-        values: dict[str, Any] = {":order": self.order, ":version": self.version, ":true": True}
-        # An older entry without versionId holds "null", or nothing case 1 can keep showing.
-        condition = (
-            "attribute_not_exists(#order)"
-            f" OR ({self._later('#order')} AND (#version = :version OR attribute_not_exists(#version)))"
-            " OR (#order = :order AND #deleted = :true AND attribute_not_exists(#version))"
-        )
-        tombstone: dict[str, Any] = {
-            schema.ORDER_KEY: self.order,
-            schema.DELETED: True,
-            schema.EXPIRES_AT: self.expires_at,
-        }
-        if self.event.sequencer is not None:
-            tombstone[schema.SEQUENCER] = self.event.sequencer
-        update_names: dict[str, str] = {}
-        update_values: dict[str, Any] = {}
-        set_part, remove_part = _set_and_remove(tombstone, update_names, update_values, prefix="h")
-        result = self._conditional(
-            "update_item",
-            Key=self._key(),
-            # The entry hidden, for its name items (returned values cost no capacity).
-            ReturnValues="ALL_OLD",
-            ConditionExpression=condition,
-            UpdateExpression=f"{set_part} {remove_part}".strip(),
-            ExpressionAttributeNames={**names, **update_names},
-            ExpressionAttributeValues=serialize({**values, **update_values}),
-        )
-        if result is _APPLIED:
-            self.seen["hidden"] = self.seen.get("old")
-        return result
-
-    def _write_current(self, s3: S3Client) -> Outcome:
-        """Case 2, the lookup and the second write; DELETED when there is no current version."""
-        current = _head(s3, self.event.bucket, self.event.key)
-        if current is None:
-            return Outcome.DELETED
-        restored = ObjectEvent(
-            event_name="ObjectCreated:Put",
-            bucket=self.event.bucket,
-            key=self.event.key,
-            event_time=current.last_modified,
-            sequencer=self.event.sequencer,
-            size=current.size,
-            e_tag=current.e_tag,
-            version_id=current.version_id,
-            upload_user=self.event.upload_user,
-            file_id=self.event.file_id,
-            no_user_reason=self.event.no_user_reason,
-        )
-        item = entry_item(restored, self.order, self.placement)
-        self.seen["restored"] = item
-        names = {"#order": schema.ORDER_KEY, "#deleted": schema.DELETED, "#version": schema.VERSION_ID}
-        values: dict[str, Any] = {":order": self.order, ":true": True}
-        # Still the lookup this delete started. No version delete can record anything meanwhile (case 1
-        # needs a versionId, which the hide removed): they take this path and a later position instead.
-        condition = "#order = :order AND #deleted = :true AND attribute_not_exists(#version)"
-        update_names: dict[str, str] = {}
-        update_values: dict[str, Any] = {}
-        set_part, remove_part = _set_and_remove(item, update_names, update_values, prefix="c")
-        old = self._conditional(
-            "update_item",
-            Key=self._key(),
-            ConditionExpression=condition,
-            UpdateExpression=f"{set_part} {remove_part}".strip(),
-            ExpressionAttributeNames={**names, **update_names},
-            ExpressionAttributeValues=serialize({**values, **update_values}),
-        )
-        if old is _APPLIED or self._is_own_restore(old, current.version_id):
-            self.seen["restored_applied"] = True
-            return Outcome.WRITTEN
-        return Outcome.DELETED  # a later event got there first; the delete itself was applied
-
-    def _is_own_restore(self, old: Mapping[str, Any] | None, version_id: str | None) -> bool:
-        """Whether the item a failed restore found is that restore's own write: the SDK sent the write
-        again after its first answer was lost (a read timeout, a 500), and the first had applied."""
-        return self._is_own_entry(old) and old.get(schema.VERSION_ID) == version_id
 
     # The name index.
 
@@ -429,7 +206,7 @@ class _Write:
                 # No version is current (or a later event wrote one, with its own items): the hidden
                 # entry's items go, where older than the delete.
                 names.delete_entry(hidden, self.order)
-            elif self._is_own_entry(self.seen.get("old")):
+            elif self.is_own_entry(self.seen.get("old")):
                 # This delete delivered again, after it restored a version and failed before its items.
                 names.put_entry(self.seen["old"], self.order)
             return
@@ -441,7 +218,7 @@ class _Write:
                 names.put_entry(self.seen["written"], self.order)
             else:
                 names.move_entry(old, self.seen["written"], self.order)
-                if self._is_own_entry(old):
+                if self.is_own_entry(old):
                     # This event applied again (one without a sequencer delivered again after its items
                     # failed, or the write sent again by the SDK): moving found nothing to put.
                     names.put_entry(self.seen["written"], self.order)
@@ -464,166 +241,9 @@ class _Write:
                 tally.added(self.seen["restored"], self.event.bucket)
             return
         old = self.seen.get("old")
-        if self._is_own_entry(old):
+        if self.is_own_entry(old):
             return  # this event applied again: its first write was tallied
         if outcome is Outcome.WRITTEN and not self.event.is_removal:
             tally.added(self.seen["written"], self.event.bucket)
         if outcome in (Outcome.WRITTEN, Outcome.DELETED) and is_live_entry(old):
             tally.removed(old, self.event.bucket)
-
-    def _is_own_entry(self, entry: Mapping[str, Any] | None) -> TypeGuard[Mapping[str, Any]]:
-        """A live entry this event wrote (at its own position): its items may not have been written."""
-        return is_live_entry(entry) and entry.get(schema.ORDER_KEY) == self.order
-
-    # Shared pieces.
-
-    def _newer(self, order: str) -> str:
-        return f"attribute_not_exists({order}) OR {self._later(order)}"
-
-    def _later(self, order: str) -> str:
-        # Without a sequencer, equal times go to the event applied last (see module docstring).
-        return f"{order} < :order" if self.event.sequencer is not None else f"{order} <= :order"
-
-    def _is_newer_than(self, held_order: str | None) -> bool:
-        """Python's reading of `_newer` against an item's orderKey."""
-        if held_order is None:
-            return True
-        return held_order < self.order if self.event.sequencer is not None else held_order <= self.order
-
-    def _key(self) -> dict[str, Any]:
-        return serialize({schema.OBJECT_KEY: self.event.key})
-
-    def _conditional(self, operation: str, **request: Any) -> Any:
-        """`_APPLIED`, or the item as it was when the condition failed (None: there was none)."""
-        try:
-            response = getattr(self.dynamodb, operation)(
-                TableName=self.table_name, ReturnValuesOnConditionCheckFailure="ALL_OLD", **request
-            )
-        except ClientError as error:
-            if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
-                raise
-            raw = error.response.get("Item")
-            old = None if raw is None else {name: _deserializer.deserialize(v) for name, v in raw.items()}
-            self.seen["old"] = old
-            return old
-        raw = response.get("Attributes") if isinstance(response, Mapping) else None
-        self.seen["old"] = None if not raw else {n: _deserializer.deserialize(v) for n, v in raw.items()}
-        return _APPLIED
-
-
-_APPLIED: Any = object()
-
-
-def _below(value: str | None, order: str) -> bool:
-    return value is None or value < order
-
-
-def _is_pending_lookup(item: Mapping[str, Any]) -> bool:
-    """A hide that has no version yet: a lookup in progress, or one that found no current version."""
-    return bool(item.get(schema.DELETED)) and schema.VERSION_ID not in item
-
-
-@dataclass(frozen=True)
-class _CurrentVersion:
-    version_id: str | None
-    size: int
-    e_tag: str | None
-    last_modified: datetime
-
-
-def _head(s3: S3Client, bucket: str, key: str) -> _CurrentVersion | None:
-    """The object's current version; None when it has none (404, also when a delete marker is current)."""
-    try:
-        response = s3.head_object(Bucket=bucket, Key=key)
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") in _NOT_FOUND_CODES:
-            return None
-        raise
-    e_tag = response.get("ETag")
-    return _CurrentVersion(
-        version_id=response.get("VersionId"),
-        size=int(response["ContentLength"]),
-        e_tag=e_tag.strip('"') if e_tag else None,
-        last_modified=response["LastModified"],
-    )
-
-
-def _set_and_remove(
-    item: Mapping[str, Any], names: dict[str, str], values: dict[str, Any], *, prefix: str = "a"
-) -> tuple[str, str]:
-    """SET and REMOVE clauses that leave an existing item's entry attributes exactly as `item` has them,
-    and its bookkeeping as it was."""
-    sets, removes = [], []
-    for position, name in enumerate(_ENTRY_ATTRIBUTES):
-        alias = f"#{prefix}{position}"
-        names[alias] = name
-        if name in item:
-            values[f":{prefix}{position}"] = item[name]
-            sets.append(f"{alias} = :{prefix}{position}")
-        else:
-            removes.append(alias)
-    extra = set(item) - set(_ENTRY_ATTRIBUTES) - {schema.OBJECT_KEY}
-    assert not extra, f"not an entry attribute: {sorted(extra)}"
-    return ("SET " + ", ".join(sets)) if sets else "", ("REMOVE " + ", ".join(removes)) if removes else ""
-
-
-def _version_of(event: ObjectEvent) -> str:
-    return event.version_id if event.version_id is not None else NULL_VERSION
-
-
-def entry_item(
-    event: ObjectEvent, order_key: str | None, placement: ShardPlacement = DEFAULT_PLACEMENT
-) -> dict[str, Any]:
-    """The index entry of a create, as plain values; without `orderKey` when `order_key` is None.
-
-    An entry without `orderKey` holds no position in the key's history: any event replaces it (what a
-    backfill or a repair writes).
-
-    `placement` places it: `bucketName` is the bucket's shard value for the key (the bucket itself on shard
-    0), `uploadUser` the user's (the user itself unless hot), `userShard` the user's shard when above 0,
-    and `zAddress` is written when the Z-order index is on. Every shard depends only on the object key,
-    so an overwrite of a key lands where the entry it replaces was (for the placement that wrote both).
-    """
-    if event.size is None:
-        raise ValueError(f"{event.event_name} of {event.key!r} has no size: only a create has an entry")
-    item: dict[str, Any] = {
-        schema.OBJECT_KEY: event.key,
-        schema.BUCKET_NAME: placement.bucket_partition(event.bucket, event.key),
-        schema.FILE_ID: event.file_id,
-        schema.SIZE: event.size,
-        schema.UPLOAD_DATE: event.upload_date,
-    }
-    user = event.upload_user
-    # Absent, not empty: a key without a user must stay out of the user index.
-    optional = {
-        schema.ORDER_KEY: order_key,
-        schema.UPLOAD_USER: None if user is None else placement.user_partition(user, event.key),
-        # Absent on shard 0, so a stored value is only ever read as a hot user's shard when it is one.
-        schema.USER_SHARD: (placement.user_shard(user, event.key) or None) if user is not None else None,
-        schema.Z_ADDRESS: placement.z_address(event.upload_date, event.size),
-        schema.SEQUENCER: event.sequencer,
-        schema.E_TAG: event.e_tag,
-        schema.VERSION_ID: event.version_id,
-        schema.CONTENT_TYPE: event.content_type,
-        schema.META: event.metadata,
-        schema.TAGS: event.tags,
-    }
-    item.update({name: value for name, value in optional.items() if value is not None})
-    return item
-
-
-def _tombstone(event: ObjectEvent, order_key: str, expires_at: int) -> dict[str, Any]:
-    item: dict[str, Any] = {
-        schema.OBJECT_KEY: event.key,
-        schema.ORDER_KEY: order_key,
-        schema.DELETED: True,
-        schema.EXPIRES_AT: expires_at,
-    }
-    optional = {
-        schema.SEQUENCER: event.sequencer,
-        schema.E_TAG: event.e_tag,
-        schema.VERSION_ID: event.version_id,
-    }
-    item.update({name: value for name, value in optional.items() if value is not None})
-    assert not (schema.GSI_KEY_ATTRIBUTES | {schema.USER_SHARD}) & item.keys(), "a tombstone is in no index"
-    return item

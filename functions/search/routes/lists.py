@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, get_args
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
 
-from file_index.read.reader import MAX_QUERY_ITEMS, PAGE_ROUNDS
+from file_index.read.reader import PAGE_ROUNDS
+from file_index.read.shard_reader import MAX_QUERY_ITEMS
 from search.composition import file_search
 from search.observability import ListFigures, logger, query_shape, record_list, record_shape
 from search.queries import ListParameters, ListQuery, build_query

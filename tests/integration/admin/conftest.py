@@ -13,7 +13,7 @@ import pytest
 from moto import mock_aws
 
 from file_index.rules import schema
-from file_index.write.repair import plain_item, scan_index
+from file_index.store.entries import plain_item, scan_index
 from file_search_admin.cli import main
 
 BUCKET = "fileupload.a"

@@ -15,7 +15,8 @@ from typing import Any
 
 import boto3
 
-from file_index.read.reader import BucketQuery, FileReader
+from file_index.read.file_queries import BucketQuery
+from file_index.read.reader import FileReader
 from file_index.rules.placement import DEFAULT_BUCKET_INDEX_SHARDS, ShardPlacement
 from tests.integration.admin.conftest import BUCKET, TABLE, Account
 

@@ -16,10 +16,10 @@ import pytest
 from file_index.rules import schema
 from file_index.rules.name_items import entry_items, term_items
 from file_index.store import unprocessed
+from file_index.store.entries import plain_item
 from file_index.store.name_index_flag import NameIndexFlag, mark_table_complete
 from file_index.write.name_sync import sync_names
 from file_index.write.names import NameIndex
-from file_index.write.repair import plain_item
 from tests.integration.admin.conftest import BUCKET, TABLE, Account
 
 NAME_TABLE = schema.NAME_TABLE_NAME

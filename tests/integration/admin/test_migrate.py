@@ -16,9 +16,11 @@ from moto import mock_aws
 from file_index.rules import schema, shards
 from file_index.rules.objects import ObjectEvent
 from file_index.rules.placement import ShardPlacement
+from file_index.store.entries import scan_index
 from file_index.store.sdk import serialize
 from file_index.store.state import IndexStateStore
-from file_index.write.repair import expected_z_address, is_live, place_entry, scan_index
+from file_index.write.differences import expected_z_address, is_live
+from file_index.write.repair import place_entry
 from file_index.write.writer import apply_event
 from file_search_admin.migrate import ZOrderIndexOffError, run_migrate
 from tests.integration.admin.conftest import BUCKET, TABLE, Account

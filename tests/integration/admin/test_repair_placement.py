@@ -9,17 +9,9 @@ import pytest
 
 from file_index.rules import schema
 from file_index.rules.placement import ShardPlacement
-from file_index.write.repair import (
-    Difference,
-    Placement,
-    Repair,
-    Repairer,
-    backfill_object,
-    difference,
-    expected_z_address,
-    place_entry,
-    repair,
-)
+from file_index.write.differences import Difference, difference, expected_z_address
+from file_index.write.listed_objects import backfill_object
+from file_index.write.repair import Placement, Repair, Repairer, place_entry, repair
 from tests.integration.admin.test_repair_writes import BUCKET, PLACEMENT, Table, event, listed, table
 
 __all__ = ["table"]  # the engine-parametrised fixture

@@ -14,17 +14,12 @@ from moto import mock_aws
 from file_index.rules import schema
 from file_index.rules.key_pattern import KeyPattern
 from file_index.rules.objects import ObjectEvent
-from file_index.write.repair import (
-    BackfillOutcome,
-    Difference,
-    ListedObject,
-    backfill_object,
-    difference,
-    get_items,
-    plain_item,
-    repair,
-)
-from file_index.write.writer import Outcome, apply_event
+from file_index.store.entries import get_items, plain_item
+from file_index.write.conditions import Outcome
+from file_index.write.differences import Difference, difference
+from file_index.write.listed_objects import BackfillOutcome, ListedObject, backfill_object
+from file_index.write.repair import repair
+from file_index.write.writer import apply_event
 
 BUCKET = "fileupload.a"
 PLACEMENT = KeyPattern.parse("default")

@@ -16,8 +16,8 @@ from backfill.batches import ForeignBucketError, InvalidInputError
 from backfill.config import ConfigError
 from file_index.rules import name_items, schema
 from file_index.rules.name_terms import name_terms
+from file_index.store.entries import plain_item
 from file_index.store.state import IndexStateStore, State
-from file_index.write.repair import plain_item
 from tests.conftest import FakeLambdaContext
 
 BUCKET = "fileupload.a"

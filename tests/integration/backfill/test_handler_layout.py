@@ -12,7 +12,7 @@ from moto import mock_aws
 from backfill import handler
 from file_index.rules import schema
 from file_index.rules.placement import ShardPlacement
-from file_index.write.repair import expected_z_address
+from file_index.write.differences import expected_z_address
 from tests.integration.backfill.test_handler import BUCKET, TABLE, Env, NoTimeContext
 
 PLACEMENT = ShardPlacement(bucket_shards=4, hot_users={"USER001": 2}, multi_attribute_index=True)

@@ -19,9 +19,10 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from file_index.read.file_queries import BucketQuery, UserQuery
 from file_index.read.name_query import NamePage, NameQuery
 from file_index.read.name_reader import NameReader
-from file_index.read.reader import BucketQuery, FileReader, UserQuery
+from file_index.read.reader import FileReader
 from file_index.rules import name_terms, schema
 from file_index.rules.name_items import entry_items, has_extension, item_key, name_of, time_term
 from file_index.rules.placement import ShardPlacement

@@ -1,6 +1,6 @@
 """Folder lists read from the key items (`FolderReader`), on moto and on DynamoDB Local.
 
-Entries are written as the writer makes them (`writer.entry_item`) with the key items of their names
+Entries are written as the writer makes them (`entry_items.entry_item`) with the key items of their names
 (`names.key_item`), in the shards the placement gives them. Every list is followed to its end and compared
 with the brute-force truth of the live entries: each file and each sub-folder once, in key order, in
 both orders; a sub-folder of 20,000 keys is jumped over, read by one Query per shard.
@@ -23,14 +23,16 @@ from moto import mock_aws
 
 from bench.entries import create_event
 from file_index.read import name_reader
-from file_index.read.folder_reader import FolderPage, FolderReader, key_after, key_before, top_key
+from file_index.read.file_queries import BucketQuery, InvalidStartKey, UserQuery
+from file_index.read.folder_keys import key_after, key_before, top_key
+from file_index.read.folder_reader import FolderPage, FolderReader
 from file_index.read.name_query import NameQuery
 from file_index.read.name_reader import NameReader
-from file_index.read.reader import PAGE_ROUNDS, BucketQuery, InvalidStartKey, UserQuery
+from file_index.read.reader import PAGE_ROUNDS
 from file_index.rules import schema
 from file_index.rules.name_items import key_item
 from file_index.rules.placement import ShardPlacement
-from file_index.write.writer import entry_item
+from file_index.write.entry_items import entry_item
 from tests.integration.conftest import DynamoDBLocal
 
 # One worker builds the module's fixtures once (xdist --dist loadgroup).

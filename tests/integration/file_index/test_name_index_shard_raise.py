@@ -19,17 +19,20 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from file_index.read.file_queries import BucketQuery, UserQuery
 from file_index.read.name_query import NameQuery
 from file_index.read.name_reader import NameReader
-from file_index.read.reader import BucketQuery, FileReader, UserQuery
+from file_index.read.reader import FileReader
 from file_index.rules import schema
 from file_index.rules.key_pattern import KeyPattern
 from file_index.rules.name_items import term_items
 from file_index.rules.objects import ObjectEvent
 from file_index.rules.placement import ShardPlacement
+from file_index.store.entries import plain_item
+from file_index.write.listed_objects import ListedObject
 from file_index.write.name_sync import sync_names
 from file_index.write.names import NameIndex
-from file_index.write.repair import ListedObject, Placement, place_entry, plain_item, repair
+from file_index.write.repair import Placement, place_entry, repair
 from file_index.write.writer import apply_event
 from tests.integration.conftest import DynamoDBLocal
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from file_index.read.file_queries import BucketQuery
 from file_index.read.name_query import NameQuery
-from file_index.read.reader import BucketQuery
 from file_index.rules import schema
 from file_index.rules.objects import ObjectEvent
 from file_index.rules.placement import ShardPlacement

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from file_index.read.file_queries import BucketQuery, InvalidStartKey, UserQuery
 from file_index.read.name_query import NameQuery
-from file_index.read.reader import BucketQuery, InvalidStartKey, UserQuery
 from file_index.rules import schema
 from file_index.rules.name_items import term_items, time_term
 from file_index.rules.name_terms import folded_words, query_words

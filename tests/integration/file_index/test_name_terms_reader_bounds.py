@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from file_index.read.file_queries import BucketQuery, UserQuery
 from file_index.read.name_query import NameQuery
-from file_index.read.reader import BucketQuery, UserQuery
 from file_index.rules import schema
 from file_index.rules.placement import ShardPlacement
 from tests.integration.file_index.terms_world import Engine, World, engine, pages

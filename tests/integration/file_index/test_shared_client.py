@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 
+from file_index.read.file_queries import BucketQuery
 from file_index.read.folder_reader import FolderReader
 from file_index.read.name_query import NameQuery
-from file_index.read.reader import BucketQuery, FileReader
+from file_index.read.reader import FileReader
 from file_index.rules import schema
 from file_index.rules.placement import ShardPlacement
 from file_index.store.expressions import SharedClient, built

@@ -17,6 +17,7 @@ from file_index.rules.name_items import key_digest, term_items
 from file_index.rules.name_terms import name_terms
 from file_index.rules.objects import ObjectEvent
 from file_index.rules.placement import ShardPlacement
+from file_index.store.entries import plain_item
 from file_index.store.name_index_flag import (
     ALL_BUCKETS,
     NameIndexFlag,
@@ -25,7 +26,6 @@ from file_index.store.name_index_flag import (
     terms_complete,
 )
 from file_index.write.names import NameIndex
-from file_index.write.repair import plain_item
 from file_index.write.writer import apply_event
 
 BUCKET = "fileupload.a"

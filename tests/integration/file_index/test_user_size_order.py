@@ -13,7 +13,8 @@ from moto import mock_aws
 
 from bench import reading
 from bench.entries import create_event, entry
-from file_index.read.reader import FileReader, ListCursor, Plan, UserQuery
+from file_index.read.file_queries import ListCursor, Plan, UserQuery
+from file_index.read.reader import FileReader
 from file_index.rules.placement import ShardPlacement
 
 # One worker builds the module's fixtures once (xdist --dist loadgroup).

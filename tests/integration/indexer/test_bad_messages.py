@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from file_index.rules.objects import ObjectEvent
-from file_index.write.writer import Outcome
+from file_index.write.conditions import Outcome
 from indexer import handler
 from tests.integration.indexer.conftest import Indexer
 from tests.integration.indexer.notifications import SqsQueue, is_live, notification, read_items, s3_record

@@ -14,7 +14,7 @@ import pytest
 from moto import mock_aws
 
 from file_index.rules import schema
-from file_index.write.repair import plain_item
+from file_index.store.entries import plain_item
 from indexer import handler
 from tests.conftest import FakeLambdaContext
 from tests.integration.indexer.notifications import SqsQueue, notification, s3_record

@@ -24,7 +24,8 @@ import pytest
 from bench.box_reads import bucket_query as bench_query
 from bench.box_reads import read_whole
 from bench.memory_table import MemoryTable
-from file_index.read.reader import BucketQuery, FileReader
+from file_index.read.file_queries import BucketQuery
+from file_index.read.reader import FileReader
 from file_index.rules import cost, schema, upload_statistics, zorder
 from file_index.rules.objects import iso_utc_millis
 from file_index.rules.placement import ShardPlacement

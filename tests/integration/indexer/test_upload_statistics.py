@@ -23,7 +23,8 @@ from bench.box_reads import SHAPES, read_whole
 from bench.box_reads import bucket_query as bench_query
 from bench.entries import log_uniform_size
 from bench.memory_table import MemoryTable
-from file_index.read.reader import BucketQuery, FileReader, Plan
+from file_index.read.file_queries import BucketQuery, Plan
+from file_index.read.reader import FileReader
 from file_index.rules import schema, upload_statistics
 from file_index.rules.objects import iso_utc_millis
 from file_index.rules.placement import ShardPlacement

@@ -13,7 +13,8 @@ from botocore.exceptions import ClientError
 from file_index.rules import schema
 from file_index.rules.objects import NULL_VERSION, ObjectEvent
 from file_index.store.sdk import serialize
-from file_index.write.writer import Outcome, WriteContentionError, apply_event
+from file_index.write.conditions import Outcome, WriteContentionError
+from file_index.write.writer import apply_event
 from indexer.events import parse_record
 from tests.integration.indexer.conftest import BUCKET, Engine
 from tests.integration.indexer.notifications import is_live, query_keys, read_items, s3_record

@@ -21,7 +21,9 @@ from moto import mock_aws
 from file_index.rules import schema, shards, zorder
 from file_index.rules.objects import ObjectEvent
 from file_index.rules.placement import ShardPlacement
-from file_index.write.writer import Outcome, apply_event, entry_item
+from file_index.write.conditions import Outcome
+from file_index.write.entry_items import entry_item
+from file_index.write.writer import apply_event
 from tests.integration.conftest import DynamoDBLocal
 from tests.integration.indexer.conftest import BUCKET, FAKE_CREDENTIALS, Engine
 from tests.integration.indexer.notifications import query_keys, read_items

@@ -36,8 +36,8 @@ from file_index.rules import schema
 from file_index.rules.objects import ObjectEvent
 from file_index.rules.placement import ShardPlacement
 from file_index.store.name_index_flag import mark_table_complete
+from file_index.write.entry_items import entry_item
 from file_index.write.names import NameIndex
-from file_index.write.writer import entry_item
 from local_stack.api_gateway import to_rest_event
 from search import composition, handler, status
 from tests.integration.conftest import DynamoDBLocal

@@ -22,7 +22,7 @@ from file_index.rules import cost, schema
 from file_index.rules.objects import ObjectEvent
 from file_index.rules.placement import ShardPlacement
 from file_index.store.state import IndexStateStore, Operation, State
-from file_index.write.writer import entry_item
+from file_index.write.entry_items import entry_item
 from search import composition
 from search.dal import ObjectStore
 from search.queries import ListParameters, build_query

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import pytest
 
-from file_index.read.reader import BucketQuery
+from file_index.read.file_queries import BucketQuery
 from search.cursor import fingerprint
 from tests.integration.search.conftest import BUCKET, CURSOR_KEY, SearchApi, both_engines
 

@@ -1,7 +1,7 @@
 """The reader over a sharded, boxed index, on moto and DynamoDB Local: every plan against brute force.
 
 One table per engine (with the Z-order index) holds entries written by the real writer
-(`writer.entry_item`) under several placements: bucket `one` with 1 shard, `three` with 3, `sixteen` with
+(`entry_items.entry_item`) under several placements: bucket `one` with 1 shard, `three` with 3, `sixteen` with
 16; the hot user `bot` (4 shards) beside a user whose own name is `bot#3`; sizes and times drawn from
 small pools, so many entries tie. Hypothesis draws the query, the page size and the order; following
 the cursors must give the brute-force answer, each item once, in the plan's order.
@@ -26,11 +26,9 @@ from moto import mock_aws
 
 from bench import reader_030
 from bench.reader_030 import Reader030
-from file_index.read.reader import (
-    PAGE_ROUNDS,
+from file_index.read.file_queries import (
     BucketQuery,
     FileQuery,
-    FileReader,
     InvalidStartKey,
     ListCursor,
     Plan,
@@ -38,11 +36,12 @@ from file_index.read.reader import (
     UserQuery,
     ZWalk,
 )
+from file_index.read.reader import PAGE_ROUNDS, FileReader
 from file_index.rules import cost, schema, zorder
 from file_index.rules.objects import ObjectEvent, iso_utc_millis
 from file_index.rules.placement import ShardPlacement
-from file_index.rules.shards import MergeCursor, Position, ShardCursor
-from file_index.write.writer import entry_item
+from file_index.rules.shard_merge import MergeCursor, Position, ShardCursor
+from file_index.write.entry_items import entry_item
 from search.cursor import MAX_CURSOR_LENGTH, decode_cursor, encode_cursor
 from tests.integration.conftest import DynamoDBLocal
 

@@ -11,7 +11,7 @@ import boto3
 from file_index.store.sdk import SdkSettings, dynamodb_client, s3_client
 from file_search_admin.aws import Aws
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 # The one module that may call boto3's factories.
 FACTORY = ROOT / "functions" / "file_index" / "store" / "sdk.py"
 

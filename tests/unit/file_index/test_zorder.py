@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench.models import read_cost
 from file_index.rules.zorder import (
     ADDRESS_WIDTH,
     DEFAULT_MAX_RANGES,
@@ -23,7 +24,6 @@ from file_index.rules.zorder import (
     encode,
     epoch_millis,
     next_address_in_box,
-    read_cost,
     size_code,
     z_ranges,
 )

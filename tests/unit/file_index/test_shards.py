@@ -13,10 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from file_index.rules.shards import (
-    MAX_SHARD_COUNT,
+from bench.models import split_sharded_key
+from file_index.rules.shard_merge import (
     InvalidMergeCursorError,
-    InvalidShardCountError,
     MergeCursor,
     MergedPage,
     Position,
@@ -24,16 +23,19 @@ from file_index.rules.shards import (
     ShardContractError,
     ShardCursor,
     ShardFetch,
-    UnshardableValueError,
     compact,
     cursor_after,
-    fair_share,
     merge_page,
+)
+from file_index.rules.shards import (
+    MAX_SHARD_COUNT,
+    InvalidShardCountError,
+    UnshardableValueError,
+    fair_share,
     partition_key_for,
     partition_keys,
     shard_of,
     sharded_key,
-    split_sharded_key,
 )
 
 # --- keys ------------------------------------------------------------------------------------------------

@@ -11,10 +11,10 @@ from unittest import mock
 
 import pytest
 
-from file_index.store import unprocessed
+from file_index.store import entries, unprocessed
 from file_index.store.name_index_flag import NameIndexFlag
 from file_index.store.unprocessed import UnprocessedItemsError, UnprocessedKeysError
-from file_index.write import name_sync, repair
+from file_index.write import name_sync
 from file_index.write.names import NameIndex
 from indexer.batch import is_expected
 
@@ -85,7 +85,7 @@ def test_a_state_read_left_unfinished_is_a_throttle_and_is_not_kept() -> None:
 
 
 READERS = {
-    "repair.get_items": lambda client: repair.get_items(client, TABLE, ["k1", "k2"]),
+    "entries.get_items": lambda client: entries.get_items(client, TABLE, ["k1", "k2"]),
     "name_sync._batch_get": lambda client: name_sync._batch_get(
         client, TABLE, [{"objectKey": "k1"}], consistent=True
     ),

@@ -9,11 +9,13 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from types import SimpleNamespace
 
+from bench import models
 from bench.entries import create_event
-from file_index.read.reader import BucketQuery, FileReader, Plan, UserQuery
+from file_index.read.file_queries import BucketQuery, Plan, UserQuery
+from file_index.read.reader import FileReader
 from file_index.rules import cost, upload_statistics
 from file_index.rules.objects import MAX_KEY_BYTES, ObjectEvent, is_record_key
-from file_index.write.writer import entry_item
+from file_index.write.entry_items import entry_item
 
 # A new upload's write units in the entry table today (the entry and its GSI copies), as the issue states.
 ENTRY_WRITE_UNITS = 4
@@ -81,7 +83,7 @@ def test_the_sample_costs_under_one_percent_of_the_entries_write_units() -> None
         upload_statistics.STATISTICS_OF: "a-bucket-name-of-thirty-chars.x",
         **counters,
     }
-    units_per_update = math.ceil(cost.item_bytes(item) / WRITE_UNIT_BYTES)
+    units_per_update = math.ceil(models.item_bytes(item) / WRITE_UNIT_BYTES)
     assert units_per_update == 2
     million = 1_000_000
     updates = sum(1 for key in KEYS if upload_statistics.sampled(key) is not None) * million / len(KEYS)

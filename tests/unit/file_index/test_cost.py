@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bench import models
 from file_index.rules import cost, zorder
 
 
@@ -21,15 +22,15 @@ def test_a_query_is_billed_half_a_unit_per_started_4_kb_and_never_less_than_half
     assert cost.query_read_units(4097) == 1.0
     assert cost.query_read_units(1024 * 1024) == 128.0
     # A key range read in one go: 1 MB responses, each billed.
-    assert cost.range_pages(0, 300) == 1
-    assert cost.range_pages(10_000, 300) == 3
-    assert cost.range_read_units(0, 300) == 0.5
-    assert cost.range_read_units(10_000, 300) == cost.query_read_units(3_000_000)
+    assert models.range_pages(0, 300) == 1
+    assert models.range_pages(10_000, 300) == 3
+    assert models.range_read_units(0, 300) == 0.5
+    assert models.range_read_units(10_000, 300) == cost.query_read_units(3_000_000)
 
 
 def test_item_bytes_follow_dynamodbs_rules() -> None:
-    assert cost.item_bytes({"objectKey": "ab", "size": 12345, "deleted": True}) == 9 + 2 + 4 + 4 + 7 + 1
-    assert cost.item_bytes({"tags": {"k": "v"}}) == 4 + 2
+    assert models.item_bytes({"objectKey": "ab", "size": 12345, "deleted": True}) == 9 + 2 + 4 + 4 + 7 + 1
+    assert models.item_bytes({"tags": {"k": "v"}}) == 4 + 2
 
 
 def _statistics(entries: list[tuple[int, int]]) -> cost.IndexStatistics:
