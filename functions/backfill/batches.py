@@ -17,6 +17,7 @@ from typing import Any
 
 from file_index.rules import schema
 from file_index.rules.objects import is_record_key
+from file_index.store import queries
 from file_index.store.entries import get_items, plain_item
 from file_index.store.state import Operation
 from file_index.write.differences import entry_bucket, is_live
@@ -204,8 +205,8 @@ def sweep(
         }
         if start_key:
             request["ExclusiveStartKey"] = start_key
-        page = repairer.dynamodb.scan(**request)
-        items = [plain_item(raw) for raw in page.get("Items", [])]
+        page = queries.scan_page(repairer.dynamodb, request)
+        items = [plain_item(raw) for raw in page.items]
         live = [
             item
             for item in items
@@ -219,7 +220,7 @@ def sweep(
             return repairer.check(item[schema.OBJECT_KEY], item, None, compare_versions=False)
 
         findings.extend(f for f in executor.map(check, live) if f is not None)
-        start_key = page.get("LastEvaluatedKey")
+        start_key = page.last_key
         if not start_key:
             return SweepResult(None, True, count_findings(findings, swept=scanned))
         if clock() >= deadline:

@@ -17,6 +17,7 @@ from file_index.rules import placement as placement_env
 from file_index.rules import schema
 from file_index.rules.objects import is_record_key
 from file_index.rules.placement import ShardPlacement
+from file_index.store import queries
 
 # The custom resource's properties; CloudFormation hands every value over as a string.
 TABLE_NAME = "TableName"
@@ -126,24 +127,25 @@ def holds_entries(dynamodb: Any, table_name: str) -> bool:
     A fresh stack's table does not exist yet when the guard runs (the table waits for it); a stack that
     is upgraded from a release without the guard has its table, usually full.
     """
-    try:
-        dynamodb.describe_table(TableName=table_name)
-    except dynamodb.exceptions.ResourceNotFoundException:
+    if not queries.table_exists(dynamodb, table_name):
         return False
     start_key: dict[str, object] | None = None
     for _ in range(MAX_SCAN_PAGES):
-        page = dynamodb.scan(
-            TableName=table_name,
-            Limit=SCAN_PAGE_SIZE,
-            ProjectionExpression="#key, #deleted",
-            ExpressionAttributeNames={"#key": schema.OBJECT_KEY, "#deleted": schema.DELETED},
-            **({"ExclusiveStartKey": start_key} if start_key else {}),
+        page = queries.scan_page(
+            dynamodb,
+            dict(
+                TableName=table_name,
+                Limit=SCAN_PAGE_SIZE,
+                ProjectionExpression="#key, #deleted",
+                ExpressionAttributeNames={"#key": schema.OBJECT_KEY, "#deleted": schema.DELETED},
+                **({"ExclusiveStartKey": start_key} if start_key else {}),
+            ),
         )
-        for item in page.get("Items", []):
+        for item in page.items:
             deleted = item.get(schema.DELETED, {}).get("BOOL", False)
             if not is_record_key(item[schema.OBJECT_KEY]["S"]) and not deleted:
                 return True
-        start_key = page.get("LastEvaluatedKey")
+        start_key = page.last_key
         if not start_key:
             return False
     return True

@@ -49,6 +49,7 @@ from file_index.rules.shard_merge import (
     ShardBatch,
     compact,
 )
+from file_index.store import queries
 
 # Keys of a sub-folder whose entries one page reads to answer it (in the read's order).
 FOLDER_PROBES = 2
@@ -243,8 +244,8 @@ class _FolderList:
         }
         if index is not None:
             request["IndexName"] = index
-        response = names.client.query(**request)
-        return response.get("Items", []), bool(response.get("LastEvaluatedKey"))
+        page = queries.query_page(names.client, request)
+        return page.items, bool(page.last_key)
 
     def cursor(self, position: Mapping[str, Any] | None, shard_count: int) -> MergeCursor | None:
         """The merge cursor of `position`, checked against the query; InvalidStartKey if it is not one."""

@@ -63,7 +63,7 @@ from file_index.read.reader import FileReader
 from file_index.rules import schema, shard_merge
 from file_index.rules.name_items import key_scope, name_of, term_scope
 from file_index.rules.placement import ShardPlacement
-from file_index.store import unprocessed
+from file_index.store import queries, unprocessed
 from file_index.store.expressions import SharedClient
 from file_index.store.name_index_flag import NameIndexIncomplete, terms_complete
 
@@ -182,14 +182,9 @@ class NameReader:
         }
         if index is not None:
             request["IndexName"] = index
-        while True:
-            response = self.client.query(**request)
-            counter.add(int(response.get("ScannedCount", 0)))
-            yield response.get("Items", [])
-            last = response.get("LastEvaluatedKey")
-            if not last:
-                return
-            request["ExclusiveStartKey"] = last
+        for page in queries.query_pages(self.client, request):
+            counter.add(page.scanned)
+            yield page.items
 
     def entries(self, keys: Sequence[str], counter: _Counter) -> dict[str, dict[str, Any]]:
         """The entries of `keys` (absent ones absent; a key given twice is read once: BatchGetItem refuses

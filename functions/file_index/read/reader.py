@@ -84,6 +84,7 @@ from file_index.rules.shard_merge import (
     Position,
     ShardFetch,
 )
+from file_index.store import queries
 from file_index.store.expressions import SharedClient
 
 # Round trips a page makes at most: each round reads the shards that need it in parallel, so a page
@@ -129,7 +130,7 @@ class FileReader:
 
     def get_file(self, object_key: str) -> dict[str, Any] | None:
         """The indexed file under `object_key` (URL-decoded), or None if absent or deleted."""
-        item = self._table.get_item(Key={schema.OBJECT_KEY: object_key}).get("Item")
+        item = queries.item_of(self._table, {schema.OBJECT_KEY: object_key})
         if item is None or item.get(schema.DELETED):
             return None
         return public_item(item)

@@ -19,6 +19,7 @@ from file_index.rules.shard_merge import (
     Position,
     ShardBatch,
 )
+from file_index.store import queries
 
 # DynamoDB answers at most 1 MB per Query whatever its Limit; this bounds the items one Query may read.
 MAX_QUERY_ITEMS = 1000
@@ -151,15 +152,15 @@ class ShardReader:
             request["FilterExpression"] = self._filter
         if start_key is not None:
             request["ExclusiveStartKey"] = start_key
-        response = self._client.query(**request)
-        items: list[dict[str, Any]] = response.get("Items", [])
+        page = queries.query_page(self._client, request)
+        items = page.items
         self.requests += 1
-        self.scanned += int(response.get("ScannedCount", len(items)))
+        self.scanned += page.scanned
         if self._keep is not None:
             # A condition DynamoDB cannot evaluate (words of a name): read like a filter, kept here.
             items = [item for item in items if self._keep(item)]
         self._kept += len(items)
-        evaluated = response.get("LastEvaluatedKey")
+        evaluated = page.last_key
         if evaluated is not None:
             resume = self._position(evaluated)
             if self._box is not None:

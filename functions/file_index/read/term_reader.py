@@ -39,6 +39,7 @@ from file_index.rules import name_terms, schema, shard_merge
 from file_index.rules.name_items import has_extension
 from file_index.rules.objects import MAX_KEY_BYTES
 from file_index.rules.shard_merge import InvalidMergeCursorError, MergeCursor, Position, ShardBatch
+from file_index.store import queries
 
 # Above every `nameSort` of an upload time that starts with a bound ("{uploadDate} {hex digest}").
 _AFTER_TIME = "~"
@@ -173,14 +174,14 @@ class TermShard:
             request["IndexName"] = self._index
         items: list[dict[str, Any]] = []
         while True:
-            response = self._client.query(**request)
-            read: list[dict[str, Any]] = [_plain(raw) for raw in response.get("Items", [])]
-            self._counter.add(int(response.get("ScannedCount", len(read))))
+            page = queries.query_page(self._client, request)
+            read: list[dict[str, Any]] = [_plain(raw) for raw in page.items]
+            self._counter.add(page.scanned)
             self._scanned += len(read)
             kept = [item for item in read if item[schema.NAME_SORT] != skip and self._search.passes(item)]
             self._kept += len(kept)
             items += kept
-            evaluated = response.get("LastEvaluatedKey")
+            evaluated = page.last_key
             if evaluated is None:
                 return ShardBatch(items, exhausted=True)
             last = read[-1]

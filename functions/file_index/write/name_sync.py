@@ -34,7 +34,7 @@ from boto3.dynamodb.types import TypeDeserializer
 from file_index.rules import schema
 from file_index.rules.name_items import SCOPE_SEPARATOR, is_live_entry, item_key
 from file_index.rules.placement import ShardPlacement
-from file_index.store import unprocessed
+from file_index.store import name_items, queries, unprocessed
 from file_index.store.name_index_flag import FLAG_MARK, NameIndexFlag
 from file_index.write.names import NameIndex
 
@@ -81,9 +81,8 @@ def _plain(raw: Mapping[str, Any]) -> dict[str, Any]:
 def _scan_pages(
     dynamodb: Any, table_name: str, segment: int, segments: int, **request: Any
 ) -> Iterator[list[dict[str, Any]]]:
-    paginator = dynamodb.get_paginator("scan")
-    for page in paginator.paginate(TableName=table_name, Segment=segment, TotalSegments=segments, **request):
-        yield [_plain(raw) for raw in page.get("Items", [])]
+    for page in queries.scan_pages(dynamodb, table_name, segment, segments, **request):
+        yield [_plain(raw) for raw in page]
 
 
 def _batch_get(
@@ -215,16 +214,12 @@ def _remove_strays(
         scope, term = _item_tuple(item)
         if (scope, term) in expected:
             continue
-        try:
-            dynamodb.delete_item(
-                TableName=name_table_name,
-                Key={schema.NAME_SCOPE: {"S": scope}, schema.NAME_SORT: {"S": term}},
-                ConditionExpression="attribute_not_exists(#since) OR #since = :since",
-                ExpressionAttributeNames={"#since": schema.NAME_SINCE},
-                ExpressionAttributeValues={":since": {"S": str(item.get(schema.NAME_SINCE, ""))}},
-            )
+        key = {schema.NAME_SCOPE: scope, schema.NAME_SORT: term}
+        if name_items.delete_if_unchanged(
+            dynamodb, name_table_name, key, str(item.get(schema.NAME_SINCE, ""))
+        ):
             removed += 1
-        except dynamodb.exceptions.ConditionalCheckFailedException:
+        else:
             kept += 1
     return removed, kept
 

@@ -24,7 +24,6 @@ ordered for that (`NameIndex`).
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
@@ -32,7 +31,7 @@ from typing import Any
 
 from file_index.rules import schema
 from file_index.rules.name_items import entry_items, item_key
-from file_index.store import unprocessed
+from file_index.store import name_items, unprocessed
 from file_index.store.sdk import serialize
 
 # DynamoDB takes at most 25 puts or deletes in one BatchWriteItem.
@@ -114,14 +113,7 @@ class NameIndex:
     def _delete_if_older(self, item: Mapping[str, Any], order: str) -> None:
         self._count(1)
         # A newer create's item fails the condition: it stays.
-        with contextlib.suppress(self.client.exceptions.ConditionalCheckFailedException):
-            self.client.delete_item(
-                TableName=self.table_name,
-                Key=serialize(item_key(item)),
-                ConditionExpression="attribute_not_exists(#since) OR #since < :order",
-                ExpressionAttributeNames={"#since": schema.NAME_SINCE},
-                ExpressionAttributeValues={":order": {"S": order}},
-            )
+        name_items.delete_if_older(self.client, self.table_name, item_key(item), order)
 
     def _run(self, call: Callable[[Any], None], tasks: Sequence[Any]) -> None:
         if self._executor is None or len(tasks) < 2:

@@ -1,0 +1,37 @@
+"""The name table's conditional deletes (`file_index.write.names` and `name_sync` decide which items go).
+
+BatchWriteItem takes no condition, so each is one DeleteItem. A failed condition is an answer (the item
+was written again meanwhile and stays): each returns whether the item was removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from file_index.rules import schema
+from file_index.store.sdk import serialize
+
+
+def delete_if_older(client: Any, table_name: str, key: Mapping[str, Any], order: str) -> bool:
+    """Delete the item of `key` where its `since` is older than `order` (or absent)."""
+    return _delete_where(client, table_name, key, "attribute_not_exists(#since) OR #since < :order", order)
+
+
+def delete_if_unchanged(client: Any, table_name: str, key: Mapping[str, Any], since: str) -> bool:
+    """Delete the item of `key` where its `since` is still `since` (or absent): unchanged since read."""
+    return _delete_where(client, table_name, key, "attribute_not_exists(#since) OR #since = :order", since)
+
+
+def _delete_where(client: Any, table_name: str, key: Mapping[str, Any], condition: str, order: str) -> bool:
+    try:
+        client.delete_item(
+            TableName=table_name,
+            Key=serialize(dict(key)),
+            ConditionExpression=condition,
+            ExpressionAttributeNames={"#since": schema.NAME_SINCE},
+            ExpressionAttributeValues={":order": {"S": order}},
+        )
+    except client.exceptions.ConditionalCheckFailedException:
+        return False
+    return True
