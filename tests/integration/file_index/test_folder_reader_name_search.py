@@ -17,9 +17,9 @@ from tests.integration.local_stack.test_name_search import (  # noqa: F401 (coll
     HOT_USER,
     USERS,
     Corpus,
-    _aws_credentials,
     check,
     corpus,
+    module_credentials,
     test_a_prefix_of_1020_bytes_is_listed,
 )
 

@@ -325,7 +325,7 @@ def test_a_delete_removes_the_items_in_the_shard_the_entry_was_in(tables: Tables
     assert tables.folder(f"{USER}/") == []
 
 
-def _versioned(tables: Tables, key: str) -> list[str]:
+def versioned_pair(tables: Tables, key: str) -> list[str]:
     """Two versions of `key` in the (now versioned) bucket, oldest first."""
     tables.s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
     return [
@@ -337,7 +337,7 @@ def test_a_version_restored_in_another_shard_takes_the_name_items_along(tables: 
     """The current version is deleted for good after a raise: the version that is current again is
     written to the key's new shard, and the items of the entry it replaced leave shard 0."""
     key = moved_key("restored")
-    first, second = _versioned(tables, key)
+    first, second = versioned_pair(tables, key)
     tables.apply("put", key, BEFORE, version_id=first)
     tables.apply("put", key, BEFORE, version_id=second)
     tables.s3.delete_object(Bucket=BUCKET, Key=key, VersionId=second)
@@ -350,7 +350,7 @@ def test_a_version_restored_in_another_shard_takes_the_name_items_along(tables: 
 
 def test_the_last_version_deleted_for_good_takes_its_name_items(tables: Tables) -> None:
     key = moved_key("purged")
-    first, second = _versioned(tables, key)
+    first, second = versioned_pair(tables, key)
     tables.apply("put", key, BEFORE, version_id=second)
     for version in (first, second):
         tables.s3.delete_object(Bucket=BUCKET, Key=key, VersionId=version)

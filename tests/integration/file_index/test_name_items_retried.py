@@ -27,9 +27,9 @@ from tests.integration.file_index.test_name_index_shard_raise import (
     START,
     USER,
     Tables,
-    _versioned,
     moved_key,
     tables,
+    versioned_pair,
 )
 
 __all__ = ["tables"]  # the fixture, imported for this module's tests
@@ -92,7 +92,7 @@ def test_a_version_restored_then_delivered_again_writes_its_name_items(tables: T
     """The current version deleted for good: the version current again is written, its items fail; the
     delete delivered again finds the restored entry at its own position and writes them."""
     key = moved_key("restored-again")
-    first, second = _versioned(tables, key)
+    first, second = versioned_pair(tables, key)
     tables.apply("put", key, BEFORE, version_id=first)
     tables.apply("put", key, BEFORE, version_id=second)
     tables.s3.delete_object(Bucket=BUCKET, Key=key, VersionId=second)
@@ -127,7 +127,7 @@ class ResentRestore:
 
 def test_a_restore_write_sent_again_is_taken_as_applied(tables: Tables) -> None:
     key = moved_key("restore-resent")
-    first, second = _versioned(tables, key)
+    first, second = versioned_pair(tables, key)
     tables.apply("put", key, BEFORE, version_id=first)
     tables.apply("put", key, BEFORE, version_id=second)
     tables.s3.delete_object(Bucket=BUCKET, Key=key, VersionId=second)

@@ -140,12 +140,12 @@ def random_key(rng: random.Random) -> str:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _aws_credentials(module_aws_environment: None) -> None:
+def module_credentials(module_aws_environment: None) -> None:
     """The shared AWS environment of a module whose stacks live through many tests (conftest)."""
 
 
 @pytest.fixture(scope="module", params=PLACEMENTS)
-def corpus(request: pytest.FixtureRequest, _aws_credentials: None) -> Iterator[Corpus]:
+def corpus(request: pytest.FixtureRequest, module_credentials: None) -> Iterator[Corpus]:
     context, engine = request.param
     endpoint = None
     if engine == "dynamodb-local":
