@@ -56,6 +56,7 @@ class Settings:
     local_stack_files: int
     name_maintenance_sizes: tuple[int, ...]
     upload_files: int
+    layout_files: int
 
     def kwargs(self, measure: str) -> dict[str, Any]:
         by_measure: dict[str, dict[str, Any]] = {
@@ -91,6 +92,7 @@ class Settings:
             "local_stack": {"files": self.local_stack_files},
             "name_maintenance": {"sizes": list(self.name_maintenance_sizes)},
             "upload_writes": {"files": self.upload_files},
+            "name_layouts": {"files": self.layout_files},
         }
         return by_measure[measure]
 
@@ -130,6 +132,8 @@ FULL = Settings(
     name_maintenance_sizes=(500,),
     # Files of measure 16's names uploaded, overwritten, deleted and backfilled on DynamoDB Local.
     upload_files=200,
+    # Names of measure 16 the name index's layouts are priced over (measure 22, a model: about 2 minutes).
+    layout_files=5_000,
 )
 QUICK = Settings(
     stream_keys=40,
@@ -161,6 +165,7 @@ QUICK = Settings(
     local_stack_files=300,
     name_maintenance_sizes=(100,),
     upload_files=20,
+    layout_files=500,
 )
 
 
@@ -216,6 +221,11 @@ def parse_args(argv: list[str]) -> Options:
         help="files of measure 16's names whose every write unit is counted on DynamoDB Local (measure 21)",
     )
     parser.add_argument(
+        "--layout-files",
+        type=int,
+        help="measure 16's names the name index's layouts are priced on (measure 22)",
+    )
+    parser.add_argument(
         "--charts",
         type=Path,
         help=f"draw the PNG charts into this folder (default for a full run: {DEFAULT_CHARTS})",
@@ -257,6 +267,7 @@ def parse_args(argv: list[str]) -> Options:
         if args.name_maintenance_sizes
         else base.name_maintenance_sizes,
         upload_files=args.upload_files or base.upload_files,
+        layout_files=args.layout_files or base.layout_files,
     )
     charts = None if args.no_charts else args.charts or (None if args.quick else DEFAULT_CHARTS)
     return Options(settings, args.only or list(MEASURES), charts)

@@ -47,6 +47,7 @@ MEASURES = {
     "local_stack": "bench.local_stack:run",
     "name_maintenance": "bench.name_maintenance:run",
     "upload_writes": "bench.upload_writes:run",
+    "name_layouts": "bench.name_layouts:run",
 }
 
 

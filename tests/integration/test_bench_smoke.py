@@ -69,6 +69,7 @@ TINY = [
     "--page-runs=1",
     "--local-stack-files=60",
     "--upload-files=5",
+    "--layout-files=300",
 ]
 
 
@@ -102,6 +103,7 @@ MEASURE_ROWS = {
     "local_stack": ("19.",),
     "name_maintenance": ("20.",),
     "upload_writes": ("21.",),
+    "name_layouts": ("22.",),
 }
 # Seconds a measure's tiny run may take; more for those that start DynamoDB Local and write on it a lot.
 MEASURE_TIMEOUTS = {"upload_writes": 300}

@@ -1,0 +1,113 @@
+"""Measure 22's model of the name index's layouts: today's layout priced as measure 21 measures it, shorter
+terms and packed blocks priced by their items' sizes, and the reads of a shorter term checked."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from bench.name_data import NamedFile, make_files
+from bench.name_layouts import (
+    BLOCK_OVERHEAD,
+    LAYOUTS,
+    POSTING_OVERHEAD,
+    Layout,
+    batch_units,
+    other_names,
+    packed_units,
+    per_file_units,
+    price,
+    query_words,
+    read_cost,
+    rows_of,
+)
+from file_index.rules import name_terms
+
+TODAY = LAYOUTS[0]
+SHORT = Layout("terms ≤3 and whole words, an item a file, user GSI", 3, True, False, True)
+PACKED = Layout("terms ≤3, packed, 1 shard", 3, False, True, False, 1)
+
+
+def _file(name: str, user: str = "user0007", day: str = "2017-06-01") -> NamedFile:
+    return NamedFile(f"{user}/{name}", user, name, 1000, f"{day}T12:00:00.000Z")
+
+
+def test_today_costs_two_units_a_term_and_two_for_the_key_item() -> None:
+    """As measure 21 measures it: an item per term and the key item, each under 1 KB, each in the user GSI."""
+    file = _file("IMG_20170412_093015.jpg")
+    assert per_file_units(TODAY, file) == 2 * (len(name_terms.name_terms(file.name)) + 1)
+
+
+def test_shorter_terms_keep_those_up_to_their_length_and_each_word_starts_longest() -> None:
+    terms = SHORT.terms("report_2017.pdf")
+    assert set(terms) == {"r", "re", "rep", "report2", "2", "20", "201", "2017p", "p", "pd", "pdf"}
+    assert set(terms) <= set(name_terms.name_terms("report_2017.pdf"))
+
+
+@pytest.mark.parametrize(
+    ("word", "term"),
+    [
+        ("img", "img"),  # as short as the layout's terms: today's term
+        ("repo", "rep"),  # ends inside its first run: read under its first 3 characters, checked
+        ("img2017", "img2"),  # runs past its first run: every name it matches has that longest term
+        ("report", "rep"),  # `report_2017`'s longest term is `report2`: read under "rep", checked
+        ("reportfinal", "reportfi"),  # fills MAX_TERM: every name it matches has that longest term
+    ],
+)
+def test_a_query_word_is_read_under_a_term_every_name_it_matches_has(word: str, term: str) -> None:
+    layout = SHORT
+    assert layout.read_term(word) == term
+    for name in ("IMG_20170412_093015.jpg", "report_2017.pdf", "reportFinal.docx", "repository.zip"):
+        if name_terms.matches(name, [word]):
+            assert term in layout.terms(name)
+
+
+def test_a_packed_block_costs_a_unit_per_started_kb_of_its_postings() -> None:
+    # Two files sharing every term of length up to 3 ("a", "ab", "abc"): one block each for both.
+    first, second = _file("abc.x"), _file("abc.y")
+    units, heat = packed_units(PACKED, [first, second])
+    terms = set(PACKED.terms(first.name)) | set(PACKED.terms(second.name))
+    block_sizes = {
+        term: BLOCK_OVERHEAD
+        + sum(POSTING_OVERHEAD + len(f.name) for f in (first, second) if term in PACKED.terms(f.name))
+        for term in terms
+    }
+    assert all(size < 1024 for size in block_sizes.values())
+    assert units == len(terms) + 2  # a unit a block, and the two key items
+    assert sum(heat.values()) == len(terms)
+
+
+def test_packing_a_batch_never_costs_more_than_an_item_a_file() -> None:
+    files, _ = make_files(200, seed=16)
+    per_file = Layout("terms ≤3, an item a file", 3, False, False, False, 1)
+    assert batch_units(PACKED, files[:100]) < batch_units(per_file, files[:100])
+
+
+def test_reads_count_what_the_read_term_holds_against_what_matches() -> None:
+    files = [_file(name) for name in ("report.pdf", "repair.pdf", "replica.pdf", "notes.txt")]
+    median, p90, read_units = read_cost(SHORT, files, [("report", 1)])
+    # "report" is read under "rep", which three names have; one of them matches.
+    assert (median, p90) == (3.0, 3.0)
+    assert read_units > 0.5  # the found file's entry, and what the Query read
+
+
+def test_query_words_count_the_names_they_match() -> None:
+    files, _ = make_files(300, seed=16)
+    for word, found in query_words(files, random.Random(1), 20):
+        assert found == sum(name_terms.matches(file.name, [word]) for file in files)
+        assert found >= 1  # drawn from a name
+
+
+def test_rows_price_every_layout_against_today() -> None:
+    files, _ = make_files(300, seed=16)
+    words = query_words(files, random.Random(1), 10)
+    priced = [price(layout, files, words, other_names()) for layout in (TODAY, PACKED)]
+    rows = rows_of(priced, files=300, queries=10)
+    assert len(rows) == 6
+    today_new, packed_new = rows[0], rows[3]
+    assert today_new.ours == today_new.comparison
+    assert packed_new.ours is not None
+    assert today_new.ours is not None
+    assert packed_new.ours < today_new.ours / 3
+    assert "a 255-byte name" in packed_new.note
