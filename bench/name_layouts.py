@@ -57,6 +57,9 @@ POSTING_OVERHEAD = 29
 # A packed block's keys and attribute names (`nameScope`, `nameSort`, `postings`, `since`).
 BLOCK_OVERHEAD = 110
 KB = 1024
+# The mark of a capped name's overflow terms (`+` and a first character): a name search reads the overflow
+# term of its word's first character too.
+OVERFLOW = "+"
 READ_UNIT_BYTES = 4096
 EVENTUAL = 0.5
 ENTRY_READ_UNITS = 0.5  # an entry (under 4 KB) read eventually consistent
@@ -75,9 +78,25 @@ class Layout:
     shards: int = DEFAULT_SHARDS
     user_short: int | None = None  # packed user blocks: their terms of at most this many characters only
     named_postings: bool = True  # a packed posting holds the name (else every candidate's entry is read)
+    stage: int | None = None  # packed by a second stage, this many files a run in upload-time order
+    cap: int | None = None  # at most this many terms a name; the rest by their first character (overflow)
+    long_name: int | None = None  # postings of a name of more bytes than this hold no name (entry checked)
+
+    def indexed(self, name: str) -> list[str]:
+        """The terms `name` has postings under: its first `cap` terms, then the overflow terms of the
+        rest (`OVERFLOW` and the term's first character), each once."""
+        terms = self.terms(name)
+        if self.cap is None or len(terms) <= self.cap:
+            return terms
+        kept = terms[: self.cap]
+        return kept + list(dict.fromkeys(OVERFLOW + term[0] for term in terms[self.cap :]))
 
     def terms(self, name: str) -> list[str]:
         return _terms(name, self.short, self.whole)
+
+    def holds_name(self, name: str) -> bool:
+        """Whether `name`'s postings hold it (else a search reads the entry of each such candidate)."""
+        return self.named_postings and (self.long_name is None or len(name.encode("utf-8")) <= self.long_name)
 
     def user_terms(self, name: str) -> list[str]:
         if self.user_short is None:
@@ -126,6 +145,40 @@ LAYOUTS = (
         1,
         False,
     ),
+    Layout(
+        "terms ≤3, a second stage packs 1,000, 1 shard, no user items", 3, False, True, False, 1, stage=1000
+    ),
+    Layout(
+        "terms ≤3 and whole words, a second stage packs 1,000, 1 shard, no user items",
+        3,
+        True,
+        True,
+        False,
+        1,
+        stage=1000,
+    ),
+    Layout(
+        "terms ≤3, a second stage packs 1,000, 1 shard, user blocks of 1-character terms",
+        3,
+        False,
+        True,
+        True,
+        1,
+        1,
+        stage=1000,
+    ),
+    Layout(
+        "terms ≤3 and whole words, a second stage packs 1,000, 1 shard, no user items, 24 terms a name and "
+        "the rest by first character, names over 64 bytes checked on the entry",
+        3,
+        True,
+        True,
+        False,
+        1,
+        stage=1000,
+        cap=24,
+        long_name=64,
+    ),
 )
 
 
@@ -171,7 +224,7 @@ def _units(size: int) -> int:
 
 
 def posting_bytes(file: NamedFile, layout: Layout | None = None) -> int:
-    if layout is not None and not layout.named_postings:
+    if layout is not None and not layout.holds_name(file.name):
         return POSTING_OVERHEAD
     return POSTING_OVERHEAD + len(file.name.encode("utf-8"))
 
@@ -202,7 +255,7 @@ def packed_units(layout: Layout, batch: Sequence[NamedFile]) -> tuple[float, dic
     for file in batch:
         day = file.upload_date[:10]
         shard = str(shard_of(file.key, layout.shards))
-        for term in layout.terms(file.name):
+        for term in layout.indexed(file.name):
             blocks[(term, shard, day)] += posting_bytes(file, layout)
         if layout.user_items:
             for term in layout.user_terms(file.name):
@@ -218,7 +271,9 @@ def packed_units(layout: Layout, batch: Sequence[NamedFile]) -> tuple[float, dic
 def compaction_units(layout: Layout, file: NamedFile) -> float:
     """A stale posting's share of compaction: a block is rewritten once half of it is stale, so each stale
     posting pays about its own size once (the live half it rewrites), per copy."""
-    postings = len(layout.terms(file.name)) + (len(layout.user_terms(file.name)) if layout.user_items else 0)
+    postings = len(layout.indexed(file.name)) + (
+        len(layout.user_terms(file.name)) if layout.user_items else 0
+    )
     return postings * posting_bytes(file, layout) / KB
 
 
@@ -272,6 +327,11 @@ def price(
     units: dict[str, dict[str, float]] = {}
     busy = [_same_day(batch, "2017-06-01") for batch in _batches(files, BUSY_BATCH)]
     backfill = _batches(files, BACKFILL_BATCH)
+    if layout.stage is not None:
+        # The stage reads the entries in upload-time order: a run is `stage` files, one day or less.
+        in_order = sorted(files, key=lambda file: file.upload_date)
+        busy = [_same_day(batch, "2017-06-01") for batch in _batches(in_order, layout.stage)]
+        backfill = [_same_day(batch, batch[0].upload_date[:10]) for batch in _batches(in_order, layout.stage)]
     hottest = 0.0
     for batching, batches in (
         ("busy", busy),
@@ -290,7 +350,7 @@ def price(
             stale = statistics.fmean(compaction_units(layout, file) for file in counted)
             units[batching] = {"new key": new_key, "overwrite": new_key + stale, "delete": stale}
             if batching == "busy":
-                batches_per_second = UPLOADS_PER_SECOND / BUSY_BATCH
+                batches_per_second = UPLOADS_PER_SECOND / (layout.stage or BUSY_BATCH)
                 hottest = max(heat.values()) / len(batches) * batches_per_second
         else:
             new_key = statistics.fmean(per_file_units(layout, file) for file in counted)
@@ -305,7 +365,7 @@ def price(
         layout,
         units,
         hottest,
-        statistics.fmean(len(layout.terms(file.name)) for file in files),
+        statistics.fmean(len(layout.indexed(file.name)) for file in files),
         read_cost(layout, files, queries),
         {label: _mean_added(layout, busy[:5], chosen) for label, chosen in named.items()},
     )
@@ -338,21 +398,25 @@ def read_cost(
     entry per file found)."""
     holders: dict[str, list[NamedFile]] = defaultdict(list)
     for file in files:
-        for term in layout.terms(file.name):
+        for term in layout.indexed(file.name):
             holders[term].append(file)
     ratios: list[float] = []
     read_bytes = found_total = entries = 0.0
     for word, found in queries:
         if found == 0:
             continue
-        held = holders.get(layout.read_term(word), [])
+        # A file with postings under both (capped, its word's term kept) is read once.
+        held = list(
+            dict.fromkeys(holders.get(layout.read_term(word), []) + holders.get(OVERFLOW + word[0], []))
+        )
         ratios.append(len(held) / found)
         if layout.packed:
             read_bytes += sum(posting_bytes(file, layout) for file in held)
         else:
             read_bytes += len(held) * TERM_ITEM_BYTES
         # A posting without the name is checked on its entry; any other, on itself first.
-        entries += found if layout.named_postings else len(held)
+        unnamed = [file for file in held if not layout.holds_name(file.name)]
+        entries += found + sum(not name_terms.matches(file.name, [word]) for file in unnamed)
         found_total += found
     read_units = (read_bytes / READ_UNIT_BYTES * EVENTUAL + entries * ENTRY_READ_UNITS) / found_total
     ordered = sorted(ratios)

@@ -111,3 +111,42 @@ def test_rows_price_every_layout_against_today() -> None:
     assert today_new.ours is not None
     assert packed_new.ours < today_new.ours / 3
     assert "a 255-byte name" in packed_new.note
+
+
+CAPPED = Layout("capped", 3, True, True, False, 1, stage=1000, cap=4, long_name=20)
+
+
+def test_a_capped_name_keeps_its_first_terms_and_the_first_characters_of_the_rest() -> None:
+    name = "alpha beta gamma delta epsilon.txt"
+    terms = CAPPED.terms(name)
+    assert len(terms) > 4
+    indexed = CAPPED.indexed(name)
+    assert indexed[:4] == terms[:4]
+    assert indexed[4:] == list(dict.fromkeys("+" + term[0] for term in terms[4:]))
+
+
+def test_a_word_past_the_cap_is_found_under_its_overflow_term() -> None:
+    long_file = _file("alpha beta gamma delta epsilon.txt")
+    other = _file("epsilon.txt")
+    median, _, _ = read_cost(CAPPED, [long_file, other], [("epsilon", 2)])
+    assert CAPPED.read_term("epsilon") == "eps"
+    assert "eps" not in CAPPED.indexed(long_file.name)
+    # "eps" holds the short name, "+e" the long one (and the short one, capped too): each read once.
+    assert median == 1.0
+
+
+def test_a_long_names_postings_hold_no_name() -> None:
+    short, long_name = _file("a.txt"), _file("a-name-longer-than-twenty-bytes.txt")
+    assert CAPPED.holds_name(short.name)
+    assert not CAPPED.holds_name(long_name.name)
+    assert packed_units(CAPPED, [long_name])[0] < packed_units(PACKED, [long_name])[0] + 1
+
+
+def test_a_second_stage_packs_a_backfill_as_it_packs_a_busy_bucket() -> None:
+    files, _ = make_files(2000, seed=16)
+    words = query_words(files, random.Random(1), 5)
+    staged = Layout("staged", 3, False, True, False, 1, stage=1000)
+    priced = price(staged, files, words, {})
+    assert priced.units["backfill"]["new key"] == pytest.approx(priced.units["busy"]["new key"], rel=0.25)
+    unstaged = price(PACKED, files, words, {})
+    assert priced.units["backfill"]["new key"] < unstaged.units["backfill"]["new key"]
