@@ -6,11 +6,14 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bench.name_data import NamedFile, make_files
 from bench.name_layouts import (
     BLOCK_OVERHEAD,
     LAYOUTS,
+    OVERFLOW,
     POSTING_OVERHEAD,
     Layout,
     batch_units,
@@ -23,6 +26,7 @@ from bench.name_layouts import (
     rows_of,
 )
 from file_index.rules import name_terms
+from tests.unit.file_index.test_name_terms import cut_words, texts
 
 TODAY = LAYOUTS[0]
 SHORT = Layout("terms ≤3 and whole words, an item a file, user GSI", 3, True, False, True)
@@ -150,3 +154,38 @@ def test_a_second_stage_packs_a_backfill_as_it_packs_a_busy_bucket() -> None:
     assert priced.units["backfill"]["new key"] == pytest.approx(priced.units["busy"]["new key"], rel=0.25)
     unstaged = price(PACKED, files, words, {})
     assert priced.units["backfill"]["new key"] < unstaged.units["backfill"]["new key"]
+
+
+# Names of words in a few letters and digits, so long runs, shared prefixes and word starts abound.
+word_names = st.lists(st.text(alphabet="abrept0127", min_size=1, max_size=10), min_size=1, max_size=6).map(
+    lambda words: "_".join(words) + ".pdf"
+)
+
+
+def word_start_prefixes(name: str, data: st.DataObject) -> list[str]:
+    """Query words that begin at a word start of `name`: the joined words from there, cut to a length."""
+    words = name_terms.folded_words(name)
+    if not words:
+        return []
+    start = data.draw(st.integers(0, len(words) - 1))
+    rest = "".join(words[start:])
+    return [rest[: data.draw(st.integers(1, min(len(rest), name_terms.MAX_TERM + 4)))]]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.one_of(texts, word_names), data=st.data())
+def test_every_layout_reads_a_word_under_a_term_each_name_it_matches_has(
+    name: str, data: st.DataObject
+) -> None:
+    """The model's reads are exact: a name a query word matches has the term the word is read under (or,
+    capped, the overflow term of its first character), whatever the script, for every layout."""
+    drawn = cut_words(name, data) + word_start_prefixes(name, data)
+    words = [word for word in drawn if name_terms.matches(name, [word])]
+    for layout in (*LAYOUTS, CAPPED):
+        indexed = set(layout.indexed(name))
+        for word in words:
+            assert layout.read_term(word) in indexed or OVERFLOW + word[0] in indexed, (
+                layout.label,
+                name,
+                word,
+            )
