@@ -470,8 +470,59 @@ def other_names() -> dict[str, list[NamedFile]]:
     return {"document names": named(DOCUMENT_NAMES), "a 255-byte name": named([LONG_NAME])}
 
 
+# Layouts with blocks of a person's own, priced again with the bucket's files spread over this many people.
+PEOPLE = (10, 100, 10_000)
+PEOPLE_LAYOUT = Layout(
+    "terms ≤3 and whole words, a second stage packs 1,000, 1 shard, user blocks of 1-character terms",
+    3,
+    True,
+    True,
+    True,
+    1,
+    1,
+    stage=1000,
+)
+
+
+def spread_over(files: Sequence[NamedFile], people: int, rng: random.Random) -> list[NamedFile]:
+    """`files` uploaded by `people` people, each file's person drawn uniformly."""
+    spread: list[NamedFile] = []
+    for file in files:
+        user = f"person{rng.randrange(people):05d}"
+        spread.append(NamedFile(f"{user}/{file.name}", user, file.name, file.size, file.upload_date))
+    return spread
+
+
+def people_rows(
+    files: Sequence[NamedFile], people: Sequence[int], queries: Sequence[tuple[str, int]]
+) -> list[Row]:
+    """Per count of people: what a new key writes with blocks of a person's own, in a busy bucket and in
+    one of those people's uploads one at a time."""
+    out: list[Row] = []
+    for count in people:
+        spread = spread_over(files, count, random.Random(count))
+        priced = price(PEOPLE_LAYOUT, spread, queries, {})
+        busy = priced.units["busy"]["new key"]
+        out.append(
+            Row(
+                f"22. name units per new key, busy bucket of {count:,} people: {PEOPLE_LAYOUT.label}",
+                "WCU/upload",
+                busy,
+                None,
+                "",
+                note=(
+                    f"with the entry {busy + ENTRY_UNITS['new key']:.1f}; about {len(files) / count:,.1f} "
+                    f"files a person in the bucket's {len(files):,}, {1000 / count:,.1f} in a run of 1,000; "
+                    "a model (bench/name_layouts.py)"
+                ),
+            )
+        )
+    return out
+
+
 def run(*, files: int = 5_000, queries: int = 200) -> list[Row]:
     named, _ = make_files(files, seed=16)
     words = query_words(named, random.Random(22), queries)
     others = other_names()
-    return rows_of((price(layout, named, words, others) for layout in LAYOUTS), files=files, queries=queries)
+    rows = rows_of((price(layout, named, words, others) for layout in LAYOUTS), files=files, queries=queries)
+    return rows + people_rows(named, PEOPLE, words)

@@ -19,11 +19,13 @@ from bench.name_layouts import (
     batch_units,
     other_names,
     packed_units,
+    people_rows,
     per_file_units,
     price,
     query_words,
     read_cost,
     rows_of,
+    spread_over,
 )
 from file_index.rules import name_terms
 from tests.unit.file_index.test_name_terms import cut_words, texts
@@ -189,3 +191,16 @@ def test_every_layout_reads_a_word_under_a_term_each_name_it_matches_has(
                 name,
                 word,
             )
+
+
+def test_blocks_of_a_persons_own_cost_more_as_the_bucket_has_more_people() -> None:
+    files, _ = make_files(1000, seed=16)
+    words = query_words(files, random.Random(1), 5)
+    rows = people_rows(files, (10, 1000), words)
+    few, many = (row.ours for row in rows)
+    assert few is not None
+    assert many is not None
+    assert few < many
+    assert {file.user for file in spread_over(files, 10, random.Random(1))} <= {
+        f"person{n:05d}" for n in range(10)
+    }
