@@ -2,9 +2,10 @@
 
 Each `Layout` says which terms a name is indexed under, whether each file has an item per term (today) or
 a whole indexer batch shares one item per term, shard and day (**packed**: the item holds a posting per
-file: its key's digest, upload time, size and name, so a search still checks names before it reads
-entries), and whether a person's name search has items of its own (per file: a copy in the `nameUser`
-GSI, as today; packed: blocks per person, term and day). The model prices, per upload:
+file: its key, which holds the name, its upload time and size, so a search still checks names before it
+reads entries, and reads an entry by its key), and whether a person's name search has items of its own
+(per file: a copy in the `nameUser` GSI, as today; packed: blocks per person, term and day). The model
+prices, per upload:
 
 - **write units** of the name index for a new key, an overwrite and a delete, in a busy bucket (batches of
   100 uploads of one day), one at a time (batches of one) and in a backfill (batches of 500 listed objects,
@@ -51,8 +52,10 @@ BUSY_BATCH = 100
 BACKFILL_BATCH = 500
 UPLOADS_PER_SECOND = 10_000
 DEFAULT_SHARDS = 16
-# A packed posting: the key's digest (11 characters of base64), the upload time (8), the size (up to 7),
-# three separators, and (`named_postings`) the name itself.
+# A packed posting: its key, counted as the name and what precedes it (measure 16's `user0007/`, 9), the
+# upload time (8), the size (up to 7), separators (5). Without the name (`named_postings` off, or a name
+# over `long_name` bytes) a posting is this long: a digest of the key in its place, which the model reads
+# through the candidate's entry without pricing how the key is found from the digest.
 POSTING_OVERHEAD = 29
 # A packed block's keys and attribute names (`nameScope`, `nameSort`, `postings`, `since`).
 BLOCK_OVERHEAD = 110
