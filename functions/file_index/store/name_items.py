@@ -15,22 +15,23 @@ from file_index.store.sdk import serialize
 
 def delete_if_older(client: Any, table_name: str, key: Mapping[str, Any], order: str) -> bool:
     """Delete the item of `key` where its `since` is older than `order` (or absent)."""
-    return _delete_where(client, table_name, key, "attribute_not_exists(#since) OR #since < :order", order)
+    return _delete_where(client, table_name, key, "attribute_not_exists(#since) OR #since < :value", order)
 
 
 def delete_if_unchanged(client: Any, table_name: str, key: Mapping[str, Any], since: str) -> bool:
     """Delete the item of `key` where its `since` is still `since` (or absent): unchanged since read."""
-    return _delete_where(client, table_name, key, "attribute_not_exists(#since) OR #since = :order", since)
+    return _delete_where(client, table_name, key, "attribute_not_exists(#since) OR #since = :value", since)
 
 
-def _delete_where(client: Any, table_name: str, key: Mapping[str, Any], condition: str, order: str) -> bool:
+def _delete_where(client: Any, table_name: str, key: Mapping[str, Any], condition: str, value: str) -> bool:
+    """Delete the item of `key` where `condition` holds of its `since` (`#since`) and `value` (`:value`)."""
     try:
         client.delete_item(
             TableName=table_name,
             Key=serialize(dict(key)),
             ConditionExpression=condition,
             ExpressionAttributeNames={"#since": schema.NAME_SINCE},
-            ExpressionAttributeValues={":order": {"S": order}},
+            ExpressionAttributeValues={":value": {"S": value}},
         )
     except client.exceptions.ConditionalCheckFailedException:
         return False

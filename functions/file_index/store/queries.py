@@ -9,7 +9,7 @@ threads share one client.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,27 +26,22 @@ class QueryPage:
 
 def query_page(client: Any, request: Mapping[str, Any]) -> QueryPage:
     """One Query of `request` through `client` (a table resource's client or a low-level one)."""
-    response = client.query(**request)
-    items: list[dict[str, Any]] = response.get("Items", [])
-    return QueryPage(items, int(response.get("ScannedCount", len(items))), response.get("LastEvaluatedKey"))
+    return _page(client.query(**request))
 
 
 def query_pages(client: Any, request: Mapping[str, Any]) -> Iterator[QueryPage]:
     """Every page of `request`, one Query after the other, each resumed where the last ended."""
-    resumed = dict(request)
-    while True:
-        page = query_page(client, resumed)
-        yield page
-        if not page.last_key:
-            return
-        resumed["ExclusiveStartKey"] = page.last_key
+    return _pages(query_page, client, request)
 
 
 def scan_page(client: Any, request: Mapping[str, Any]) -> QueryPage:
     """One Scan of `request` (a table or one segment of it) through a low-level `client`."""
-    response = client.scan(**request)
-    items: list[dict[str, Any]] = response.get("Items", [])
-    return QueryPage(items, int(response.get("ScannedCount", len(items))), response.get("LastEvaluatedKey"))
+    return _page(client.scan(**request))
+
+
+def scan_pages(client: Any, request: Mapping[str, Any]) -> Iterator[QueryPage]:
+    """Every page of the Scan `request` (a table or one segment of it), each resumed where the last ended."""
+    return _pages(scan_page, client, request)
 
 
 def table_exists(client: Any, table_name: str) -> bool:
@@ -64,10 +59,18 @@ def item_of(table: Any, key: Mapping[str, Any]) -> dict[str, Any] | None:
     return item
 
 
-def scan_pages(
-    client: Any, table_name: str, segment: int, segments: int, **request: Any
-) -> Iterator[list[dict[str, Any]]]:
-    """The raw items of one segment of a parallel Scan of `table_name`, a page at a time."""
-    paginator = client.get_paginator("scan")
-    for page in paginator.paginate(TableName=table_name, Segment=segment, TotalSegments=segments, **request):
-        yield page.get("Items", [])
+def _page(response: Mapping[str, Any]) -> QueryPage:
+    items: list[dict[str, Any]] = response.get("Items", [])
+    return QueryPage(items, int(response.get("ScannedCount", len(items))), response.get("LastEvaluatedKey"))
+
+
+def _pages(
+    read: Callable[[Any, Mapping[str, Any]], QueryPage], client: Any, request: Mapping[str, Any]
+) -> Iterator[QueryPage]:
+    resumed = dict(request)
+    while True:
+        page = read(client, resumed)
+        yield page
+        if not page.last_key:
+            return
+        resumed["ExclusiveStartKey"] = page.last_key

@@ -29,12 +29,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer
-
 from file_index.rules import schema
 from file_index.rules.name_items import SCOPE_SEPARATOR, is_live_entry, item_key
 from file_index.rules.placement import ShardPlacement
 from file_index.store import name_items, queries, unprocessed
+from file_index.store.entries import plain_item
 from file_index.store.name_index_flag import FLAG_MARK, NameIndexFlag
 from file_index.write.names import NameIndex
 
@@ -43,8 +42,6 @@ DEFAULT_SEGMENTS = 4
 _ENTRY_PAGE = 250
 # BatchGetItem takes at most 100 keys.
 _BATCH_GET_KEYS = 100
-
-_deserializer = TypeDeserializer()
 
 
 @dataclass
@@ -74,15 +71,12 @@ class NameSyncCounts:
         }
 
 
-def _plain(raw: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: _deserializer.deserialize(value) for name, value in raw.items()}
-
-
 def _scan_pages(
     dynamodb: Any, table_name: str, segment: int, segments: int, **request: Any
 ) -> Iterator[list[dict[str, Any]]]:
-    for page in queries.scan_pages(dynamodb, table_name, segment, segments, **request):
-        yield [_plain(raw) for raw in page]
+    segment_request = {"TableName": table_name, "Segment": segment, "TotalSegments": segments, **request}
+    for page in queries.scan_pages(dynamodb, segment_request):
+        yield [plain_item(raw) for raw in page.items]
 
 
 def _batch_get(
@@ -97,7 +91,7 @@ def _batch_get(
         ]
         request = {table_name: {"Keys": chunk, "ConsistentRead": consistent}}
         got = unprocessed.batch_get(dynamodb, request).raise_if_left()
-        found.extend(_plain(raw) for raw in got.of(table_name))
+        found.extend(plain_item(raw) for raw in got.of(table_name))
     return found
 
 
