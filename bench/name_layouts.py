@@ -1,10 +1,10 @@
-"""Measure 22: layouts of the name index priced on paper, side by side with today's, before one is built.
+"""Measure 22: layouts of the name index priced on paper, side by side with its first, before one is built.
 
-Each `Layout` says which terms a name is indexed under, whether each file has an item per term (today) or
+Each `Layout` says which terms a name is indexed under, whether each file has an item per term (as built) or
 a whole indexer batch shares one item per term, shard and day (**packed**: the item holds a posting per
 file: its key, which holds the name, its upload time and size, so a search still checks names before it
 reads entries, and reads an entry by its key), and whether a person's name search has items of its own
-(per file: a copy in the `nameUser` GSI, as today; packed: blocks per person, term and day). The model
+(per file: a copy in the `nameUser` GSI, as built; packed: blocks per person, term and day). The model
 prices, per upload:
 
 - **write units** of the name index for a new key, an overwrite and a delete, in a busy bucket (batches of
@@ -21,10 +21,11 @@ prices, per upload:
   file found (the items or blocks read, eventually consistent, 4 KB a unit, plus the found file's entry).
 
 The entry and its four GSIs add 5 units a new key, 9 an overwrite and 5 a delete (measure 21); the rows
-give the name index's units and the total. The terms of a shorter layout are today's (`name_terms`) of at
-most `short` characters, with `whole`: also the longest term at each word start (a query word whose
-lookup term is such a term, one that runs past the word's first class run or fills `MAX_TERM`, is read
-under it; any other longer word is read under its first `short` characters and checked).
+give the name index's units and the total. The terms of a shorter layout are the first layout's
+(`name_terms.prefix_terms`) of at most `short` characters, with `whole`: also each word start's whole term
+as the name index keeps it (`name_terms.name_terms`: a query word whose prefix term is such a term, one
+that runs past the word's first class run or fills `MAX_TERM`, is read under it; any other longer word
+is read under its first `short` characters and checked).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from bench.models import item_bytes
 from bench.name_data import NamedFile, make_files
 from bench.report import Row
 from file_index.rules import name_terms, schema
-from file_index.rules.name_items import key_item, term_items
+from file_index.rules.name_items import key_item, term_items, term_scope
 from file_index.rules.shards import shard_of
 
 # The entry and its four GSIs (measure 21, DynamoDB Local).
@@ -74,7 +75,7 @@ TERM_ITEM_BYTES = 200
 @dataclass(frozen=True)
 class Layout:
     label: str
-    short: int | None  # terms of at most this many characters (None: every term of today's rules)
+    short: int | None  # terms of at most this many characters (None: every prefix term, the first layout's)
     whole: bool  # and each word start's longest term
     packed: bool  # one item per term, shard and day for a whole batch
     user_items: bool  # items of a person's own (per file: the user GSI; packed: per-person blocks)
@@ -108,7 +109,7 @@ class Layout:
 
     def read_term(self, word: str) -> str:
         """The term a query word is read under."""
-        term = name_terms.lookup_term(word)
+        term = name_terms.prefix_term(word)
         if self.short is None or len(term) <= self.short:
             return term
         if self.whole and _closed(word, term):
@@ -117,8 +118,8 @@ class Layout:
 
 
 LAYOUTS = (
-    Layout("today: every term, an item a file, user GSI", None, False, False, True),
-    Layout("terms ≤3 and whole words, an item a file, user GSI", 3, True, False, True),
+    Layout("the first layout: every prefix term, an item a file, user GSI", None, False, False, True),
+    Layout("terms ≤3 and whole words, an item a file, user GSI (as built)", 3, True, False, True),
     Layout("terms ≤3 and whole words, an item a file, no user items", 3, True, False, False),
     Layout("terms ≤3 and whole words, packed, 16 shards, user blocks", 3, True, True, True),
     Layout("terms ≤3 and whole words, packed, 1 shard, user blocks", 3, True, True, True, 1),
@@ -187,7 +188,7 @@ LAYOUTS = (
 
 @cache
 def _every_term(name: str) -> tuple[str, ...]:
-    return tuple(name_terms.name_terms(name))
+    return tuple(name_terms.prefix_terms(name))
 
 
 @cache
@@ -197,12 +198,11 @@ def _terms(name: str, short: int | None, whole: bool) -> list[str]:
         return list(every)
     kept = [term for term in every if len(term) <= short]
     if whole:
-        kept += [term for term in every if len(term) > short and _is_longest(term, every)]
+        # The whole terms as the name index keeps them (`name_terms.name_terms`: over SHORT_TERM).
+        if short != name_terms.SHORT_TERM:
+            raise ValueError(f"whole terms go with terms of at most {name_terms.SHORT_TERM} characters")
+        kept += [term for term in name_terms.name_terms(name) if len(term) > short]
     return kept
-
-
-def _is_longest(term: str, terms: Sequence[str]) -> bool:
-    return not any(other != term and other.startswith(term) for other in terms)
 
 
 def _closed(word: str, term: str) -> bool:
@@ -236,10 +236,16 @@ def posting_bytes(file: NamedFile, layout: Layout | None = None) -> int:
 def _item_units(file: NamedFile) -> tuple[dict[str, int], int]:
     """The units of each of `file`'s term items (by term) and of its key item, as `name_items` builds them."""
     entry = _entry(file, file.upload_date)
-    by_term = {
-        str(item[schema.NAME_SCOPE]).split(":", 1)[1]: _units(item_bytes(item))
-        for item in term_items(entry, "0")
-    }
+    items = term_items(entry, "0")
+    by_term: dict[str, int] = {}
+    for term in _every_term(file.name) if items else ():
+        # An item of `term` as `name_items` builds one (it builds the items of `name_terms` only).
+        item = {
+            **items[0],
+            schema.NAME_SCOPE: term_scope(str(entry[schema.BUCKET_NAME]), term),
+            schema.NAME_USER: term_scope(str(entry[schema.UPLOAD_USER]), term),
+        }
+        by_term[term] = _units(item_bytes(item))
     return by_term, _units(item_bytes(key_item(entry, "0")))
 
 
@@ -427,7 +433,8 @@ def read_cost(
 
 
 def rows_of(priced: Iterable[Priced], *, files: int, queries: int) -> list[Row]:
-    """A row per layout and kind: the name index's units per upload in a busy bucket against today's."""
+    """A row per layout and kind: the name index's units per upload in a busy bucket against the first
+    layout's (every prefix term, measure 21's 56.6 a new key before the name index kept shorter terms)."""
     priced = list(priced)
     today = priced[0]
     rate = PRICES.dynamodb_per_million_write_units
@@ -449,7 +456,7 @@ def rows_of(priced: Iterable[Priced], *, files: int, queries: int) -> list[Row]:
                     "WCU/upload",
                     busy,
                     today.units["busy"][kind],
-                    "today's layout",
+                    "the first layout",
                     note=(
                         f"with the entry {total:.1f} (${total * rate:.2f} per million); one at a time "
                         f"{single:.1f} (+{ENTRY_UNITS[kind]:.0f}); backfill {backfill:.1f}; "

@@ -1,4 +1,4 @@
-"""Measure 22's model of the name index's layouts: today's layout priced as measure 21 measures it, shorter
+"""Measure 22's model of the name index's layouts: the first layout priced as measure 21 measured it, shorter
 terms and packed blocks priced by their items' sizes, and the reads of a shorter term checked."""
 
 from __future__ import annotations
@@ -42,13 +42,15 @@ def _file(name: str, user: str = "user0007", day: str = "2017-06-01") -> NamedFi
 def test_today_costs_two_units_a_term_and_two_for_the_key_item() -> None:
     """As measure 21 measures it: an item per term and the key item, each under 1 KB, each in the user GSI."""
     file = _file("IMG_20170412_093015.jpg")
-    assert per_file_units(TODAY, file) == 2 * (len(name_terms.name_terms(file.name)) + 1)
+    assert per_file_units(TODAY, file) == 2 * (len(name_terms.prefix_terms(file.name)) + 1)
 
 
 def test_shorter_terms_keep_those_up_to_their_length_and_each_word_starts_longest() -> None:
     terms = SHORT.terms("report_2017.pdf")
     assert set(terms) == {"r", "re", "rep", "report2", "2", "20", "201", "2017p", "p", "pd", "pdf"}
-    assert set(terms) <= set(name_terms.name_terms("report_2017.pdf"))
+    assert set(terms) <= set(name_terms.prefix_terms("report_2017.pdf"))
+    # The terms the name index keeps (`name_terms.name_terms`).
+    assert set(terms) == set(name_terms.name_terms("report_2017.pdf"))
 
 
 @pytest.mark.parametrize(

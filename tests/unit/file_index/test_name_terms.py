@@ -11,11 +11,13 @@ from hypothesis import strategies as st
 
 from file_index.rules.name_terms import (
     MAX_TERM,
+    SHORT_TERM,
     fold,
     folded_words,
     lookup_term,
     matches,
     name_terms,
+    prefix_terms,
     query_words,
 )
 
@@ -115,6 +117,12 @@ def test_the_folded_words_of_a_name() -> None:
         ("報告書", "報告"),
         ("会", "会"),
         ("資x", "資x"),
+        # A word that stops inside its prefix term is read under its first SHORT_TERM characters.
+        ("report", "rep"),
+        ("docx", "doc"),
+        ("img2", "img"),
+        ("reportf", "rep"),
+        ("invoicem", "invoicem"),
     ],
 )
 def test_lookup_terms(word: str, term: str) -> None:
@@ -122,10 +130,19 @@ def test_lookup_terms(word: str, term: str) -> None:
 
 
 def test_terms_of_names() -> None:
-    assert name_terms("会議資料.pptx") == ["会", "会議", "議資", "資料", "p", "pp", "ppt", "pptx"]
-    song = ["s", "so", "son", "song", "songm", "songmp", "songmp3", "m", "mp", "mp3", "3"]
-    assert name_terms("song.mp3") == song
+    assert name_terms("会議資料.pptx") == ["会", "会議", "議資", "資料", "p", "pp", "ppt"]
+    # `songmp3` is no whole term: the name ends there, so no query word it matches runs past it.
+    assert name_terms("song.mp3") == ["s", "so", "son", "m", "mp", "mp3", "3"]
+    camera = ["i", "im", "img", "img2", "2", "20", "201", "20170412", "0", "09", "093", "093015j"]
+    assert name_terms("IMG_20170412_093015.jpg") == [*camera, "j", "jp", "jpg"]
     assert name_terms("") == []
+
+
+def test_the_prefix_terms_of_a_name() -> None:
+    song = ["s", "so", "son", "song", "songm", "songmp", "songmp3", "m", "mp", "mp3", "3"]
+    assert prefix_terms("song.mp3") == song
+    assert prefix_terms("会議資料.pptx") == ["会", "会議", "議資", "資料", "p", "pp", "ppt", "pptx"]
+    assert prefix_terms("") == []
 
 
 @pytest.mark.parametrize("word", ["", " ", "-_.", "a b", "mp 3"])
@@ -225,3 +242,17 @@ def test_query_words_are_their_own_query_words(q: str) -> None:
     for word in query_words(q):
         assert query_words(word) == [word]
         assert fold(word) == word
+
+
+@PROPERTY
+@given(name=texts)
+def test_the_terms_are_the_short_and_whole_prefix_terms(name: str) -> None:
+    terms = name_terms(name)
+    assert set(terms) <= set(prefix_terms(name))
+    assert all(len(term) <= SHORT_TERM or term in _longest_prefix_terms(name) for term in terms)
+
+
+def _longest_prefix_terms(name: str) -> set[str]:
+    every = prefix_terms(name)
+    longest = {term for term in every if not any(other.startswith(term) and other != term for other in every)}
+    return longest | {term for term in every if len(term) == MAX_TERM}
