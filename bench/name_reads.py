@@ -36,7 +36,7 @@ from bench.report import Row, progress
 from file_index.read.file_queries import BucketQuery, UserQuery
 from file_index.read.term_reader import TermSearch
 from file_index.rules import name_terms
-from file_index.rules.name_items import indexed_terms, term_scope, time_term
+from file_index.rules.name_items import term_scope, time_term
 from file_index.rules.placement import ShardPlacement
 
 BUCKET = aws.BUCKET
@@ -109,14 +109,10 @@ def lookup(shape: NameShape, rare: str) -> tuple[list[str], str]:
 
 
 def term_index(files: Sequence[NamedFile], terms: set[str]) -> dict[str, list[int]]:
-    """The files (numbers) indexed under each of `terms` (`name_items.indexed_terms`). The model reads no
-    overflow items: ValueError for a long name (none of measure 16's has more than 32 terms)."""
+    """The files (numbers) indexed under each of `terms`."""
     found: dict[str, list[int]] = {term: [] for term in terms}
     for number, file in enumerate(files):
-        indexed, overflows = indexed_terms(file.name)
-        if overflows:
-            raise ValueError(f"a long name, which the model does not read: {file.name!r}")
-        for term in indexed:
+        for term in name_terms.name_terms(file.name):
             if term in found:
                 found[term].append(number)
     return found

@@ -27,7 +27,7 @@ from typing import Any
 from file_index.read import term_reader
 from file_index.read.file_queries import UserQuery
 from file_index.rules import schema
-from file_index.rules.name_items import OVERFLOW_SCOPE, SCOPE_SEPARATOR, time_term
+from file_index.rules.name_items import term_scope, time_term
 from file_index.rules.shard_merge import MergeCursor
 
 # Entries one BatchGetItem reads at most (a page of up to 100 candidates is one request).
@@ -128,12 +128,7 @@ class TermTable:
         if "ExclusiveStartKey" in request:
             raise NotImplementedError("a key's items in two shards: not in the model's data")
         value, low, high = _key_condition(request["KeyConditionExpression"])
-        stream = self._streams.get(value)
-        if stream is None:
-            # A scope the data has no item of: the overflow items (the model's names are none long).
-            if not value.endswith(SCOPE_SEPARATOR + OVERFLOW_SCOPE):
-                raise KeyError(value)
-            return {"Items": [], "ScannedCount": 0}
+        stream = self._streams[value]
         near = high if not request.get("ScanIndexForward", True) else low
         start = stream.index_at(near) if near is not None else 0
         read: list[TermItem] = []
@@ -201,9 +196,13 @@ def terms_page(
     then one entry per candidate (every entry of the model's data is live and current)."""
     counter = term_reader.Counter()
     index = schema.NAME_USER_INDEX.name if isinstance(search.listing, UserQuery) else None
-    fetchers = term_reader.fetchers(
-        table, "model", index=index, partitions=partitions, search=search, counter=counter
-    )
+    term = search.term
+    fetchers = [
+        term_reader.TermShard(
+            table, "model", index=index, scope_value=term_scope(value, term), search=search, counter=counter
+        )
+        for value in partitions
+    ]
     merged = term_reader.merge(
         fetchers, limit=limit, ascending=search.ascending, cursor=cursor, executor=None
     )

@@ -61,7 +61,7 @@ from file_index.read.name_query import (
 )
 from file_index.read.reader import FileReader
 from file_index.rules import schema, shard_merge
-from file_index.rules.name_items import key_scope, name_of
+from file_index.rules.name_items import key_scope, name_of, term_scope
 from file_index.rules.placement import ShardPlacement
 from file_index.store import queries, unprocessed
 from file_index.store.expressions import SharedClient
@@ -250,13 +250,21 @@ class NameReader:
             ascending=query.ascending,
         )
         partitions, index = self.partitions(query.listing)
-        shard_count = term_reader.fetchers_of(len(partitions))
-        cursor = term_reader.start_cursor(position, shard_count=shard_count, search=search)
+        cursor = term_reader.start_cursor(position, shard_count=len(partitions), search=search)
         if search.holds_nothing():
             return NamePage([], None, None, 0, 0, ORDER_UPLOAD_DATE)
-        fetchers = term_reader.fetchers(
-            self.client, self.name_table, index=index, partitions=partitions, search=search, counter=counter
-        )
+        term = search.term
+        fetchers = [
+            term_reader.TermShard(
+                self.client,
+                self.name_table,
+                index=index,
+                scope_value=term_scope(partition, term),
+                search=search,
+                counter=counter,
+            )
+            for partition in partitions
+        ]
         merged = term_reader.merge(
             fetchers, limit=limit, ascending=query.ascending, cursor=cursor, executor=self.executor
         )

@@ -3,10 +3,8 @@
 A name list with query words (or an extension alone, which is indexed as a word of the name) reads the term
 items (`file_index.write.names`: `nameScope` `{partition}|:{term}`, `nameSort` `{uploadDate} {key digest}`) of
 `name_terms.lookup_term(longest query word)` in every partition of its bucket (the table) or of its user
-(the `nameUser` GSI), and beside each the partition's overflow items (`name_items.overflow_scope`: the
-long names, which have term items for their first terms only; each is checked like any item). Time bounds
-are key conditions on `nameSort`; each partition is read in the list's order (newest first, or ascending)
-and the partitions are merged (`shard_merge.merge_page`, as the entry lists
+(the `nameUser` GSI). Time bounds are key conditions on `nameSort`; each partition is read in the list's
+order (newest first, or ascending) and the partitions are merged (`shard_merge.merge_page`, as the entry lists
 are: each shard asked for its fair share, topped up as it runs low) by `nameSort`, so the answer is ordered
 by upload time, then by key digest. Each item is checked on its own attributes (every query word on its
 `fileName` with `name_terms.matches`, the extension, the size bounds) and the page's candidates' entries are
@@ -38,7 +36,7 @@ from file_index.read.file_queries import BucketQuery, InvalidStartKey, UserQuery
 from file_index.read.reader import PAGE_ROUNDS
 from file_index.read.shard_reader import MAX_QUERY_ITEMS, READ_AHEAD_FACTOR
 from file_index.rules import name_terms, schema, shard_merge
-from file_index.rules.name_items import has_extension, overflow_scope, term_scope
+from file_index.rules.name_items import has_extension
 from file_index.rules.objects import MAX_KEY_BYTES
 from file_index.rules.shard_merge import InvalidMergeCursorError, MergeCursor, Position, ShardBatch
 from file_index.store import queries
@@ -195,33 +193,6 @@ class TermShard:
             request["ExclusiveStartKey"] = evaluated
 
 
-def fetchers(
-    client: Any,
-    table_name: str,
-    *,
-    index: str | None,
-    partitions: Sequence[str],
-    search: TermSearch,
-    counter: Counter,
-) -> list[TermShard]:
-    """The fetchers of a terms plan: for each partition (in order) its term's items, then its overflow
-    items. A shard raise appends partitions, so a cursor of fewer shards widens (`MergeCursor.widened`)."""
-    scopes = [
-        scope
-        for partition in partitions
-        for scope in (term_scope(partition, search.term), overflow_scope(partition))
-    ]
-    return [
-        TermShard(client, table_name, index=index, scope_value=scope, search=search, counter=counter)
-        for scope in scopes
-    ]
-
-
-def fetchers_of(partitions: int) -> int:
-    """The fetchers a terms plan reads `partitions` partitions with (`fetchers`)."""
-    return 2 * partitions
-
-
 def position_of(item: Mapping[str, Any]) -> Position:
     return Position(str(item[schema.NAME_SORT]), str(item[schema.OBJECT_KEY]))
 
@@ -242,15 +213,14 @@ def merge(
     cursor: MergeCursor | None,
     executor: Executor | None,
 ) -> shard_merge.MergedPage[dict[str, Any]]:
-    """One page of candidates: at most `QUERY_ROUNDS` rounds of the shards' Queries (`fetchers`' order: a
-    partition's term, then its overflow; each partition's term asked for its share of the page)."""
+    """One page of candidates: at most `QUERY_ROUNDS` rounds of the shards' Queries."""
     return shard_merge.merge_page(
         fetchers,
         position_of=position_of,
         limit=limit,
         ascending=ascending,
         cursor=cursor,
-        batch_size=batch_size(limit, len(fetchers) // 2),
+        batch_size=batch_size(limit, len(fetchers)),
         executor=executor if len(fetchers) > 1 else None,
         max_rounds=QUERY_ROUNDS,
         top_up=True,

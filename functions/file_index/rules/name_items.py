@@ -3,15 +3,10 @@
 A file's **name** is the last `/` segment of its file id. For each live entry the name index
 (`schema.NAME_TABLE_NAME`) holds:
 
-- one **term item** per distinct term of its name (`name_terms.name_terms`), its first `MAX_NAME_TERMS`
-  at most: `nameScope` (partition key) `{bucket partition}|:{term}`, `nameSort` (sort key)
-  `{uploadDate} {key digest}` (so a term's items read newest first), `nameUser` (the GSI's partition key)
-  `{user partition}|:{term}`, and the `objectKey`, `fileName`, `size`, `uploadDate` a search filters on
-  before reading the entry;
-- for a **long name** (more terms than that) one **overflow item** too, the same but for `nameScope`
-  `{bucket partition}|+` (`nameUser` `{user partition}|+`): every name search reads it beside its term
-  and checks the name, so a long name is found by every word it has, and writes at most
-  `MAX_NAME_TERMS + 2` items whatever its length;
+- one **term item** per distinct term of its name (`name_terms.name_terms`): `nameScope` (partition key)
+  `{bucket partition}|:{term}`, `nameSort` (sort key) `{uploadDate} {key digest}` (so a term's items read
+  newest first), `nameUser` (the GSI's partition key) `{user partition}|:{term}`, and the `objectKey`,
+  `fileName`, `size`, `uploadDate` a search filters on before reading the entry;
 - one **key item**: `nameScope` `{bucket partition}|/`, `nameSort` the key, `nameUser` `{user partition}|/`.
 
 Pure: the items are built here, written by `file_index.write.names` and read by `file_index.read`.
@@ -20,8 +15,7 @@ Pure: the items are built here, written by `file_index.write.names` and read by 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
-from functools import partial
+from collections.abc import Mapping
 from typing import Any, TypeGuard
 
 from file_index.rules import schema
@@ -34,11 +28,6 @@ KEY_SCOPE = "/"
 SCOPE_SEPARATOR = "|"
 # `nameScope` suffix mark of the term items (`{partition}|:{term}`).
 TERM_MARK = ":"
-# `nameScope` suffix of the overflow items (`{partition}|+`): no term item's, no key item's.
-OVERFLOW_SCOPE = "+"
-# The term items a name has at most: its first terms (`name_terms.name_terms`' order). Names of up to this
-# many terms (measure 16's names have at most 32, ordinary document names 20–33) need no overflow item.
-MAX_NAME_TERMS = 36
 
 
 def name_of(file_id: str) -> str:
@@ -69,27 +58,14 @@ def term_scope(partition: str, term: str) -> str:
     return f"{partition}{SCOPE_SEPARATOR}{TERM_MARK}{term}"
 
 
-def overflow_scope(partition: str) -> str:
-    """`nameScope` (or `nameUser`, with a user partition) of the overflow items of long names."""
-    return f"{partition}{SCOPE_SEPARATOR}{OVERFLOW_SCOPE}"
-
-
-def indexed_terms(name: str) -> tuple[list[str], bool]:
-    """The terms `name` has term items for (its first MAX_NAME_TERMS), and whether it has more (a long name,
-    which has an overflow item too)."""
-    terms = name_terms(name)
-    return terms[:MAX_NAME_TERMS], len(terms) > MAX_NAME_TERMS
-
-
 def time_term(upload_date: str, object_key: str) -> str:
     """`nameSort` of a term item: the entry's upload time, then its key's digest (newest last)."""
     return f"{upload_date} {key_digest(object_key)}"
 
 
 def term_items(entry: Mapping[str, Any], since: str) -> list[dict[str, Any]]:
-    """The term items of a live entry: one per distinct term of its name (`indexed_terms`), and a long
-    name's overflow item, in its stored `bucketName` (and `uploadUser`) partition, ordered by its
-    `uploadDate`."""
+    """The term items of a live entry: one per distinct term of its name (`name_terms.name_terms`), in
+    its stored `bucketName` (and `uploadUser`) partition, ordered by its `uploadDate`."""
     object_key = str(entry[schema.OBJECT_KEY])
     bucket_partition = str(entry[schema.BUCKET_NAME])
     user_partition = entry.get(schema.UPLOAD_USER)
@@ -97,13 +73,9 @@ def term_items(entry: Mapping[str, Any], since: str) -> list[dict[str, Any]]:
     upload_date = str(entry[schema.UPLOAD_DATE])
     sort_key = time_term(upload_date, object_key)
     items: list[dict[str, Any]] = []
-    terms, overflows = indexed_terms(name)
-    scopes: list[Callable[[str], str]] = [partial(term_scope, term=term) for term in terms]
-    if overflows:
-        scopes.append(overflow_scope)
-    for scope in scopes:
+    for term in name_terms(name):
         item: dict[str, Any] = {
-            schema.NAME_SCOPE: scope(bucket_partition),
+            schema.NAME_SCOPE: term_scope(bucket_partition, term),
             schema.NAME_SORT: sort_key,
             schema.OBJECT_KEY: object_key,
             schema.FILE_NAME: name,
@@ -112,7 +84,7 @@ def term_items(entry: Mapping[str, Any], since: str) -> list[dict[str, Any]]:
             schema.NAME_SINCE: since,
         }
         if user_partition is not None:
-            item[schema.NAME_USER] = scope(str(user_partition))
+            item[schema.NAME_USER] = term_scope(str(user_partition), term)
         items.append(item)
     return items
 

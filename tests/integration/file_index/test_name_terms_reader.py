@@ -14,7 +14,6 @@ import random
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
-from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,7 +21,7 @@ from hypothesis import strategies as st
 
 from file_index.read.file_queries import BucketQuery, InvalidStartKey, UserQuery
 from file_index.read.name_query import NameQuery
-from file_index.rules import name_items, schema
+from file_index.rules import schema
 from file_index.rules.name_items import term_items, time_term
 from file_index.rules.name_terms import folded_words, query_words
 from file_index.rules.placement import ShardPlacement
@@ -115,19 +114,6 @@ def apply(world: World, keys: list[tuple[str, str]], ops: list[tuple[str, int, s
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_paging_shows_each_live_matching_file_once_in_order(engine: Engine, data: st.DataObject) -> None:
-    check_paging(engine, data)
-
-
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.data())
-def test_paging_finds_long_names_by_their_overflow_items(engine: Engine, data: st.DataObject) -> None:
-    """The same, with names of more than 3 terms long (`MAX_NAME_TERMS` lowered): most names then have term
-    items for their first 3 terms and an overflow item, and a word of their later terms finds them there."""
-    with patch.object(name_items, "MAX_NAME_TERMS", 3):
-        check_paging(engine, data)
-
-
-def check_paging(engine: Engine, data: st.DataObject) -> None:
     world = world_of(engine)
     names = data.draw(st.lists(file_names(), min_size=1, max_size=25), label="names")
     keys: list[tuple[str, str]] = []

@@ -13,7 +13,7 @@ import pytest
 from moto import mock_aws
 
 from file_index.rules import schema
-from file_index.rules.name_items import MAX_NAME_TERMS, key_digest, term_items
+from file_index.rules.name_items import key_digest, term_items
 from file_index.rules.name_terms import name_terms
 from file_index.rules.objects import ObjectEvent
 from file_index.rules.placement import ShardPlacement
@@ -209,37 +209,3 @@ def test_a_table_with_items_is_not_marked_complete(world: World) -> None:
     world.apply("put")
     assert not mark_table_complete(world.dynamodb, NAME_TABLE, START)
     assert not NameIndexFlag(world.dynamodb, NAME_TABLE).complete(BUCKET)
-
-
-LONG_KEY = (
-    "alice/" + "_".join(f"{word}{n}" for n, word in enumerate(["alpha", "bravo", "delta"] * 12)) + ".pdf"
-)
-
-
-def test_a_long_name_writes_its_first_terms_and_one_overflow_item(world: World) -> None:
-    """Whatever a name's length, its items are bounded: MAX_NAME_TERMS term items and the overflow item, each
-    moved by an overwrite and removed by a delete like any term item."""
-    name = LONG_KEY.rsplit("/", 1)[1]
-    assert len(name_terms(name)) > MAX_NAME_TERMS
-    world.apply("put", LONG_KEY)
-    entry = world.entry(LONG_KEY)
-    upload = entry[schema.UPLOAD_DATE]
-    held = world.items()
-    overflow = held[(f"{BUCKET}|+", f"{upload} {key_digest(LONG_KEY)}")]
-    assert overflow[schema.NAME_USER] == "alice|+"
-    assert overflow[schema.FILE_NAME] == name
-    assert len(world.term_keys()) == MAX_NAME_TERMS
-    assert {
-        (f"{BUCKET}|:{term}", f"{upload} {key_digest(LONG_KEY)}")
-        for term in name_terms(name)[:MAX_NAME_TERMS]
-    } == (world.term_keys())
-    assert len(held) == MAX_NAME_TERMS + 2  # and the key item
-
-    world.apply("put", LONG_KEY)
-    moved = world.entry(LONG_KEY)
-    assert {key for key in world.items() if key[0].endswith("|+")} == {
-        (f"{BUCKET}|+", f"{moved[schema.UPLOAD_DATE]} {key_digest(LONG_KEY)}")
-    }
-    assert len(world.items()) == MAX_NAME_TERMS + 2
-    world.apply("delete", LONG_KEY)
-    assert world.items() == {}
