@@ -108,13 +108,11 @@ class Layout:
         return _terms(name, self.user_short, False)
 
     def read_term(self, word: str) -> str:
-        """The term a query word is read under."""
+        """The term a query word is read under: with whole terms, the name index's own rule."""
+        if self.whole:
+            return name_terms.lookup_term(word)
         term = name_terms.prefix_term(word)
-        if self.short is None or len(term) <= self.short:
-            return term
-        if self.whole and _closed(word, term):
-            return term
-        return term[: self.short]
+        return term if self.short is None else term[: self.short]
 
 
 LAYOUTS = (
@@ -203,12 +201,6 @@ def _terms(name: str, short: int | None, whole: bool) -> list[str]:
             raise ValueError(f"whole terms go with terms of at most {name_terms.SHORT_TERM} characters")
         kept += [term for term in name_terms.name_terms(name) if len(term) > short]
     return kept
-
-
-def _closed(word: str, term: str) -> bool:
-    """Every name `word` matches has `term` as its word start's longest term: the word runs past the term
-    (which then ends one character past a class run, or at MAX_TERM)."""
-    return len(word) > len(term) or len(term) == name_terms.MAX_TERM
 
 
 def _entry(file: NamedFile, upload_date: str) -> dict[str, object]:

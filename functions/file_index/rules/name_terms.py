@@ -274,14 +274,12 @@ def prefix_term(word: str) -> str:
 def lookup_term(word: str) -> str:
     """The term whose items hold every name that `word` (one of `query_words`) matches.
 
-    Its `prefix_term` where that is at most SHORT_TERM characters, or a CJK word's, or where the word runs
-    past it or it fills MAX_TERM (a whole term); else the prefix term's first SHORT_TERM characters. `word`
-    is read as `query_words` reads it; ValueError unless that is one word.
+    Its `prefix_term` where the word runs past it or it fills MAX_TERM (a whole term); else the prefix
+    term's first SHORT_TERM characters (all of a CJK word's, which has at most two). `word` is read as
+    `query_words` reads it; ValueError unless that is one word.
     """
     word = _query_word(word)
     term = prefix_term(word)
-    if _class(word[0]) == _CJK:
-        return term
     # A word that runs past its prefix term (or fills MAX_TERM) is read under it: every name it matches has
     # that term as a word start's whole term. Any other is read under its first SHORT_TERM characters.
     if len(word) > len(term) or len(term) == MAX_TERM:
