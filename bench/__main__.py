@@ -57,6 +57,7 @@ class Settings:
     name_maintenance_sizes: tuple[int, ...]
     upload_files: int
     layout_files: int
+    served_files: int
 
     def kwargs(self, measure: str) -> dict[str, Any]:
         by_measure: dict[str, dict[str, Any]] = {
@@ -93,6 +94,7 @@ class Settings:
             "name_maintenance": {"sizes": list(self.name_maintenance_sizes)},
             "upload_writes": {"files": self.upload_files},
             "name_layouts": {"files": self.layout_files},
+            "served_writes": {"files": self.served_files},
         }
         return by_measure[measure]
 
@@ -134,6 +136,8 @@ FULL = Settings(
     upload_files=200,
     # Names of measure 16 the name index's layouts are priced over (measure 22, a model: about 2 minutes).
     layout_files=5_000,
+    # Files of measure 16's names uploaded, overwritten and deleted through `make serve` (measure 23).
+    served_files=1_000,
 )
 QUICK = Settings(
     stream_keys=40,
@@ -166,6 +170,7 @@ QUICK = Settings(
     name_maintenance_sizes=(100,),
     upload_files=20,
     layout_files=500,
+    served_files=60,
 )
 
 
@@ -226,6 +231,11 @@ def parse_args(argv: list[str]) -> Options:
         help="measure 16's names the name index's layouts are priced on (measure 22)",
     )
     parser.add_argument(
+        "--served-files",
+        type=int,
+        help="files of measure 16's names uploaded through `make serve`, capacity counted (measure 23)",
+    )
+    parser.add_argument(
         "--charts",
         type=Path,
         help=f"draw the PNG charts into this folder (default for a full run: {DEFAULT_CHARTS})",
@@ -268,6 +278,7 @@ def parse_args(argv: list[str]) -> Options:
         else base.name_maintenance_sizes,
         upload_files=args.upload_files or base.upload_files,
         layout_files=args.layout_files or base.layout_files,
+        served_files=args.served_files or base.served_files,
     )
     charts = None if args.no_charts else args.charts or (None if args.quick else DEFAULT_CHARTS)
     return Options(settings, args.only or list(MEASURES), charts)

@@ -111,12 +111,54 @@ def backfill(axes: Axes, data: dict[str, Any]) -> None:
     axes.legend(fontsize="small")
 
 
+def name_layouts(axes: Axes, data: dict[str, Any]) -> None:
+    layouts = _field(data, "name_layouts", "layouts")
+    targets = _field(data, "name_layouts", "targets")
+    if not layouts:
+        raise ChartDataError("chart 'name_layouts': no layouts")
+    for number, layout in enumerate(layouts, start=1):
+        marker = "s" if layout["secondStage"] else "o"
+        axes.scatter(layout["busyUnits"], layout["p90ItemsRead"], marker=marker, color="tab:blue", zorder=3)
+        axes.scatter(
+            layout["aloneUnits"], layout["p90ItemsRead"], marker=marker, color="tab:orange", zorder=3
+        )
+        axes.plot(
+            [layout["busyUnits"], layout["aloneUnits"]],
+            [layout["p90ItemsRead"], layout["p90ItemsRead"]],
+            color="grey",
+            linewidth=0.6,
+        )
+        axes.annotate(
+            str(number),
+            (layout["busyUnits"], layout["p90ItemsRead"]),
+            textcoords="offset points",
+            xytext=(-4, 5),
+            fontsize="x-small",
+        )
+    for value, label, style in (
+        (targets["busy"], f"busy target: {targets['busy']:g}", "-"),
+        (targets["ceiling"], f"busy, at most: {targets['ceiling']:g}", "--"),
+        (targets["alone"], f"one at a time, at most: {targets['alone']:g}", ":"),
+    ):
+        axes.axvline(value, color="black", linestyle=style, linewidth=0.8, label=label)
+    axes.scatter([], [], marker="o", color="tab:blue", label="busy bucket (batches of 100)")
+    axes.scatter([], [], marker="o", color="tab:orange", label="one at a time")
+    axes.scatter([], [], marker="s", color="grey", label="a second stage (names after its window)")
+    axes.set_xlim(left=0)
+    axes.set_yscale("log")
+    axes.set_xlabel("write units per new key, with the entry (numbers: the layouts in the table's order)")
+    axes.set_ylabel("items read per file found (p90)")
+    axes.set_title("The name index's layouts: write units against reads (a model)")
+    axes.legend(fontsize="x-small")
+
+
 # chart name (the key a measure's samples use) -> how it is drawn; the file is `<name>.png`.
 CHARTS: dict[str, Callable[[Axes, dict[str, Any]], None]] = {
     "freshness": freshness,
     "read_amplification": read_amplification,
     "batch_latency": batch_latency,
     "backfill": backfill,
+    "name_layouts": name_layouts,
 }
 
 

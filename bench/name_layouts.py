@@ -37,11 +37,12 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from bench.backfill_batch import PRICES
 from bench.models import item_bytes
 from bench.name_data import NamedFile, make_files
-from bench.report import Row
+from bench.report import Measured, Row
 from file_index.rules import name_terms, schema
 from file_index.rules.name_items import key_item, term_items, term_scope
 from file_index.rules.shards import shard_of
@@ -522,9 +523,37 @@ def people_rows(
     return out
 
 
-def run(*, files: int = 5_000, queries: int = 200) -> list[Row]:
+# Issue targets the curve is drawn against: write units per new key (with the entry) in a busy bucket, at
+# most; and one at a time.
+BUSY_TARGET = 10.0
+BUSY_CEILING = 20.0
+ALONE_TARGET = 25.0
+
+
+def curve(priced: Sequence[Priced]) -> dict[str, Any]:
+    """The chart's samples: per layout, a new key's write units (with the entry) busy and one at a time,
+    against its reads per file found (90th percentile of items read, and read units)."""
+    entry = ENTRY_UNITS["new key"]
+    return {
+        "layouts": [
+            {
+                "label": one.layout.label,
+                "busyUnits": one.units["busy"]["new key"] + entry,
+                "aloneUnits": one.units["one at a time"]["new key"] + entry,
+                "p90ItemsRead": one.reads[1],
+                "readUnits": one.reads[2],
+                "secondStage": one.layout.stage is not None,
+            }
+            for one in priced
+        ],
+        "targets": {"busy": BUSY_TARGET, "ceiling": BUSY_CEILING, "alone": ALONE_TARGET},
+    }
+
+
+def run(*, files: int = 5_000, queries: int = 200) -> Measured:
     named, _ = make_files(files, seed=16)
     words = query_words(named, random.Random(22), queries)
     others = other_names()
-    rows = rows_of((price(layout, named, words, others) for layout in LAYOUTS), files=files, queries=queries)
-    return rows + people_rows(named, PEOPLE, words)
+    priced = [price(layout, named, words, others) for layout in LAYOUTS]
+    rows = rows_of(priced, files=files, queries=queries)
+    return Measured(rows + people_rows(named, PEOPLE, words), {"name_layouts": curve(priced)})

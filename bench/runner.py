@@ -48,6 +48,7 @@ MEASURES = {
     "name_maintenance": "bench.name_maintenance:run",
     "upload_writes": "bench.upload_writes:run",
     "name_layouts": "bench.name_layouts:run",
+    "served_writes": "bench.served_writes:run",
 }
 
 

@@ -11,7 +11,13 @@ the `FileNameIndex` items and their user GSI. Each file is uploaded as a new key
 and a later upload time) and deleted (a delete in an unversioned bucket: a tombstone); and, under another
 key, backfilled (`file_index.write.listed_objects.backfill_object`, the command line's and the state
 machine's write: the entry and its name items). Measure 16's names are written again with
-`multiAttributeIndex` on (the Z-order index: one GSI more for the entry).
+`multiAttributeIndex` on (the Z-order index: one GSI more for the entry), and without a name index (the
+entries alone). Each name set is written again with the name index's first layout (`Variant.first_layout`:
+a term item for every prefix term, `name_terms.prefix_terms`), so before and after print in one run.
+
+CPU: each write's CPU time in this process (`time.process_time`, the writer, its SDK calls and its pool of
+name item writers; DynamoDB Local is a process of its own), per upload, for measure 16's names against the
+same uploads without a name index: the CPU the name items cost the indexer per record.
 
 Names: measure 16's people's names (`name_data.py`: camera files, documents, screenshots, ids, CJK),
 ordinary document names (`DOCUMENT_NAMES`), and one name of 255 bytes (`LONG_NAME`: the longest name most
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import statistics
 import threading
+import time
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -78,6 +85,8 @@ class Units:
     parts: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PARTS, 0.0))
     requests: dict[str, float] = field(default_factory=dict)  # write requests by operation
     failed_conditions: int = 0
+    # CPU of this process (the writer, its SDK calls and its name item pool) while it wrote, in ms.
+    cpu_ms: float = 0.0
 
     @property
     def total(self) -> float:
@@ -116,6 +125,16 @@ def tally(consumed: Iterable[Mapping[str, Any]], *, entry_tables: Collection[str
     return units
 
 
+def describe(units: Units, requests: Mapping[str, float], failed: int) -> tuple[str, str, str]:
+    """A row's words for an upload: its units by part, its requests by operation, its failed conditions
+    (DynamoDB Local reports no capacity for a write whose condition failed; AWS bills it all the same)."""
+    return (
+        ", ".join(f"{part} {units.parts[part]:.1f}" for part in PARTS),
+        ", ".join(f"{name} {n:.1f}" for name, n in sorted(requests.items())),
+        f"; {failed} failed conditions" if failed else "",
+    )
+
+
 def mean_units(measured: Sequence[Units]) -> Units:
     """The mean upload of `measured` (parts, requests and failed conditions per upload)."""
     count = len(measured)
@@ -126,6 +145,7 @@ def mean_units(measured: Sequence[Units]) -> Units:
         for name, n in one.requests.items():
             mean.requests[name] = mean.requests.get(name, 0.0) + n / count
     mean.failed_conditions = sum(one.failed_conditions for one in measured)
+    mean.cpu_ms = sum(one.cpu_ms for one in measured) / count
     return mean
 
 
@@ -174,11 +194,15 @@ class Upload:
 @dataclass(frozen=True)
 class Variant:
     """A set of uploads, written under the default deployment (`cdk.json`), or the same with its Z-order
-    index switched on (`z_order`)."""
+    index switched on (`z_order`), or with the first layout's name terms (`first_layout`: every prefix term,
+    `name_terms.prefix_terms`, as the name index was first built: the "before" of its terms in this run)."""
 
     label: str
     uploads: Sequence[Upload]
     z_order: bool = False
+    first_layout: bool = False
+    # False: the entries alone (`apply_event` with no name index), for the CPU the name items cost.
+    name_index: bool = True
 
 
 def people_uploads(files: int) -> list[Upload]:
@@ -199,6 +223,8 @@ def measure(variants: Sequence[Variant]) -> dict[str, dict[str, list[Units]]]:
     from bench.entries import create_event
     from file_index.rules import schema
     from file_index.rules.key_pattern import KeyPattern
+    from file_index.rules.name_items import entry_items
+    from file_index.rules.name_terms import prefix_terms
     from file_index.rules.objects import ObjectEvent
     from file_index.store import name_index_flag
     from file_index.write import conditions, listed_objects, names, writer
@@ -236,12 +262,23 @@ def measure(variants: Sequence[Variant]) -> dict[str, dict[str, list[Units]]]:
         name_index_flag.mark_table_complete(dynamodb, NAME_TABLE, datetime.now(UTC))
         # As the indexer's: the items of a name written and deleted in parallel on a pool of its own.
         pool = ThreadPoolExecutor(max_workers=NAME_WRITERS, thread_name_prefix="upload-writes")
-        name_index = names.NameIndex(dynamodb, NAME_TABLE, executor=pool)
+
+        class FirstLayoutNameIndex(names.NameIndex):
+            """The name index as first built: a term item for every prefix term of the name."""
+
+            def items_of(self, entry: Mapping[str, Any], since: str) -> list[dict[str, Any]]:
+                return entry_items(entry, since, terms=prefix_terms)
+
+        name_indexes = {
+            False: names.NameIndex(dynamodb, NAME_TABLE, executor=pool),
+            True: FirstLayoutNameIndex(dynamodb, NAME_TABLE, executor=pool),
+        }
         log = CapacityLog(dynamodb)
         sequence = 0
         for set_number, variant in enumerate(variants):
             progress(f"upload writes: {len(variant.uploads)} uploads of {variant.label}")
             placement, table = placements[variant.z_order], tables[variant.z_order]
+            name_index = name_indexes[variant.first_layout] if variant.name_index else None
             by_kind: dict[str, list[Units]] = {kind: [] for kind in KINDS}
             for number, upload in enumerate(variant.uploads):
                 # A folder of its own per upload, so no two keys meet; the name is the upload's.
@@ -280,39 +317,50 @@ def measure(variants: Sequence[Variant]) -> dict[str, dict[str, list[Units]]]:
                 sequence += 3
                 log.take()  # nothing before this upload counts
                 for kind, event in events.items():
+                    cpu_started = time.process_time()
                     outcome = writer.apply_event(
                         dynamodb, table, event, s3=None, placement=placement, names=name_index
                     )
                     if outcome is conditions.Outcome.STALE:
                         raise RuntimeError(f"{kind} of {key!r} was stale: the measure's events are wrong")
                     by_kind[kind].append(log.take())
+                    by_kind[kind][-1].cpu_ms = (time.process_time() - cpu_started) * 1000
                 listed = listed_objects.ListedObject(
                     key=f"{upload.user}/b{set_number}n{number}/{upload.name}",
                     size=1000 + number,
                     e_tag="d41d8cd98f00b204e9800998ecf8427e",
                     last_modified=moment,
                 )
+                cpu_started = time.process_time()
                 written = listed_objects.backfill_object(
                     dynamodb, table, BUCKET, listed, key_pattern, placement, name_index
                 )
                 if written is not listed_objects.BackfillOutcome.WRITTEN:
                     raise RuntimeError(f"the backfill of {listed.key!r} wrote nothing: {written}")
                 by_kind["backfilled entry"].append(log.take())
+                by_kind["backfilled entry"][-1].cpu_ms = (time.process_time() - cpu_started) * 1000
             measured[variant.label] = by_kind
         pool.shutdown()
     return measured
 
 
-def terms_of(uploads: Sequence[Upload]) -> list[int]:
-    from file_index.rules.name_terms import name_terms
+def terms_of(variant: Variant) -> list[int]:
+    from file_index.rules.name_terms import name_terms, prefix_terms
 
-    return [len(name_terms(upload.name)) for upload in uploads]
+    if not variant.name_index:
+        return [0 for _ in variant.uploads]
+    terms = prefix_terms if variant.first_layout else name_terms
+    return [len(terms(upload.name)) for upload in variant.uploads]
 
 
 def rows(
-    measured: Mapping[str, Mapping[str, Sequence[Units]]], terms: Mapping[str, Sequence[int]]
+    measured: Mapping[str, Mapping[str, Sequence[Units]]],
+    terms: Mapping[str, Sequence[int]],
+    cpu_against: Mapping[str, str] | None = None,
 ) -> list[Row]:
-    """Per name set and kind: write units per upload against the entry's alone (ratio: ours ÷ entry's)."""
+    """Per name set and kind: write units per upload against the entry's alone (ratio: ours ÷ entry's);
+    and for each set named in `cpu_against`, this process's CPU per upload against that of the set it
+    names (the same uploads written without a name index: ratio ours ÷ it)."""
     price = PRICES.dynamodb_per_million_write_units
     out: list[Row] = []
     for set_name, by_kind in measured.items():
@@ -324,9 +372,7 @@ def rows(
         )
         for kind, measured_units in by_kind.items():
             mean = mean_units(measured_units)
-            split = ", ".join(f"{part} {mean.parts[part]:.1f}" for part in PARTS)
-            requests = ", ".join(f"{name} {n:.1f}" for name, n in sorted(mean.requests.items()))
-            failed = f"; {mean.failed_conditions} failed conditions" if mean.failed_conditions else ""
+            split, requests, failed = describe(mean, mean.requests, mean.failed_conditions)
             out.append(
                 Row(
                     f"21. write units per {kind}, {set_name}",
@@ -341,19 +387,51 @@ def rows(
                     "Local's ConsumedCapacity (INDEXES)",
                 )
             )
+    for set_name, alone in (cpu_against or {}).items():
+        for kind, measured_units in measured[set_name].items():
+            ours, without = mean_units(measured_units).cpu_ms, mean_units(measured[alone][kind]).cpu_ms
+            out.append(
+                Row(
+                    f"21. writer CPU per {kind}, {set_name}",
+                    "ms/upload",
+                    ours,
+                    without,
+                    "the same without a name index",
+                    ours / without if without else None,
+                    f"ours ÷ without; the name items' share {ours - without:.2f} ms an upload; CPU of the "
+                    "writing process (the writer, its SDK calls, its name item pool; DynamoDB Local apart), "
+                    f"mean of {len(measured_units)} uploads",
+                )
+            )
     return out
+
+
+PEOPLE = "measure 16's names"
+# The "before" of the name terms, written in the same run (`Variant.first_layout`).
+BEFORE = "before: every prefix term (the first layout)"
+ENTRIES_ALONE = f"{PEOPLE}, no name index (the entries alone)"
 
 
 def variants(files: int) -> list[Variant]:
     people = people_uploads(files)
+    documents = [Upload(USER, name) for name in DOCUMENT_NAMES]
+    longest = [Upload(USER, LONG_NAME)]
     return [
-        Variant("measure 16's names", people),
-        Variant("document names", [Upload(USER, name) for name in DOCUMENT_NAMES]),
-        Variant("a 255-byte name", [Upload(USER, LONG_NAME)]),
-        Variant("measure 16's names, multiAttributeIndex on", people, z_order=True),
+        Variant(PEOPLE, people),
+        Variant(f"{PEOPLE}, {BEFORE}", people, first_layout=True),
+        Variant("document names", documents),
+        Variant(f"document names, {BEFORE}", documents, first_layout=True),
+        Variant("a 255-byte name", longest),
+        Variant(f"a 255-byte name, {BEFORE}", longest, first_layout=True),
+        Variant(f"{PEOPLE}, multiAttributeIndex on", people, z_order=True),
+        Variant(ENTRIES_ALONE, people, name_index=False),
     ]
 
 
 def run(*, files: int) -> list[Row]:
     chosen = variants(files)
-    return rows(measure(chosen), {variant.label: terms_of(variant.uploads) for variant in chosen})
+    return rows(
+        measure(chosen),
+        {variant.label: terms_of(variant) for variant in chosen},
+        cpu_against={PEOPLE: ENTRIES_ALONE},
+    )

@@ -70,6 +70,7 @@ TINY = [
     "--local-stack-files=60",
     "--upload-files=5",
     "--layout-files=300",
+    "--served-files=12",
 ]
 
 
@@ -104,9 +105,10 @@ MEASURE_ROWS = {
     "name_maintenance": ("20.",),
     "upload_writes": ("21.",),
     "name_layouts": ("22.",),
+    "served_writes": ("23.",),
 }
 # Seconds a measure's tiny run may take; more for those that start DynamoDB Local and write on it a lot.
-MEASURE_TIMEOUTS = {"upload_writes": 300}
+MEASURE_TIMEOUTS = {"upload_writes": 300, "served_writes": 300}
 # measure -> the chart it draws
 MEASURE_CHARTS = {name: f"{name}.png" for name in charts.CHARTS}
 
@@ -184,6 +186,27 @@ SAMPLES = {
         "ms": {"concurrent (ours)": [[11.0, 12.0], [90.0, 95.0]], "sequential": [[60.0], [600.0]]},
     },
     "backfill": {"sizes": [100], "backfillPerSecond": [300.0], "listingPerSecond": [4000.0]},
+    "name_layouts": {
+        "layouts": [
+            {
+                "label": "today",
+                "busyUnits": 41.2,
+                "aloneUnits": 41.2,
+                "p90ItemsRead": 18.0,
+                "readUnits": 0.5,
+                "secondStage": False,
+            },
+            {
+                "label": "staged",
+                "busyUnits": 9.1,
+                "aloneUnits": 23.1,
+                "p90ItemsRead": 18.0,
+                "readUnits": 0.5,
+                "secondStage": True,
+            },
+        ],
+        "targets": {"busy": 10.0, "ceiling": 20.0, "alone": 25.0},
+    },
 }
 
 

@@ -12,11 +12,13 @@ from hypothesis import strategies as st
 from bench.name_data import NamedFile, make_files
 from bench.name_layouts import (
     BLOCK_OVERHEAD,
+    ENTRY_UNITS,
     LAYOUTS,
     OVERFLOW,
     POSTING_OVERHEAD,
     Layout,
     batch_units,
+    curve,
     other_names,
     packed_units,
     people_rows,
@@ -119,6 +121,21 @@ def test_rows_price_every_layout_against_today() -> None:
     assert today_new.ours is not None
     assert packed_new.ours < today_new.ours / 3
     assert "a 255-byte name" in packed_new.note
+
+
+def test_the_curve_sets_each_layouts_new_key_with_the_entry_against_its_reads() -> None:
+    files, _ = make_files(300, seed=16)
+    words = query_words(files, random.Random(1), 10)
+    priced = [price(layout, files, words, other_names()) for layout in (TODAY, PACKED)]
+
+    drawn = curve(priced)
+
+    today, packed = drawn["layouts"]
+    assert today["busyUnits"] == priced[0].units["busy"]["new key"] + ENTRY_UNITS["new key"]
+    assert packed["aloneUnits"] == priced[1].units["one at a time"]["new key"] + ENTRY_UNITS["new key"]
+    assert (today["p90ItemsRead"], today["readUnits"]) == priced[0].reads[1:]
+    assert not today["secondStage"]
+    assert drawn["targets"] == {"busy": 10.0, "ceiling": 20.0, "alone": 25.0}
 
 
 CAPPED = Layout("capped", 3, True, True, False, 1, stage=1000, cap=4, long_name=20)

@@ -11,15 +11,21 @@ import pytest
 from botocore.stub import Stubber
 
 from bench.upload_writes import (
+    BEFORE,
+    ENTRIES_ALONE,
     ENTRY_TABLE,
     LONG_NAME,
     NAME_TABLE,
+    PEOPLE,
     CapacityLog,
     Units,
     mean_units,
     rows,
     tally,
+    terms_of,
+    variants,
 )
+from file_index.rules.name_terms import name_terms, prefix_terms
 
 
 def _answer(table: str, in_table: float, indexes: dict[str, float]) -> dict[str, Any]:
@@ -134,3 +140,32 @@ def test_every_entry_table_counts_as_the_entry() -> None:
     units = tally(answers, entry_tables=(ENTRY_TABLE, "FileMetaData-zorder"), name_table=NAME_TABLE)
 
     assert (units.parts["entry"], units.parts["entry GSIs"]) == (1.0, 1.0)
+
+
+def test_the_first_layout_is_written_beside_today_in_the_same_run() -> None:
+    chosen = {variant.label: variant for variant in variants(3)}
+    before = chosen[f"{PEOPLE}, {BEFORE}"]
+
+    assert before.first_layout
+    assert before.uploads == chosen[PEOPLE].uploads
+    assert {f"document names, {BEFORE}", f"a 255-byte name, {BEFORE}", ENTRIES_ALONE} <= set(chosen)
+    assert not chosen[ENTRIES_ALONE].name_index
+    # Its terms are every prefix term (232 for the longest name), today's fewer (111).
+    assert terms_of(chosen[f"a 255-byte name, {BEFORE}"]) == [len(prefix_terms(LONG_NAME))]
+    assert terms_of(chosen["a 255-byte name"]) == [len(name_terms(LONG_NAME))]
+    assert terms_of(chosen[ENTRIES_ALONE]) == [0, 0, 0]
+
+
+def test_the_writer_cpu_row_sets_an_upload_against_the_same_without_a_name_index() -> None:
+    with_names = Units(
+        {"entry": 1.0, "entry GSIs": 4.0, "name items": 18.0, "name user GSI": 18.0}, cpu_ms=9.0
+    )
+    alone = Units({"entry": 1.0, "entry GSIs": 4.0, "name items": 0.0, "name user GSI": 0.0}, cpu_ms=3.0)
+    measured = {PEOPLE: {"new key": [with_names]}, ENTRIES_ALONE: {"new key": [alone]}}
+
+    found = rows(measured, {PEOPLE: [17], ENTRIES_ALONE: [0]}, cpu_against={PEOPLE: ENTRIES_ALONE})
+
+    (cpu,) = [row for row in found if row.unit == "ms/upload"]
+    assert cpu.measure == f"21. writer CPU per new key, {PEOPLE}"
+    assert (cpu.ours, cpu.comparison, cpu.ratio) == (9.0, 3.0, 3.0)
+    assert "the name items' share 6.00 ms" in cpu.note

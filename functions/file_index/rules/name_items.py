@@ -15,7 +15,7 @@ Pure: the items are built here, written by `file_index.write.names` and read by 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeGuard
 
 from file_index.rules import schema
@@ -63,9 +63,12 @@ def time_term(upload_date: str, object_key: str) -> str:
     return f"{upload_date} {key_digest(object_key)}"
 
 
-def term_items(entry: Mapping[str, Any], since: str) -> list[dict[str, Any]]:
-    """The term items of a live entry: one per distinct term of its name (`name_terms.name_terms`), in
-    its stored `bucketName` (and `uploadUser`) partition, ordered by its `uploadDate`."""
+def term_items(
+    entry: Mapping[str, Any], since: str, terms: Callable[[str], Iterable[str]] = name_terms
+) -> list[dict[str, Any]]:
+    """The term items of a live entry: one per distinct term of its name (`terms`: `name_terms.name_terms`;
+    the bench prices other term sets), in its stored `bucketName` (and `uploadUser`) partition, ordered by
+    its `uploadDate`."""
     object_key = str(entry[schema.OBJECT_KEY])
     bucket_partition = str(entry[schema.BUCKET_NAME])
     user_partition = entry.get(schema.UPLOAD_USER)
@@ -73,7 +76,7 @@ def term_items(entry: Mapping[str, Any], since: str) -> list[dict[str, Any]]:
     upload_date = str(entry[schema.UPLOAD_DATE])
     sort_key = time_term(upload_date, object_key)
     items: list[dict[str, Any]] = []
-    for term in name_terms(name):
+    for term in terms(name):
         item: dict[str, Any] = {
             schema.NAME_SCOPE: term_scope(bucket_partition, term),
             schema.NAME_SORT: sort_key,
@@ -109,9 +112,11 @@ def item_key(item: Mapping[str, Any]) -> dict[str, Any]:
     return {schema.NAME_SCOPE: item[schema.NAME_SCOPE], schema.NAME_SORT: item[schema.NAME_SORT]}
 
 
-def entry_items(entry: Mapping[str, Any], since: str) -> list[dict[str, Any]]:
-    """Every item a live entry has: its key item and its term items."""
-    return [key_item(entry, since), *term_items(entry, since)]
+def entry_items(
+    entry: Mapping[str, Any], since: str, terms: Callable[[str], Iterable[str]] = name_terms
+) -> list[dict[str, Any]]:
+    """Every item a live entry has: its key item and its term items (`terms`, as `term_items`)."""
+    return [key_item(entry, since), *term_items(entry, since, terms)]
 
 
 def is_live_entry(item: Mapping[str, Any] | None) -> TypeGuard[Mapping[str, Any]]:
