@@ -206,7 +206,8 @@ class _KeyShard:
         else:
             resume = key_after(previous) if ascending else key_before(previous)
         close()
-        if resume is None:
+        # Past the list's range (a key that is the prefix itself, read last going down): the shard is done.
+        if resume is None or (resume > reader.high if ascending else resume < reader.low):
             return ShardBatch(found, exhausted=True)
         return ShardBatch(found, exhausted=False, resume=compact(resume))
 

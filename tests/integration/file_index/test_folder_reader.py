@@ -264,6 +264,24 @@ def test_random_trees_page_to_the_brute_force_truth(
         assert (keys, folders) == truth(expected_keys, root + prefix, delimiter, ascending)
 
 
+def test_a_key_equal_to_the_prefix_ends_the_list_in_either_order(tables: Tables) -> None:
+    """A key that is the prefix itself (a folder marker, `f/ä/`) is the list's lowest: read last going
+    down, the shard is done. It resumed below the prefix, a cursor the next page refused as outside the
+    query (found by the random trees above)."""
+    placement = ShardPlacement(bucket_shards=1)
+    for files in range(1, 9):
+        bucket = f"bucket{files}"
+        keys = ["f/ä/", *(f"f/ä/{chr(ord('a') + n)}" for n in range(files))]
+        # Keys of the bucket just below the prefix, so that a Query stopping at it says more follow.
+        tables.put(bucket, [*keys, "f/ä", "f/a/1", "e"], placement)
+        reader = tables.reader(placement)
+        for ascending in (True, False):
+            query = NameQuery(listing=BucketQuery(bucket=bucket), prefix="f/ä/", ascending=ascending)
+            for limit in (1, 2, 3):
+                found, folders, _ = follow(reader, query, limit)
+                assert (found, folders) == truth(keys, "f/ä/", None, ascending)
+
+
 # -- cursors ---------------------------------------------------------------------------------------
 
 
