@@ -75,7 +75,7 @@ def cross_check(objects: int, placement: ShardPlacement, endpoint_url: str | Non
     files, rare = make_files(objects)
     terms = name_reads.term_index(files, {name_reads.lookup(shape, rare)[1] for shape in name_reads.SHAPES})
     with _tables(endpoint_url) as (client, table, name_table):
-        names = NameIndex(client, name_table)
+        names = NameIndex(client, name_table, entry_table=table.name)
         with table.batch_writer() as writer:
             for number, file in enumerate(files):
                 item = file_entry(file, placement, number)

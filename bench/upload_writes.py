@@ -269,16 +269,20 @@ def measure(variants: Sequence[Variant]) -> dict[str, dict[str, list[Units]]]:
             def items_of(self, entry: Mapping[str, Any], since: str) -> list[dict[str, Any]]:
                 return entry_items(entry, since, terms=prefix_terms)
 
+        # Per entry table (the removals read the key's entry back) and layout.
         name_indexes = {
-            False: names.NameIndex(dynamodb, NAME_TABLE, executor=pool),
-            True: FirstLayoutNameIndex(dynamodb, NAME_TABLE, executor=pool),
+            (table, first): (FirstLayoutNameIndex if first else names.NameIndex)(
+                dynamodb, NAME_TABLE, entry_table=table, executor=pool
+            )
+            for table in tables.values()
+            for first in (False, True)
         }
         log = CapacityLog(dynamodb)
         sequence = 0
         for set_number, variant in enumerate(variants):
             progress(f"upload writes: {len(variant.uploads)} uploads of {variant.label}")
             placement, table = placements[variant.z_order], tables[variant.z_order]
-            name_index = name_indexes[variant.first_layout] if variant.name_index else None
+            name_index = name_indexes[table, variant.first_layout] if variant.name_index else None
             by_kind: dict[str, list[Units]] = {kind: [] for kind in KINDS}
             for number, upload in enumerate(variant.uploads):
                 # A folder of its own per upload, so no two keys meet; the name is the upload's.

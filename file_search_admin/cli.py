@@ -393,7 +393,7 @@ def _name_index_if_kept(dynamodb: Any, args: argparse.Namespace) -> NameIndex | 
         dynamodb.describe_table(TableName=args.name_table)
     except dynamodb.exceptions.ResourceNotFoundException:
         return None
-    return NameIndex(dynamodb, args.name_table)
+    return NameIndex(dynamodb, args.name_table, entry_table=args.table)
 
 
 def initial_state(bucket: str) -> State:

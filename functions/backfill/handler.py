@@ -84,7 +84,9 @@ def cold_start() -> Runtime:
             key_pattern=config.key_pattern,
             tombstone_ttl_days=config.tombstone_ttl_days,
             shard_placement=config.placement,
-            names=None if config.name_table_name is None else NameIndex(dynamodb, config.name_table_name),
+            names=None
+            if config.name_table_name is None
+            else NameIndex(dynamodb, config.name_table_name, entry_table=config.table_name),
         ),
         store=IndexStateStore(dynamodb, config.table_name),
         executor=ThreadPoolExecutor(max_workers=config.write_concurrency, thread_name_prefix="backfill"),

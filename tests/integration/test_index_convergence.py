@@ -168,7 +168,7 @@ class World:
 
     @property
     def names(self) -> NameIndex:
-        return NameIndex(self.dynamodb, self.name_table)
+        return NameIndex(self.dynamodb, self.name_table, entry_table=self.table)
 
     def raise_placement(self, placement: ShardPlacement) -> None:
         """Deploy `placement`: the indexer starts cold with it; backfills, reconciles and reads use it."""

@@ -162,17 +162,17 @@ def create_table_request(
 
 
 # The name index (`file_index.write.names`): a table of its own beside FileMetaData, so that every scan of the
-# entries (backfill, reconcile, migrate) sees entries only. Per indexed key: one item per distinct word of
-# its name, and one item of the key itself (folders, `prefix`), each holding only what never changes while
-# the key exists (its key, name, bucket and user), so an overwrite writes none of them.
+# entries (backfill, reconcile, migrate) sees entries only. Per indexed key (`file_index.rules.name_items`):
+# one term item per distinct term of its name, holding its upload time (an overwrite moves them), and one
+# item of the key itself (folders, `prefix`), holding only what never changes while the key exists.
 NAME_TABLE_NAME = "FileNameIndex"
-# Partition key: "{bucket partition}|{first character of the word}", or "{bucket partition}|/" for keys.
+# Partition key: "{bucket partition}|:{term}", or "{bucket partition}|/" for keys.
 NAME_SCOPE = "nameScope"
-NAME_SORT = "nameSort"  # sort key: "{word} {key digest}", or the key itself
+NAME_SORT = "nameSort"  # sort key: "{uploadDate} {key digest}", or the key itself
 NAME_USER = "nameUser"  # the same as NAME_SCOPE with the user's partition value; absent without a user
 FILE_NAME = "fileName"  # the name (last "/" segment of the file id), for checking every word of a query
-# The orderKey of the entry that wrote the item ("" for a backfill's or repair's): a delete removes it
-# only when it is older than the delete, so a delete racing a newer create never takes the create's items.
+# The orderKey of the entry that wrote the item ("" for a backfill's or repair's): `index-names` removes an
+# item only when it is unchanged since it read it (the writer's removals check the entry afterwards).
 NAME_SINCE = "since"
 
 NAME_PARTITION_KEY = KeyAttribute(NAME_SCOPE, "S")

@@ -1,7 +1,8 @@
-"""The name table's conditional deletes (`file_index.write.names` and `name_sync` decide which items go).
+"""The name table's conditional delete (`file_index.write.name_sync` decides which items go).
 
-BatchWriteItem takes no condition, so each is one DeleteItem. A failed condition is an answer (the item
-was written again meanwhile and stays): each returns whether the item was removed.
+BatchWriteItem takes no condition, so it is one DeleteItem. A failed condition is an answer (the item
+was written again meanwhile and stays): it returns whether the item was removed. (The writer's removals
+are unconditional BatchWriteItems, checked against the entry afterwards: `file_index.write.names`.)
 """
 
 from __future__ import annotations
@@ -11,11 +12,6 @@ from typing import Any
 
 from file_index.rules import schema
 from file_index.store.sdk import serialize
-
-
-def delete_if_older(client: Any, table_name: str, key: Mapping[str, Any], order: str) -> bool:
-    """Delete the item of `key` where its `since` is older than `order` (or absent)."""
-    return _delete_where(client, table_name, key, "attribute_not_exists(#since) OR #since < :value", order)
 
 
 def delete_if_unchanged(client: Any, table_name: str, key: Mapping[str, Any], since: str) -> bool:

@@ -125,7 +125,7 @@ def sync_names(
     counts = NameSyncCounts()
     notify = on_progress or (lambda _counts: None)
     state = NameIndexFlag(dynamodb, name_table_name, ttl=0.0)
-    names = NameIndex(dynamodb, name_table_name)
+    names = NameIndex(dynamodb, name_table_name, entry_table=table_name)
     counts.complete = state.complete(bucket)
     notify(counts)
 

@@ -9,11 +9,18 @@ The bucket and user partition values are the entry's own (`ShardPlacement`: shar
 on the entry indexes), so a read of a term queries every shard of its bucket or user, as a list does.
 The key item holds only what never changes while its key exists in one place (key, name, bucket, user);
 the term items hold the upload time too, so an overwrite moves them: the new time's items are put, then
-the old time's removed where no newer than the replaced entry. An overwrite (or a repair, or a restored
-version) that lands in another shard than the entry it replaces, as after a raise of `bucketIndexShards`
-or of a hot user's count, moves the items with it (`NameIndex.move_entry`): the new shard's items are put,
-then the old shard's removed where no newer than the replaced entry. A delete removes the items of the
-shards the replaced entry's stored values name.
+the old time's removed. An overwrite (or a repair, or a restored version) that lands in another shard
+than the entry it replaces, as after a raise of `bucketIndexShards` or of a hot user's count, moves the
+items with it (`NameIndex.move_entry`): the new shard's items are put, then the old shard's removed. A
+delete removes the items of the shards the replaced entry's stored values name.
+
+**Removing never takes a live entry's items for good.** Items are removed without a condition, 25 to a
+BatchWriteItem (one conditional DeleteItem an item cost the indexer 17 requests a delete); then the key's
+entry is read (consistent) and those of the removed items that its live entry has are put back. Every
+writer puts an entry's items after writing the entry, so a write that made an entry live either came
+before that read (the read sees it, and its removed items go back) or after it (its own puts come after
+the removal). Only an entry of the same key with the same upload time and name has an item of the same
+key: a restored version, or a create delivered again.
 
 The items are a lead, never the answer: a search reads the entry of every candidate and keeps it only if
 it is live and matches, so an item left behind by a race (a create and a delete of one key written at
@@ -30,8 +37,9 @@ from concurrent.futures import Executor
 from typing import Any
 
 from file_index.rules import schema
-from file_index.rules.name_items import entry_items, item_key
-from file_index.store import name_items, unprocessed
+from file_index.rules.name_items import entry_items, is_live_entry, item_key
+from file_index.store import unprocessed
+from file_index.store.entries import get_items
 from file_index.store.sdk import serialize
 
 # DynamoDB takes at most 25 puts or deletes in one BatchWriteItem.
@@ -46,17 +54,20 @@ class NameIndex:
     """Writes the name index items of entries, through a low-level DynamoDB client.
 
     Order of writes (module docstring): an entry's items are put after the entry, with `since` = the
-    entry's orderKey; a delete removes the items of the entry it replaced only where `since` is older than
-    the delete, so a newer create's items, put before or after, survive. Puts are unconditional
-    BatchWriteItems (25 items each, in parallel through `executor` when given): a put that lands after a
-    delete leaves items without a live entry, which searches skip and `index-names` removes.
+    entry's orderKey; items are removed unconditionally, then the key's entry (in `entry_table`) is read
+    and those of the removed items its live entry has are put back. Puts and removals are BatchWriteItems
+    (25 items each, in parallel through `executor` when given): a put that lands after a removal leaves
+    items without a live entry, which searches skip and `index-names` removes.
     """
 
-    def __init__(self, client: Any, table_name: str, executor: Executor | None = None) -> None:
+    def __init__(
+        self, client: Any, table_name: str, *, entry_table: str, executor: Executor | None = None
+    ) -> None:
         self.client = client
         self.table_name = table_name
+        self.entry_table = entry_table
         self._executor = executor
-        # Write requests made (PutItem/DeleteItem items, BatchWriteItem items), for the benchmarks.
+        # Write requests made (BatchWriteItem items), for the benchmarks.
         self.items_written = 0
         self._count_lock = threading.Lock()
 
@@ -77,43 +88,47 @@ class NameIndex:
         requests = [{"DeleteRequest": {"Key": serialize(dict(key))}} for key in keys]
         self._run(self._batch_write, _chunks(requests))
 
-    def delete_entry(self, entry: Mapping[str, Any], order: str) -> None:
-        """Remove the items of `entry`, which a delete at position `order` replaced, where older than it."""
-        self._delete_older(self.items_of(entry, ""), order)
+    def delete_entry(self, entry: Mapping[str, Any]) -> None:
+        """Remove the items of `entry`, which a delete (or a repair) replaced; those its key's live entry
+        has, should one be there by then, are put back."""
+        self._remove(entry, self.items_of(entry, ""))
 
     def move_entry(self, old: Mapping[str, Any], new: Mapping[str, Any], since: str | None) -> None:
         """Give live `new` its items in place of those of live `old`, the entry of the same key it replaced
         (`since`: `new`'s orderKey, None for none). `new`'s items that `old` lacks (or holds with other
         values: an overwrite moves the term items to its upload time, a shard raise moves every item) are
-        put, then `old`'s that `new` lacks are removed where no newer than `old` itself, so the items a
-        newer write put there meanwhile stay. Nothing when both have the same items."""
+        put, then `old`'s that `new` lacks are removed (those the key's live entry has by then put back).
+        Nothing when both have the same items."""
         old_items = self.items_of(old, "")
         had = {_content(item) for item in old_items}
         self.put_items([item for item in self.items_of(new, since or "") if _content(item) not in had])
         self._delete_left(old, old_items, new)
 
     def delete_left_behind(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
-        """Remove the items of `old` that `new`, the entry of the same key that replaced it, lacks, where
-        written no later than `old` (`since` up to its orderKey, or none)."""
+        """Remove the items of `old` that `new`, the entry of the same key that replaced it, lacks (those
+        the key's live entry has by then put back)."""
         self._delete_left(old, self.items_of(old, ""), new)
 
     def _delete_left(
         self, old: Mapping[str, Any], old_items: list[dict[str, Any]], new: Mapping[str, Any]
     ) -> None:
         kept = {_key_of(item) for item in self.items_of(new, "")}
-        left = [item for item in old_items if _key_of(item) not in kept]
-        # "" < "\0": up to old's own position, items without one included.
-        self._delete_older(left, str(old.get(schema.ORDER_KEY) or "") + "\0")
+        self._remove(old, [item for item in old_items if _key_of(item) not in kept])
 
-    def _delete_older(self, items: Sequence[Mapping[str, Any]], order: str) -> None:
-        """Delete each of `items` (by its key) where its `since` is older than `order` (or absent): one
-        conditional DeleteItem each (BatchWriteItem takes no condition), in parallel through the executor."""
-        self._run(lambda item: self._delete_if_older(item, order), list(items))
-
-    def _delete_if_older(self, item: Mapping[str, Any], order: str) -> None:
-        self._count(1)
-        # A newer create's item fails the condition: it stays.
-        name_items.delete_if_older(self.client, self.table_name, item_key(item), order)
+    def _remove(self, entry: Mapping[str, Any], items: Sequence[Mapping[str, Any]]) -> None:
+        """Delete `items` of `entry`'s key, then put back those the key's live entry has (module
+        docstring: a write that made it live before the read gets its items back here, one after it puts
+        them itself)."""
+        if not items:
+            return
+        self.delete_keys(item_key(item) for item in items)
+        object_key = str(entry[schema.OBJECT_KEY])
+        current = get_items(self.client, self.entry_table, [object_key]).get(object_key)
+        if not is_live_entry(current):
+            return
+        removed = {_key_of(item) for item in items}
+        since = str(current.get(schema.ORDER_KEY) or "")
+        self.put_items([item for item in self.items_of(current, since) if _key_of(item) in removed])
 
     def _run(self, call: Callable[[Any], None], tasks: Sequence[Any]) -> None:
         if self._executor is None or len(tasks) < 2:

@@ -211,8 +211,7 @@ def repair(
                 # Under the placement given the entry may have left the shard of `item`, and its items.
                 name_index.delete_left_behind(item, new)
         elif item is not None and is_live(item):
-            # Items up to the replaced entry's own position: "" < "\0" covers those without one.
-            name_index.delete_entry(item, str(item.get(schema.ORDER_KEY) or "") + "\0")
+            name_index.delete_entry(item)
     return True
 
 

@@ -109,7 +109,8 @@ def apply_event(
     name index in step (`file_index.write.names`): a new live entry's items are put after it (an overwrite of
     a live entry moves its term items to its new upload time, and every item when it moved the entry to
     another shard), a removed
-    entry's items, in the shards its stored values name, are deleted where older than the removal. Raises
+    entry's items, in the shards its stored values name, are deleted (those its key's live entry has by
+    then put back). Raises
     botocore's ClientError for anything but a failed condition (e.g. throttling that outlasted the SDK's
     retries, or a HEAD answered with 403), and `WriteContentionError` when other writers kept changing
     the item.
@@ -204,8 +205,8 @@ class _Write(VersionDeleteWrite):
                     names.delete_left_behind(hidden, self.seen["restored"])
             elif is_live_entry(hidden):
                 # No version is current (or a later event wrote one, with its own items): the hidden
-                # entry's items go, where older than the delete.
-                names.delete_entry(hidden, self.order)
+                # entry's items go (those of the key's live entry, if one is there by then, put back).
+                names.delete_entry(hidden)
             elif self.is_own_entry(self.seen.get("old")):
                 # This delete delivered again, after it restored a version and failed before its items.
                 names.put_entry(self.seen["old"], self.order)
@@ -224,7 +225,7 @@ class _Write(VersionDeleteWrite):
                     names.put_entry(self.seen["written"], self.order)
         elif outcome is Outcome.DELETED:
             if is_live_entry(old):
-                names.delete_entry(old, self.order)
+                names.delete_entry(old)
         elif outcome is Outcome.STALE and not self.event.is_removal and is_live_entry(old):
             # A duplicate or older create: the live entry's items again, under its own position, in
             # case the first delivery wrote the entry and failed before its items.

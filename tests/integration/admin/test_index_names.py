@@ -32,7 +32,7 @@ def old_table(account: Account) -> Account:
     of no entry; and another bucket whose entries have their items, left alone."""
     dynamodb = account.dynamodb
     dynamodb.create_table(**schema.create_name_table_request(NAME_TABLE))
-    writer = NameIndex(dynamodb, NAME_TABLE)
+    writer = NameIndex(dynamodb, NAME_TABLE, entry_table=TABLE)
     for n in range(40):
         bucket = BUCKET if n % 4 else "other-bucket"
         entry: dict[str, Any] = {

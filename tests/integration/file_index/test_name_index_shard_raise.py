@@ -69,7 +69,7 @@ class Tables:
 
     @property
     def names(self) -> NameIndex:
-        return NameIndex(self.dynamodb, self.name_table)
+        return NameIndex(self.dynamodb, self.name_table, entry_table=self.table)
 
     def apply(
         self,

@@ -79,7 +79,7 @@ def test_a_create_without_a_sequencer_delivered_again_writes_its_name_items(tabl
         upload_user=parts.upload_user,
         file_id=parts.file_id,
     )
-    failing = FailingNames(tables.dynamodb, tables.name_table)
+    failing = FailingNames(tables.dynamodb, tables.name_table, entry_table=tables.table)
     with pytest.raises(NameWriteFails):
         apply_event(tables.dynamodb, tables.table, event, s3=tables.s3, placement=BEFORE, names=failing)
 
@@ -98,7 +98,11 @@ def test_a_version_restored_then_delivered_again_writes_its_name_items(tables: T
     tables.s3.delete_object(Bucket=BUCKET, Key=key, VersionId=second)
     purge = tables.position + 1
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Tables, "names", property(lambda self: FailingNames(self.dynamodb, self.name_table)))
+        patch.setattr(
+            Tables,
+            "names",
+            property(lambda self: FailingNames(self.dynamodb, self.name_table, entry_table=self.table)),
+        )
         with pytest.raises(NameWriteFails):
             tables.apply("purge", key, BEFORE, position=purge, version_id=second)
 

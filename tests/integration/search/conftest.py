@@ -352,7 +352,7 @@ def write_entries(api: SearchApi, events: Iterable[ObjectEvent]) -> None:
     """The entries of `events` (creates) as the writer stores them under INDEXED_PLACEMENT, and their name
     items as the writer puts them, into `indexed_api`'s tables."""
     assert api.name_table is not None
-    names = NameIndex(_plain_client(api), api.name_table)
+    names = NameIndex(_plain_client(api), api.name_table, entry_table=api.table.name)
     name_items = []
     with api.table.batch_writer() as batch:
         for event in events:

@@ -52,7 +52,7 @@ def test_unprocessed_items_are_asked_for_again_after_a_growing_pause() -> None:
         mock.patch.object(unprocessed.time, "sleep") as sleep,
         mock.patch.object(unprocessed.random, "uniform", max),
     ):
-        NameIndex(client, TABLE).put_items(ITEMS)
+        NameIndex(client, TABLE, entry_table="FileMetaData").put_items(ITEMS)
 
     assert len(client.written) == len(ITEMS)
     pauses = [call.args[0] for call in sleep.call_args_list]
@@ -64,7 +64,7 @@ def test_unprocessed_items_are_asked_for_again_after_a_growing_pause() -> None:
 def test_items_left_unprocessed_every_time_fail_with_an_error_the_indexer_expects() -> None:
     client = Throttled(refused=1000)
     with mock.patch.object(unprocessed.time, "sleep"), pytest.raises(UnprocessedItemsError) as raised:
-        NameIndex(client, TABLE).put_items(ITEMS[:5])
+        NameIndex(client, TABLE, entry_table="FileMetaData").put_items(ITEMS[:5])
 
     assert client.calls == unprocessed.UNPROCESSED_ROUNDS
     assert f"5 items of {TABLE} unprocessed" in str(raised.value)
