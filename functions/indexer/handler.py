@@ -159,8 +159,9 @@ def cold_start() -> Runtime:
 def name_index(dynamodb: DynamoDBClient, config: IndexerConfig) -> NameIndex:
     """The name index's writer, with a pool of its own: a name's items are written and removed 25 to a
     BatchWriteItem (a long name's 100 and more in five), in parallel, not one call after another; a
-    removal then reads the key's entry back (`file_index.write.names`). It holds `write_concurrency` threads, shared by the batch's writes, so a batch has at
-    most twice that many calls in flight (the SDK's connection pool holds them: `IndexerConfig.sdk`)."""
+    removal then reads the key's entry back (`file_index.write.names`). It holds `write_concurrency`
+    threads, shared by the batch's writes, so a batch has at most twice that many calls in flight (the
+    SDK's connection pool holds them: `IndexerConfig.sdk`)."""
     assert config.name_table_name is not None
     pool = ThreadPoolExecutor(max_workers=config.write_concurrency, thread_name_prefix="index-names")
     return NameIndex(dynamodb, config.name_table_name, entry_table=config.table_name, executor=pool)
