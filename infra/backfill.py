@@ -86,7 +86,14 @@ _WRITE_BATCH_ACTIONS = (
     "dynamodb:PutItem",
     "dynamodb:UpdateItem",
 )
-_SWEEP_ACTIONS = ("dynamodb:Scan", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
+# BatchGetItem: a repair that removes an entry's name items reads the entry back (`file_index.write.names`).
+_SWEEP_ACTIONS = (
+    "dynamodb:Scan",
+    "dynamodb:BatchGetItem",
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+)
 
 
 def handler(name: str) -> str:
@@ -273,11 +280,11 @@ class Backfill(Construct):
         ).function
         iam.Grant.add_to_principal(grantee=function, actions=list(actions), resource_arns=[table.table_arn])
         if looks_up_objects and self._name_table is not None:
-            # Every entry a batch writes or a repair removes takes its name items along (BatchGetItem: the
-            # bucket's term-items flag).
+            # Every entry a batch writes or a repair removes takes its name items along, in batches
+            # (BatchGetItem: the bucket's term-items flag).
             iam.Grant.add_to_principal(
                 grantee=function,
-                actions=["dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem"],
+                actions=["dynamodb:BatchGetItem", "dynamodb:BatchWriteItem"],
                 resource_arns=[self._name_table.table_arn],
             )
         if looks_up_objects:

@@ -44,8 +44,9 @@ OBJECT_EVENTS = (
 )
 # What the indexer does to the table: conditional puts of new entries and conditional updates that turn
 # an entry into a tombstone. It never reads, deletes or writes in batches.
-INDEXER_TABLE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem")
-INDEXER_NAME_TABLE_ACTIONS = ("dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem")
+# BatchGetItem: a removal of name items reads the key's entry back (`file_index.write.names`).
+INDEXER_TABLE_ACTIONS = ("dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
+INDEXER_NAME_TABLE_ACTIONS = ("dynamodb:BatchGetItem", "dynamodb:BatchWriteItem")
 # The EventBridge events of one object's life that change the index: the reasons (PutObject, CopyObject,
 # CompleteMultipartUpload, DeleteObject, Lifecycle Expiration, ...) are in the event's detail.
 EVENTBRIDGE_DETAIL_TYPES = ("Object Created", "Object Deleted")
@@ -175,7 +176,8 @@ class Ingest(Construct):
             basics=basics,
         ).function
         # Exactly the indexer's calls, on the table itself (not its indexes, which are never written
-        # directly): CDK's write grant would add deletes, batch writes and DescribeTable it never uses.
+        # directly): CDK's write grant would add deletes, batch writes and DescribeTable it never uses;
+        # BatchGetItem reads a key's entry back after its name items' removal.
         # The sequencer comparison happens inside DynamoDB, as the condition of each write.
         iam.Grant.add_to_principal(
             grantee=self.indexer, actions=list(INDEXER_TABLE_ACTIONS), resource_arns=[table.table_arn]
@@ -189,7 +191,7 @@ class Ingest(Construct):
                 grantee=self.indexer, actions=actions, resource_arns=[bucket.arn_for_objects("*")]
             )
         if name_table is not None:
-            # A new key's name items in batches; a removed one's, each conditional on its age.
+            # A key's name items put and removed in batches (BatchGetItem: the bucket's term-items flag).
             iam.Grant.add_to_principal(
                 grantee=self.indexer,
                 actions=list(INDEXER_NAME_TABLE_ACTIONS),

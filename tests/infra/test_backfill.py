@@ -309,7 +309,11 @@ def test_backfill_functions_get_the_shared_environment(synth: Synth, handler: st
     [
         ("backfill.handler.start_run", {"GetItem", "PutItem", "UpdateItem"}, False),
         ("backfill.handler.write_batch", {"BatchGetItem", "GetItem", "PutItem", "UpdateItem"}, True),
-        ("backfill.handler.sweep_segment", {"Scan", "GetItem", "PutItem", "UpdateItem"}, True),
+        (
+            "backfill.handler.sweep_segment",
+            {"Scan", "BatchGetItem", "GetItem", "PutItem", "UpdateItem"},
+            True,
+        ),
         ("backfill.handler.finish_run", {"GetItem", "UpdateItem"}, False),
         ("backfill.handler.fail_run", {"GetItem", "UpdateItem"}, False),
     ],
@@ -327,11 +331,11 @@ def test_backfill_functions_may_do_exactly_their_calls(
     assert set(actions(table_statement)) == {f"dynamodb:{action}" for action in table_actions}
     # The table only: never its indexes. No deletes, no batch writes.
     assert table_statement["Resource"] == get_att(table_id)
-    # A function that writes entries keeps their name items: batch puts, conditional deletes, nothing else.
+    # A function that writes entries keeps their name items: batch puts and removals, nothing else.
     assert dynamodb_statements[1:] == (
         [
             {
-                "Action": ["dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem"],
+                "Action": ["dynamodb:BatchGetItem", "dynamodb:BatchWriteItem"],
                 "Effect": "Allow",
                 "Resource": get_att(name_table_id),
             }
