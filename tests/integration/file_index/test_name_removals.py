@@ -75,7 +75,7 @@ def _held(client: Any) -> set[tuple[str, str]]:
 
 
 def _keys(entry: dict[str, Any]) -> set[tuple[str, str]]:
-    return {tuple(item_key(item).values()) for item in entry_items(entry, "")}  # type: ignore[misc]
+    return {tuple(item_key(item).values()) for item in entry_items(entry, "")}
 
 
 def test_a_delete_removes_every_item_of_the_entry_it_replaced(dynamodb: Any) -> None:
