@@ -72,7 +72,8 @@ def list_shapes(bucket: str, today: str) -> dict[str, dict[str, str]]:
     }
 
 
-def _get(url: str) -> tuple[int, dict[str, object]]:
+def get_json(url: str) -> tuple[int, dict[str, object]]:
+    """The status and JSON body of a GET of the local stack's API (an error's body as `{"error": text}`)."""
     try:
         with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 (the local stack's URL)
             return int(response.status), json.loads(response.read())
@@ -88,7 +89,7 @@ def read_pages(api_url: str, query: dict[str, str], *, pages: int) -> list[float
         params = {**query, "limit": "100", **({"cursor": cursor} if cursor else {})}
         url = f"{api_url}/files?{urlencode(params)}"
         start = time.perf_counter()
-        status, body = _get(url)
+        status, body = get_json(url)
         times.append((time.perf_counter() - start) * 1000)
         if status != 200:
             raise RuntimeError(f"GET {url} answered {status}: {body}")

@@ -33,7 +33,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -45,6 +44,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from bench.backfill_batch import PRICES
+from bench.local_stack import get_json
 from bench.report import Row, progress
 from bench.upload_writes import DOCUMENT_NAMES, LONG_NAME, PARTS, WRITE_OPERATIONS, Units, describe, tally
 
@@ -322,11 +322,6 @@ def run_phase(
     return phase
 
 
-def _get(url: str) -> dict[str, Any]:
-    with urllib.request.urlopen(url, timeout=120) as response:  # noqa: S310 (the local stack's URL)
-        return dict(json.loads(response.read()))
-
-
 @dataclass(frozen=True)
 class Search:
     word: str
@@ -350,9 +345,12 @@ def search(served: Served, proxy: CapacityProxy, word: str, names: Sequence[str]
             "limit": "100",
             **({"cursor": cursor} if cursor else {}),
         }
-        body = _get(f"{served.api_url}/files?{urlencode(params)}")
+        url = f"{served.api_url}/files?{urlencode(params)}"
+        status, body = get_json(url)
+        if status != 200:
+            raise RuntimeError(f"GET {url} answered {status}: {body}")
         pages += 1
-        found += len(body.get("items", []))
+        found += len(body.get("items", []))  # type: ignore[arg-type]
         cursor = body.get("nextCursor")
         if not cursor:
             break
@@ -372,7 +370,6 @@ def _body(size: int) -> bytes:
 
 
 def run(*, files: int, alone: int = 20) -> list[Row]:
-    alone = min(alone, files)
     from local_stack.dynamodb_local import DynamoDBLocalProcess  # Java only when measured
 
     people = _names(files)
