@@ -135,9 +135,13 @@ class ListQuery(BaseModel):
 
 class ListParameters(ListQuery):
     """A ListQuery as `build_query` reads it: made by field name too (`from_`, `min_size`), with the
-    `meta.NAME=VALUE` and `tag.NAME=VALUE` filters, which no model can declare (any NAME)."""
+    `meta.NAME=VALUE` and `tag.NAME=VALUE` filters, which no model can declare (any NAME).
 
-    model_config = ConfigDict(validate_by_name=True)
+    The list routes make it with `model_construct` from a ListQuery Powertools validated: its validator is
+    built only if one is validated (`defer_build`), not with the handler's import.
+    """
+
+    model_config = ConfigDict(validate_by_name=True, defer_build=True)
 
     meta: tuple[tuple[str, str], ...] = ()
     tags: tuple[tuple[str, str], ...] = ()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from search import upload_shapes
 from search.errors import BadRequest
 
 if TYPE_CHECKING:
@@ -39,7 +40,8 @@ class UploadBody(BaseModel):
         alias_generator=to_camel, strict=True, extra="forbid", frozen=True, defer_build=True
     )
 
-    # The body as the route's description and the refusal of a body that is not JSON show it.
+    # The body as the route's description and the refusal of a body that is not JSON show it
+    # (`search.upload_shapes`).
     SHAPE: ClassVar[str]
     NOT_OBJECT: ClassVar[str]
 
@@ -63,7 +65,7 @@ class UploadBody(BaseModel):
 class StartBody(UploadBody):
     """`POST /me/uploads`: the file to upload, where, and what to do if its name is taken."""
 
-    SHAPE = '{"name": ..., "contentType": ..., "size": ..., "folder": ..., "onConflict": ...}'
+    SHAPE = upload_shapes.START
     NOT_OBJECT = 'the body must be a JSON object: {"name", "contentType", "size", "folder", "onConflict"}'
 
     name: Annotated[
@@ -102,7 +104,7 @@ class TicketBody(UploadBody):
 class PartsBody(TicketBody):
     """`POST /me/uploads/parts`: the parts whose URLs are wanted."""
 
-    SHAPE = '{"key", "uploadId", "uploadToken", "partNumbers"}'
+    SHAPE = upload_shapes.PARTS
     NOT_OBJECT = "the body must be a JSON object with key, uploadId, uploadToken, partNumbers"
 
     part_numbers: Annotated[
@@ -124,7 +126,7 @@ class PartEtag(BaseModel):
 class CompleteBody(TicketBody):
     """`POST /me/uploads/complete`: optionally the parts' ETags, to check against those S3 holds."""
 
-    SHAPE = '{"key", "uploadId", "uploadToken", "parts": optional}'
+    SHAPE = upload_shapes.COMPLETE
     NOT_OBJECT = "the body must be a JSON object with key, uploadId, uploadToken, parts"
 
     parts: Annotated[
@@ -137,7 +139,7 @@ class AbortBody(UploadBody):
 
     model_config = ConfigDict(extra="ignore")
 
-    SHAPE = '{"key", "uploadId"}'
+    SHAPE = upload_shapes.ABORT
     NOT_OBJECT = f"the body must be a JSON object: {SHAPE}"
 
     upload_id: Annotated[

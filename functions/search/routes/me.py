@@ -36,15 +36,15 @@ from search.routes.files import DOWNLOAD_DESCRIPTION, KEY_PARAMETER
 from search.routes.lists import check_list_query, list_page
 from search.routes.query_string import refuse_unknown
 from search.service import decode_object_key
-from search.upload_bodies import AbortBody, CompleteBody, PartsBody, StartBody, UploadBody, read_body
+from search.upload_shapes import ABORT, COMPLETE, PARTS
 from search.uploads import MAX_PART_URLS, MULTIPART_THRESHOLD_BYTES
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
-    from search import models
+    from search import models, upload_bodies
 else:
-    from search.routes import models
+    from search.routes import models, upload_bodies
 
 router = Router()
 
@@ -293,8 +293,8 @@ def preview_my_file(objectKey: Annotated[str, KEY_PARAMETER]) -> Response[dict[s
     return Response(HTTPStatus.OK, content_types.APPLICATION_JSON, preview, headers=headers)
 
 
-def _body[Body: UploadBody](model: type[Body]) -> Body:
-    return read_body(model, router.current_event.decoded_body)
+def _body[Body: upload_bodies.UploadBody](model: type[Body]) -> Body:
+    return upload_bodies.read_body(model, router.current_event.decoded_body)
 
 
 @router.post(
@@ -325,7 +325,7 @@ def _body[Body: UploadBody](model: type[Body]) -> Body:
 def create_my_upload() -> Response[dict[str, Any]]:
     person = _person_asking("upload", "POST /me/uploads")
     access = _user_access()
-    request = _body(StartBody)
+    request = _body(upload_bodies.StartBody)
     started = file_search().uploads.start(person, request, access)
     logger.info(
         "upload signed",
@@ -338,7 +338,7 @@ def create_my_upload() -> Response[dict[str, Any]]:
     "/me/uploads/parts",
     summary="Presigned URLs of parts of one of the signed-in person's multipart uploads",
     description=(
-        f"Body: `{PartsBody.SHAPE}`, as `POST /me/uploads` answered, and the part numbers wanted (at most "
+        f"Body: `{PARTS}`, as `POST /me/uploads` answered, and the part numbers wanted (at most "
         f'{MAX_PART_URLS}). The answer\'s `parts` are `{{"partNumber", "size", "url"}}`: PUT exactly '
         "`size` bytes to `url` (its signature holds the Content-Length); S3 answers the part's ETag."
     ),
@@ -348,7 +348,7 @@ def create_my_upload() -> Response[dict[str, Any]]:
 )
 def sign_my_upload_parts() -> Response[dict[str, Any]]:
     person = _person_asking("upload", "POST /me/uploads/parts")
-    answer = file_search().uploads.part_urls(person, _body(PartsBody), _user_access())
+    answer = file_search().uploads.part_urls(person, _body(upload_bodies.PartsBody), _user_access())
     return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=answer)
 
 
@@ -379,7 +379,7 @@ def my_uploaded_parts(
     "/me/uploads/complete",
     summary="Complete one of the signed-in person's multipart uploads",
     description=(
-        f"Body: `{CompleteBody.SHAPE}`. S3 must hold every part, each of its size, adding up to the size "
+        f"Body: `{COMPLETE}`. S3 must hold every part, each of its size, adding up to the size "
         "declared when the upload started: a part missing is a 400 that leaves the upload to resume; parts "
         "that cannot add up to it abort the upload (400). `parts` "
         '(`[{"partNumber", "etag"}]`), if given, must be the ETags S3 holds. Answers `{"key", "size"}`.'
@@ -390,7 +390,7 @@ def my_uploaded_parts(
 )
 def complete_my_upload() -> Response[dict[str, Any]]:
     person = _person_asking("upload", "POST /me/uploads/complete")
-    answer = file_search().uploads.complete(person, _body(CompleteBody))
+    answer = file_search().uploads.complete(person, _body(upload_bodies.CompleteBody))
     logger.info("upload completed", extra={"uploadUser": person.user, "size": answer["size"]})
     return Response(status_code=HTTPStatus.OK, content_type=content_types.APPLICATION_JSON, body=answer)
 
@@ -398,14 +398,14 @@ def complete_my_upload() -> Response[dict[str, Any]]:
 @router.post(
     "/me/uploads/abort",
     summary="Cancel one of the signed-in person's multipart uploads",
-    description=f"Body: `{AbortBody.SHAPE}`. S3 drops the parts it holds. 404 if there is no such upload.",
+    description=f"Body: `{ABORT}`. S3 drops the parts it holds. 404 if there is no such upload.",
     responses={204: {"description": "Aborted"}, **_SIGNED_IN_ERRORS, **NOT_FOUND},
     tags=[_ME_TAG],
     security=_SIGNED_IN,
 )
 def abort_my_upload() -> Response[None]:
     person = _person_asking("upload", "POST /me/uploads/abort")
-    file_search().uploads.abort(person, _body(AbortBody))
+    file_search().uploads.abort(person, _body(upload_bodies.AbortBody))
     return Response(status_code=HTTPStatus.NO_CONTENT, content_type=None, body=None)
 
 
